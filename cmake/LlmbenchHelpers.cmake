@@ -1,0 +1,36 @@
+# Helpers shared by every module, test and benchmark target.
+
+add_library(llmbench_warnings INTERFACE)
+target_compile_options(llmbench_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wnon-virtual-dtor -Wold-style-cast
+  $<$<BOOL:${LLMBENCH_WERROR}>:-Werror>)
+if(LLMBENCH_SANITIZE)
+  target_compile_options(llmbench_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(llmbench_warnings INTERFACE -fsanitize=address,undefined)
+endif()
+
+# llmbench_add_module(name SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# Makes the static library llmbench_<name> with alias llmbench::<name>.
+function(llmbench_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(llmbench_${name} STATIC ${ARG_SOURCES})
+  add_library(llmbench::${name} ALIAS llmbench_${name})
+  target_include_directories(llmbench_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/src>)
+  target_link_libraries(llmbench_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS} llmbench_warnings)
+endfunction()
+
+# llmbench_add_test(name SOURCES ... DEPS ... [LABELS ...])
+# One GoogleTest binary per module; tests are discovered so ctest lists each case.
+function(llmbench_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name}_test ${ARG_SOURCES})
+  target_link_libraries(${name}_test PRIVATE ${ARG_DEPS} GTest::gtest_main GTest::gmock llmbench_warnings)
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  gtest_discover_tests(${name}_test
+    PROPERTIES LABELS "${ARG_LABELS}"
+    ENVIRONMENT "LLMBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR};LLMBENCH_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,63 @@
+#pragma once
+/// @file
+/// Benchmark datasets (`--dataset-name`, `--dataset-path`) turned into `Sample`s: prompt text or
+/// chat messages plus the output length to request. Formats follow `vllm bench serve` where it
+/// has the dataset.
+
+#include "llmbench/core/chat.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmbench::workload {
+
+/// One prompt to send.
+struct Sample {
+  std::string prompt;         ///< completions prompt (for chat: the user message if `messages` empty)
+  ChatMessages messages;      ///< chat form; may be empty (then {"user", prompt} is sent)
+  std::int64_t prompt_len = -1;  ///< intended input tokens if known (random), else an estimate or -1
+  std::int64_t output_len = 0;   ///< tokens to request as `max_tokens` (> 0)
+  std::string source_id;      ///< where it came from ("sharegpt:fzcoUcK_0", "mtbench:81", "line 12")
+};
+
+/// Dataset kinds (`--dataset-name`).
+enum class DatasetKind { ShareGpt, MtBench, Custom, Sonnet, Random };
+
+/// Parses a `--dataset-name` ("sharegpt", "mtbench", "custom", "sonnet", "random"); throws
+/// `Exception` listing the valid names otherwise.
+DatasetKind parse_dataset_kind(std::string_view name);
+
+/// Everything that selects and shapes the samples.
+struct DatasetOptions {
+  DatasetKind kind = DatasetKind::MtBench;
+  std::string path;              ///< `--dataset-path`: a file, or for random/sonnet a file or folder
+                                 ///< of .txt files; empty = the bundled default for the kind
+  std::int64_t num_prompts = 1000;
+  std::uint64_t seed = 0;
+  std::int64_t output_len = -1;  ///< fixed output length for every sample (`--output-len`,
+                                 ///< `--sharegpt-output-len`, `--custom-output-len`); -1 = the
+                                 ///< dataset's own, else 256
+  // random (vLLM semantics)
+  std::int64_t random_input_len = 1024;
+  std::int64_t random_output_len = 128;
+  double random_range_ratio = 0.0;  ///< lengths uniform in [L(1−r), L(1+r)], 0 ≤ r < 1
+  std::int64_t random_prefix_len = 0;  ///< tokens of a prefix shared by every random prompt
+  // sonnet (vLLM defaults)
+  std::int64_t sonnet_input_len = 550;
+  std::int64_t sonnet_output_len = 150;
+  std::int64_t sonnet_prefix_len = 200;
+  std::string data_dir;          ///< folder of bundled data (default prompts and corpus)
+};
+
+/// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled
+/// order). Deterministic for a given seed. Throws `Exception` naming the file and the line/byte
+/// offset on unreadable or malformed input, or an empty dataset.
+std::vector<Sample> load_samples(const DatasetOptions& options);
+
+/// Approximate token count of text for a BPE tokenizer when no tokenizer is given: ceil(bytes / 4)
+/// for ASCII-heavy text, one per non-ASCII code point otherwise. Documented as an estimate.
+std::int64_t estimate_tokens(std::string_view text) noexcept;
+
+}  // namespace llmbench::workload
