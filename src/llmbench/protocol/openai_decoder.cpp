@@ -1,0 +1,491 @@
+/// @file
+/// `Decoder`: simdjson DOM decoding of OpenAI-compatible stream events and response bodies.
+///
+/// Shapes handled (OpenAI API reference "The chat completion chunk object" and "The completion
+/// object", plus the server dialects):
+///  - completions: `choices[i].text`; chat: `choices[i].delta` (stream) or `choices[i].message`
+///    (body) with `content`, `reasoning_content` (vLLM, SGLang, DeepSeek API),
+///    `reasoning` (newer vLLM, OpenRouter) and `tool_calls[].function.{name,arguments}`.
+///  - Only the choice with `"index": 0` (or the first one without an `index` field) is decoded;
+///    chunks that carry other choices only (requests with n > 1) report `has_choice` and no output.
+///  - `usage` anywhere at the top level, `null` meaning absent; `cached_tokens` falls back to the
+///    DeepSeek API's `prompt_cache_hit_tokens`.
+///  - errors inside a 200 stream: `{"error": {...}}` (OpenAI, SGLang, newer vLLM) or
+///    `{"object": "error", "message": ...}` (older vLLM).
+///  - llama.cpp `timings` (server README, "/completion" response `timings`).
+///
+/// The decoder copies each payload into a reusable buffer with SIMDJSON_PADDING spare bytes, as
+/// `dom::parser::parse(buf, len, false)` requires, so steady-state decoding does not allocate
+/// beyond the strings of the returned `Delta`.
+
+#include "llmbench/protocol/openai.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+#include <utility>
+
+namespace llmbench::protocol {
+namespace {
+
+namespace dom = simdjson::dom;
+namespace ondemand = simdjson::ondemand;
+
+constexpr std::size_t kMaxRawErrorBytes = 512;
+constexpr std::string_view kEventSource = "stream event";
+constexpr std::string_view kBodySource = "response body";
+
+enum class Mode { kEvent, kBody };
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const std::size_t begin = text.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) {
+    return {};
+  }
+  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
+}
+
+// A string value, or false for null, absent or non-string values.
+bool get_string(const dom::element& value, std::string_view& out) {
+  return value.get_string().get(out) == simdjson::SUCCESS;
+}
+
+// An integer count; accepts int64, uint64 within range and integral doubles. -1 otherwise.
+std::int64_t get_count(const dom::element& value) {
+  std::int64_t i = 0;
+  if (value.get_int64().get(i) == simdjson::SUCCESS) {
+    return i;
+  }
+  double d = 0;
+  if (value.is_double() && value.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 9.0e18 &&
+      static_cast<double>(static_cast<std::int64_t>(d)) == d) {
+    return static_cast<std::int64_t>(d);
+  }
+  return -1;
+}
+
+// Any JSON number as a double; -1 otherwise.
+double get_number(const dom::element& value) {
+  double d = 0;
+  return value.get_double().get(d) == simdjson::SUCCESS ? d : -1.0;
+}
+
+// `obj[key]` when present and not null.
+bool find(const dom::object& obj, std::string_view key, dom::element& out) {
+  return obj.at_key(key).get(out) == simdjson::SUCCESS && !out.is_null();
+}
+
+Usage decode_usage(const dom::object& obj) {
+  Usage usage;
+  std::int64_t cache_hit = -1;
+  for (const auto field : obj) {
+    const std::string_view key = field.key;
+    if (key == "prompt_tokens") {
+      usage.prompt_tokens = get_count(field.value);
+    } else if (key == "completion_tokens") {
+      usage.completion_tokens = get_count(field.value);
+    } else if (key == "completion_tokens_details" || key == "prompt_tokens_details") {
+      dom::object details;
+      if (field.value.get_object().get(details) != simdjson::SUCCESS) {
+        continue;  // null or malformed details count as absent
+      }
+      dom::element count;
+      if (key == "completion_tokens_details" && find(details, "reasoning_tokens", count)) {
+        usage.reasoning_tokens = get_count(count);
+      } else if (key == "prompt_tokens_details" && find(details, "cached_tokens", count)) {
+        usage.cached_tokens = get_count(count);
+      }
+    } else if (key == "prompt_cache_hit_tokens") {
+      cache_hit = get_count(field.value);
+    }
+  }
+  if (usage.cached_tokens < 0) {
+    usage.cached_tokens = cache_hit;
+  }
+  return usage;
+}
+
+void decode_timings(const dom::object& obj, Delta& delta) {
+  for (const auto field : obj) {
+    const std::string_view key = field.key;
+    if (key == "prompt_n") {
+      delta.timings_prompt_n = get_count(field.value);
+    } else if (key == "prompt_ms") {
+      delta.timings_prompt_ms = get_number(field.value);
+    } else if (key == "predicted_n") {
+      delta.timings_predicted_n = get_count(field.value);
+    } else if (key == "predicted_ms") {
+      delta.timings_predicted_ms = get_number(field.value);
+    }
+  }
+}
+
+// `tool_calls[]`: counts the bytes of `function.name` and `function.arguments`.
+void decode_tool_calls(const dom::array& calls, Delta& delta) {
+  for (const auto call : calls) {
+    delta.tool_call = true;
+    dom::object call_obj;
+    dom::object function;
+    if (call.get_object().get(call_obj) != simdjson::SUCCESS ||
+        call_obj.at_key("function").get_object().get(function) != simdjson::SUCCESS) {
+      continue;
+    }
+    dom::element part;
+    std::string_view text;
+    for (const std::string_view key : {"name", "arguments"}) {
+      if (find(function, key, part) && get_string(part, text)) {
+        delta.tool_call_bytes += text.size();
+      }
+    }
+  }
+}
+
+// `delta` (stream) or `message` (body) of a chat choice.
+void decode_message(const dom::object& message, Mode mode, Delta& delta) {
+  bool has_role = false;
+  std::string_view text;
+  for (const auto field : message) {
+    const std::string_view key = field.key;
+    if (key == "content") {
+      if (get_string(field.value, text)) {
+        delta.answer.assign(text);
+      }
+    } else if (key == "reasoning_content" || key == "reasoning") {
+      // Some servers send both names with the same text; keep the first non-empty one.
+      if (delta.reasoning.empty() && get_string(field.value, text)) {
+        delta.reasoning.assign(text);
+      }
+    } else if (key == "tool_calls") {
+      dom::array calls;
+      if (field.value.get_array().get(calls) == simdjson::SUCCESS) {
+        decode_tool_calls(calls, delta);
+      }
+    } else if (key == "role") {
+      has_role = field.value.is_string();
+    }
+  }
+  delta.role_only = mode == Mode::kEvent && has_role && !delta.has_output();
+}
+
+void decode_choice(const dom::object& choice, Mode mode, Delta& delta) {
+  std::string_view text;
+  for (const auto field : choice) {
+    const std::string_view key = field.key;
+    if (key == "text") {
+      if (get_string(field.value, text)) {
+        delta.answer.assign(text);
+      }
+    } else if (key == "delta" || key == "message") {
+      dom::object message;
+      if (field.value.get_object().get(message) == simdjson::SUCCESS) {
+        decode_message(message, mode, delta);
+      }
+    } else if (key == "finish_reason") {
+      if (get_string(field.value, text)) {
+        delta.finish_reason.assign(text);
+      }
+    }
+  }
+}
+
+// Picks the choice with index 0 (or the first without an index) out of `choices`.
+void decode_choices(const dom::array& choices, Mode mode, Delta& delta) {
+  for (const auto choice : choices) {
+    delta.has_choice = true;
+    dom::object obj;
+    if (choice.get_object().get(obj) != simdjson::SUCCESS) {
+      continue;
+    }
+    dom::element index;
+    if (find(obj, "index", index) && get_count(index) != 0) {
+      continue;
+    }
+    decode_choice(obj, mode, delta);
+    return;
+  }
+}
+
+// The message of an error object: `message` when a string, else the raw payload cut short.
+void set_error(const dom::element* message, std::string_view raw, Delta& delta) {
+  delta.is_error = true;
+  std::string_view text;
+  if (message != nullptr && get_string(*message, text)) {
+    delta.error_message.assign(text);
+  } else {
+    delta.error_message.assign(raw.substr(0, std::min(raw.size(), kMaxRawErrorBytes)));
+  }
+}
+
+void decode_object(const dom::object& root, std::string_view raw, Mode mode, Delta& delta) {
+  bool object_is_error = false;
+  dom::element top_message;
+  bool has_top_message = false;
+  for (const auto field : root) {
+    const std::string_view key = field.key;
+    if (key == "choices") {
+      dom::array choices;
+      if (field.value.get_array().get(choices) == simdjson::SUCCESS) {
+        decode_choices(choices, mode, delta);
+      }
+    } else if (key == "usage") {
+      dom::object usage;
+      if (field.value.get_object().get(usage) == simdjson::SUCCESS) {
+        delta.usage = decode_usage(usage);
+      }
+    } else if (key == "timings") {
+      dom::object timings;
+      if (field.value.get_object().get(timings) == simdjson::SUCCESS) {
+        decode_timings(timings, delta);
+      }
+    } else if (key == "error") {
+      if (field.value.is_null()) {
+        continue;
+      }
+      dom::object error;
+      dom::element message;
+      if (field.value.get_object().get(error) == simdjson::SUCCESS) {
+        set_error(find(error, "message", message) ? &message : nullptr, raw, delta);
+      } else {
+        set_error(&field.value, raw, delta);  // {"error": "text"}
+      }
+    } else if (key == "object") {
+      std::string_view type;
+      object_is_error = get_string(field.value, type) && type == "error";
+    } else if (key == "message") {
+      top_message = field.value;
+      has_top_message = true;
+    }
+  }
+  if (object_is_error && !delta.is_error) {
+    set_error(has_top_message ? &top_message : nullptr, raw, delta);
+  }
+}
+
+// Offset of the first byte that does not start a valid UTF-8 sequence (RFC 3629 section 4); the
+// size when all are valid.
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char lead = byte(i);
+    std::size_t length = 0;
+    unsigned char low = 0x80;  // allowed range of the second byte
+    unsigned char high = 0xBF;
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      low = lead == 0xE0 ? 0xA0 : 0x80;   // no overlong forms
+      high = lead == 0xED ? 0x9F : 0xBF;  // no surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      low = lead == 0xF0 ? 0x90 : 0x80;
+      high = lead == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) {
+      return i;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      const unsigned char c = byte(i + k);
+      const unsigned char lo = k == 1 ? low : 0x80;
+      const unsigned char hi = k == 1 ? high : 0xBF;
+      if (c < lo || c > hi) {
+        return i;
+      }
+    }
+    i += length;
+  }
+  return text.size();
+}
+
+// For string errors found by simdjson's first stage: the first control character inside a string,
+// else the opening quote of a string that never closes; the size when neither exists.
+std::size_t first_string_error(std::string_view text) {
+  bool in_string = false;
+  std::size_t string_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string) {
+      if (c == '"') {
+        in_string = true;
+        string_start = i;
+      }
+    } else if (c == '\\') {
+      ++i;  // skip the escaped character
+    } else if (c == '"') {
+      in_string = false;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      return i;
+    }
+  }
+  return in_string ? string_start : text.size();
+}
+
+// Visits every value of an on-demand value so that the first syntax error surfaces.
+simdjson::error_code walk(ondemand::value value) {
+  ondemand::json_type type{};
+  if (auto error = value.type().get(type)) {
+    return error;
+  }
+  switch (type) {
+    case ondemand::json_type::object: {
+      ondemand::object obj;
+      if (auto error = value.get_object().get(obj)) {
+        return error;
+      }
+      for (auto field_result : obj) {
+        ondemand::field field;
+        std::string_view key;
+        if (auto error = std::move(field_result).get(field)) {
+          return error;
+        }
+        if (auto error = field.unescaped_key().get(key)) {
+          return error;
+        }
+        if (auto error = walk(field.value())) {
+          return error;
+        }
+      }
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::array: {
+      ondemand::array arr;
+      if (auto error = value.get_array().get(arr)) {
+        return error;
+      }
+      for (auto element : arr) {
+        ondemand::value child;
+        if (auto error = std::move(element).get(child)) {
+          return error;
+        }
+        if (auto error = walk(child)) {
+          return error;
+        }
+      }
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::string:
+      return value.get_string().error();
+    case ondemand::json_type::number:
+      return value.get_number().error();
+    case ondemand::json_type::boolean:
+      return value.get_bool().error();
+    case ondemand::json_type::null:
+      return value.is_null().error();
+  }
+  return simdjson::TAPE_ERROR;
+}
+
+}  // namespace
+
+struct Decoder::Impl {
+  dom::parser parser;
+  std::unique_ptr<char[]> buffer;
+  std::size_t capacity = 0;
+  std::unique_ptr<ondemand::parser> locator;  // made on the first invalid payload
+
+  // Copies `data` into the padded buffer and returns it.
+  const char* pad(std::string_view data) {
+    const std::size_t needed = data.size() + simdjson::SIMDJSON_PADDING;
+    if (needed > capacity) {
+      capacity = std::max(needed, 2 * capacity);
+      buffer = std::make_unique_for_overwrite<char[]>(capacity);
+    }
+    std::memcpy(buffer.get(), data.data(), data.size());
+    std::memset(buffer.get() + data.size(), 0, simdjson::SIMDJSON_PADDING);
+    return buffer.get();
+  }
+
+  // Byte offset of the first syntax error in the padded `json`, which the DOM parser rejected with
+  // `code`. String and UTF-8 errors come from simdjson's first stage, which keeps no position, so
+  // they are found by a scan; other errors by an on-demand pass over every value, which stops at
+  // the error. 0 when no position can be found.
+  std::int64_t locate_error(const char* json, std::size_t len, simdjson::error_code code) {
+    const std::string_view text(json, len);
+    if (code == simdjson::UTF8_ERROR) {
+      const std::size_t at = first_invalid_utf8(text);
+      return at < len ? static_cast<std::int64_t>(at) : 0;
+    }
+    if (code == simdjson::UNCLOSED_STRING || code == simdjson::UNESCAPED_CHARS) {
+      const std::size_t at = first_string_error(text);
+      return at < len ? static_cast<std::int64_t>(at) : 0;
+    }
+    if (!locator) {
+      locator = std::make_unique<ondemand::parser>();
+    }
+    ondemand::document doc;
+    if (locator->iterate(json, len, len + simdjson::SIMDJSON_PADDING).get(doc)) {
+      return 0;
+    }
+    ondemand::json_type type{};
+    simdjson::error_code error = doc.type().get(type);
+    if (!error) {
+      if (type == ondemand::json_type::object || type == ondemand::json_type::array) {
+        ondemand::value root;
+        error = doc.get_value().get(root);
+        if (!error) {
+          error = walk(root);
+        }
+      } else if (type == ondemand::json_type::string) {
+        error = doc.get_string().error();
+      } else if (type == ondemand::json_type::number) {
+        error = doc.get_number().error();
+      } else if (type == ondemand::json_type::boolean) {
+        error = doc.get_bool().error();
+      } else {
+        error = doc.is_null().error();
+      }
+    }
+    const char* where = nullptr;
+    if (doc.current_location().get(where) != simdjson::SUCCESS) {
+      // Past the last token: the text ended before the value did (or trailing content).
+      return error ? static_cast<std::int64_t>(len) : 0;
+    }
+    return static_cast<std::int64_t>(where - json);
+  }
+
+  Result<Delta> decode(std::string_view data, Mode mode) {
+    if (mode == Mode::kEvent && trim(data) == "[DONE]") {
+      Delta delta;
+      delta.done = true;
+      return delta;
+    }
+    const std::string_view source = mode == Mode::kEvent ? kEventSource : kBodySource;
+    const char* json = pad(data);
+    dom::element root;
+    if (const auto code = parser.parse(json, data.size(), /*realloc_if_needed=*/false).get(root)) {
+      return Error{
+          mode == Mode::kEvent ? "invalid JSON in stream event" : "invalid JSON in response body",
+          std::string(source), locate_error(json, data.size(), code)};
+    }
+    dom::object obj;
+    if (root.get_object().get(obj)) {
+      return Error{"expected a JSON object", std::string(source), 0};
+    }
+    Delta delta;
+    decode_object(obj, data, mode, delta);
+    return delta;
+  }
+};
+
+Decoder::Decoder() : impl_(std::make_unique<Impl>()) {}
+Decoder::~Decoder() = default;
+Decoder::Decoder(Decoder&&) noexcept = default;
+Decoder& Decoder::operator=(Decoder&&) noexcept = default;
+
+Result<Delta> Decoder::decode_event(std::string_view data) {
+  return impl_->decode(data, Mode::kEvent);
+}
+
+Result<Delta> Decoder::decode_body(std::string_view body) {
+  return impl_->decode(body, Mode::kBody);
+}
+
+}  // namespace llmbench::protocol
