@@ -1,0 +1,149 @@
+#include "llmbench/workload/dataset.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
+#include "llmbench/core/rng.hpp"
+#include "llmbench/workload/detail/loaders.hpp"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <numeric>
+#include <utility>
+
+namespace llmbench::workload {
+namespace {
+
+/// Where the bundled default for `kind` lives under `data_dir` (data/NOTICE.md lists the files).
+std::string bundled_path(DatasetKind kind, const std::string& data_dir) {
+  const char* relative = nullptr;
+  switch (kind) {
+    case DatasetKind::MtBench:
+      relative = "mt_bench/question.jsonl";
+      break;
+    case DatasetKind::Random:
+      relative = "corpus/alice_in_wonderland.txt";
+      break;
+    case DatasetKind::Sonnet:
+      relative = "sonnet/sonnet.txt";
+      break;
+    case DatasetKind::ShareGpt:
+      throw Exception(
+          "--dataset-name sharegpt needs --dataset-path (a ShareGPT JSON file, e.g. "
+          "ShareGPT_V3_unfiltered_cleaned_split.json); none is bundled");
+    case DatasetKind::Custom:
+      throw Exception("--dataset-name custom needs --dataset-path (a JSONL file)");
+  }
+  if (data_dir.empty()) {
+    throw Exception("no --dataset-path given and the bundled data folder is unknown");
+  }
+  return (std::filesystem::path(data_dir) / relative).string();
+}
+
+/// `count` samples from a fixed dataset: the first `count` of a seeded shuffle when the dataset is
+/// large enough, else the shuffled order repeated (Fisher-Yates with our Rng, so the order is the
+/// same on every standard library).
+std::vector<Sample> sample_fixed(std::vector<Sample> all, std::int64_t count, std::uint64_t seed) {
+  std::vector<std::size_t> order(all.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(seed, "dataset-sample");
+  for (std::size_t i = order.size(); i > 1; --i) {
+    const auto j = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(i) - 1));
+    std::swap(order[i - 1], order[j]);
+  }
+  std::vector<Sample> out;
+  out.reserve(static_cast<std::size_t>(count));
+  const auto n = static_cast<std::size_t>(count);
+  if (n <= all.size()) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(std::move(all[order[i]]));
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(all[order[i % order.size()]]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+void TokenCounter::add(std::string_view text) noexcept {
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x80U) {
+      ++ascii_bytes;
+    } else if ((c & 0xC0U) != 0x80U) {
+      ++non_ascii_code_points;  // a UTF-8 lead byte; continuation bytes are not counted
+    }
+  }
+}
+
+}  // namespace detail
+
+DatasetKind parse_dataset_kind(std::string_view name) {
+  if (name == "sharegpt") {
+    return DatasetKind::ShareGpt;
+  }
+  if (name == "mtbench") {
+    return DatasetKind::MtBench;
+  }
+  if (name == "custom") {
+    return DatasetKind::Custom;
+  }
+  if (name == "sonnet") {
+    return DatasetKind::Sonnet;
+  }
+  if (name == "random") {
+    return DatasetKind::Random;
+  }
+  throw Exception(Error{
+      fmt::format("unknown dataset \"{}\"; valid: sharegpt, mtbench, custom, sonnet, random", name),
+      "--dataset-name", -1});
+}
+
+std::int64_t estimate_tokens(std::string_view text) noexcept {
+  // Rule of thumb for English with BPE vocabularies (~4 characters per token); CJK and other
+  // non-ASCII scripts are closer to one token per character. Mixed text adds the two parts.
+  detail::TokenCounter counter;
+  counter.add(text);
+  return counter.value();
+}
+
+std::vector<Sample> load_samples(const DatasetOptions& options) {
+  if (options.num_prompts <= 0) {
+    throw Exception(
+        Error{fmt::format("must be > 0, got {}", options.num_prompts), "--num-prompts", -1});
+  }
+  const std::string path =
+      options.path.empty() ? bundled_path(options.kind, options.data_dir) : options.path;
+  switch (options.kind) {
+    case DatasetKind::Random:
+      return detail::make_random_samples(options, path);
+    case DatasetKind::Sonnet:
+      return detail::make_sonnet_samples(options, path);
+    case DatasetKind::ShareGpt:
+    case DatasetKind::MtBench:
+    case DatasetKind::Custom:
+      break;
+  }
+  std::vector<Sample> all;
+  if (options.kind == DatasetKind::ShareGpt) {
+    all = detail::load_sharegpt(path, options.output_len);
+  } else if (options.kind == DatasetKind::MtBench) {
+    all = detail::load_mtbench(path, options.output_len);
+  } else {
+    all = detail::load_custom(path, options.output_len);
+  }
+  if (all.empty()) {
+    throw Exception(Error{"dataset has no usable prompts", path, -1});
+  }
+  if (static_cast<std::size_t>(options.num_prompts) > all.size()) {
+    log::info("{}: {} prompts, repeating them to reach {}", path, all.size(), options.num_prompts);
+  }
+  return sample_fixed(std::move(all), options.num_prompts, options.seed);
+}
+
+}  // namespace llmbench::workload

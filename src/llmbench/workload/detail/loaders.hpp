@@ -1,0 +1,69 @@
+#pragma once
+/// @file
+/// Private pieces of the workload module: file readers for the fixed datasets (ShareGPT,
+/// MT-Bench, custom JSONL) and the generators of synthetic prompts (random, sonnet). Used by
+/// dataset.cpp and the unit tests; not part of the public API.
+
+#include "llmbench/workload/dataset.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmbench::workload::detail {
+
+/// Additive token estimate: ASCII bytes and non-ASCII code points counted separately, so the
+/// estimate of a concatenation can be updated piece by piece (`estimate_tokens` = `value()`).
+struct TokenCounter {
+  std::int64_t ascii_bytes = 0;
+  std::int64_t non_ascii_code_points = 0;
+
+  /// Adds the bytes of `text` (UTF-8; a non-ASCII code point is counted at its lead byte).
+  void add(std::string_view text) noexcept;
+  /// ceil(ascii_bytes / 4) + non_ascii_code_points.
+  [[nodiscard]] std::int64_t value() const noexcept {
+    return (ascii_bytes + 3) / 4 + non_ascii_code_points;
+  }
+};
+
+/// Reads a whole file; throws `Exception` naming `path` if it cannot be opened or read.
+std::string read_file(const std::string& path);
+
+/// The `.txt` files of a folder in name order, or `{path}` when `path` is a regular file. Throws
+/// `Exception` if the path does not exist or the folder has no `.txt` file.
+std::vector<std::string> text_files(const std::string& path);
+
+/// Every usable ShareGPT conversation of a JSON array file
+/// (`[{"id", "conversations": [{"from", "value"}]}]`): the first human turn (`from` "human" or
+/// "user") as prompt. Output length: `output_len` if > 0, else the estimated tokens of the reply
+/// that follows the human turn, else 256. Conversations without a human turn are skipped. Throws
+/// `Exception` with the byte offset on malformed JSON, or the entry index on a wrong shape.
+std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len);
+
+/// MT-Bench `question.jsonl` (`{"question_id", "category", "turns": [...]}` per line): the first
+/// turn as prompt, `output_len` if > 0 else 256. Throws `Exception` naming file and line.
+std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len);
+
+/// Custom JSONL: per line `{"prompt": str}` or `{"messages": [{"role", "content"}]}`, optional
+/// `"output_len"` (positive integer). Blank lines are skipped. Output length: `output_len` if > 0,
+/// else the line's, else 256. Throws `Exception` naming file, line and the problem.
+std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len);
+
+/// Lengths for the random dataset: `count` integers uniform in
+/// [floor(len·(1−ratio)), ceil(len·(1+ratio))] (vLLM `RandomDataset.get_sampling_params`), lower
+/// bound raised to `min_value`, drawn from the stream (`seed`, `purpose`).
+std::vector<std::int64_t> sample_lengths(std::int64_t count, std::int64_t len, double ratio,
+                                         std::int64_t min_value, std::uint64_t seed,
+                                         std::string_view purpose);
+
+/// `num_prompts` random-dataset samples cut from the corpus at `corpus_path` (file or folder of
+/// .txt). Validates lengths and ratio (throws `Exception`).
+std::vector<Sample> make_random_samples(const DatasetOptions& options,
+                                        const std::string& corpus_path);
+
+/// `num_prompts` sonnet-dataset samples from the poem file (or folder) at `poem_path`.
+std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
+                                        const std::string& poem_path);
+
+}  // namespace llmbench::workload::detail

@@ -1,0 +1,337 @@
+// File readers for the fixed datasets: ShareGPT (JSON array), MT-Bench and custom prompts (JSONL).
+// ShareGPT files can be large (the unfiltered ShareGPT_V3 file vLLM documents is ~640 MB), so it
+// is parsed with simdjson; nlohmann::json re-parses only to locate a syntax error, and parses the
+// short JSONL lines, where its error positions are the most useful.
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/workload/dataset.hpp"
+#include "llmbench/workload/detail/loaders.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace llmbench::workload::detail {
+namespace {
+
+constexpr std::int64_t kDefaultOutputLen = 256;
+
+[[noreturn]] void fail(const std::string& path, std::string message, std::int64_t offset = -1) {
+  throw Exception(Error{std::move(message), path, offset});
+}
+
+[[noreturn]] void fail_line(const std::string& path, std::int64_t line, const std::string& what,
+                            std::int64_t offset) {
+  fail(path, fmt::format("line {}: {}", line, what), offset);
+}
+
+/// nlohmann's message without its "[json.exception...] parse error at line L, column C: " head,
+/// whose line/column would be relative to one JSONL line, not to the file.
+std::string clean_parse_message(const nlohmann::json::parse_error& e) {
+  std::string msg = e.what();
+  const auto column = msg.find("column");
+  const auto colon = msg.find(": ", column == std::string::npos ? 0 : column);
+  if (colon != std::string::npos) {
+    msg = msg.substr(colon + 2);
+  }
+  return msg;
+}
+
+/// 1-based line number of byte `offset` in `text`.
+std::int64_t line_of(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<std::int64_t>(std::count(
+                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+/// Output length rule shared by the fixed datasets: the fixed `--output-len` when given (> 0),
+/// else the dataset's own value when it has one (> 0), else 256.
+std::int64_t choose_output_len(std::int64_t fixed, std::int64_t own) {
+  if (fixed > 0) {
+    return fixed;
+  }
+  return own > 0 ? own : kDefaultOutputLen;
+}
+
+/// One JSONL line handed to a per-line parser: 1-based number, byte offset of its start.
+struct JsonlLine {
+  std::int64_t number = 0;
+  std::int64_t offset = 0;
+  nlohmann::json value;
+};
+
+/// Calls `fn(JsonlLine&)` for every non-blank line of the JSONL file at `path`. A leading UTF-8
+/// byte-order mark and "\r\n" line ends are accepted. Lines that are not JSON throw, naming the
+/// line and the byte offset in the file.
+template <class Fn>
+void for_each_jsonl(const std::string& path, Fn&& fn) {
+  const std::string text = read_file(path);
+  std::size_t pos = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    pos = 3;
+  }
+  std::int64_t number = 0;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    ++number;
+    std::string_view line(text.data() + pos, end - pos);
+    const auto line_offset = static_cast<std::int64_t>(pos);
+    pos = end + 1;
+    if (line.ends_with('\r')) {
+      line.remove_suffix(1);
+    }
+    if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos) {
+      continue;
+    }
+    JsonlLine item{number, line_offset, {}};
+    try {
+      item.value = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      const auto at = line_offset + static_cast<std::int64_t>(e.byte > 0 ? e.byte - 1 : 0);
+      fail_line(path, number, "not valid JSON: " + clean_parse_message(e), at);
+    }
+    if (!item.value.is_object()) {
+      fail_line(path, number, "expected a JSON object", line_offset);
+    }
+    fn(item);
+  }
+}
+
+/// Estimated prompt tokens of a chat (sum of the message contents).
+std::int64_t estimate_messages(const ChatMessages& messages) {
+  TokenCounter counter;
+  for (const auto& m : messages) {
+    counter.add(m.content);
+  }
+  return counter.value();
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    fail(path, "cannot open file");
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    fail(path, "read error");
+  }
+  return std::move(buffer).str();
+}
+
+std::vector<std::string> text_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    fail(path, "no such file or folder");
+  }
+  if (!fs::is_directory(status)) {
+    return {path};
+  }
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".txt") {
+      files.push_back(entry.path().string());
+    }
+  }
+  if (ec) {
+    fail(path, "cannot list folder: " + ec.message());
+  }
+  if (files.empty()) {
+    fail(path, "folder has no .txt files");
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// ---- ShareGPT ----
+
+std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len) {
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
+    fail(path, "cannot open file");
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto err = parser.parse(json).get(root); err != simdjson::SUCCESS) {
+    // Re-parse with nlohmann only to say where the syntax error is.
+    const std::string_view text(json.data(), json.size());
+    try {
+      const auto reparsed = nlohmann::json::parse(text);
+      (void)reparsed;
+    } catch (const nlohmann::json::parse_error& e) {
+      const auto at = e.byte > 0 ? e.byte - 1 : 0;
+      fail(path,
+           fmt::format("line {}: not valid JSON: {}", line_of(text, at), clean_parse_message(e)),
+           static_cast<std::int64_t>(at));
+    }
+    fail(path, std::string("not valid JSON: ") + simdjson::error_message(err));
+  }
+  simdjson::dom::array entries;
+  if (root.get_array().get(entries) != simdjson::SUCCESS) {
+    fail(path, "expected a JSON array of conversations at the top level");
+  }
+  std::vector<Sample> samples;
+  std::size_t index = 0;
+  for (const simdjson::dom::element entry : entries) {
+    const std::size_t this_index = index++;
+    simdjson::dom::object object;
+    if (entry.get_object().get(object) != simdjson::SUCCESS) {
+      fail(path, fmt::format("entry {}: expected an object", this_index));
+    }
+    std::string_view id;
+    std::string source_id = object["id"].get_string().get(id) == simdjson::SUCCESS
+                                ? fmt::format("sharegpt:{}", id)
+                                : fmt::format("sharegpt:#{}", this_index);
+    simdjson::dom::array turns;
+    if (object["conversations"].get_array().get(turns) != simdjson::SUCCESS) {
+      fail(path, fmt::format("entry {} ({}): \"conversations\" is missing or not an array",
+                             this_index, source_id));
+    }
+    // Find the first human turn, and the reply right after it (if any).
+    std::string_view prompt;
+    std::string_view reply;
+    bool have_prompt = false;
+    bool have_reply = false;
+    for (const simdjson::dom::element turn : turns) {
+      std::string_view from;
+      std::string_view value;
+      if (turn["from"].get_string().get(from) != simdjson::SUCCESS ||
+          turn["value"].get_string().get(value) != simdjson::SUCCESS) {
+        fail(path, fmt::format("entry {} ({}): a turn lacks string \"from\"/\"value\"", this_index,
+                               source_id));
+      }
+      const bool human = from == "human" || from == "user";
+      if (!have_prompt) {
+        if (human) {
+          prompt = value;
+          have_prompt = true;
+        }
+        continue;
+      }
+      if (!human && from != "system") {
+        reply = value;
+        have_reply = true;
+      }
+      break;
+    }
+    if (!have_prompt) {
+      continue;
+    }
+    Sample sample;
+    sample.prompt = std::string(prompt);
+    sample.prompt_len = estimate_tokens(prompt);
+    sample.output_len = choose_output_len(
+        output_len, have_reply ? std::max<std::int64_t>(1, estimate_tokens(reply)) : -1);
+    sample.source_id = std::move(source_id);
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+// ---- MT-Bench ----
+
+std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len) {
+  std::vector<Sample> samples;
+  for_each_jsonl(path, [&](const JsonlLine& line) {
+    const auto& v = line.value;
+    const auto id = v.find("question_id");
+    if (id == v.end() || !(id->is_number_integer() || id->is_string())) {
+      fail_line(path, line.number, "missing \"question_id\" (integer)", line.offset);
+    }
+    const auto turns = v.find("turns");
+    if (turns == v.end() || !turns->is_array() || turns->empty() || !(*turns)[0].is_string()) {
+      fail_line(path, line.number, "\"turns\" must be a non-empty array of strings", line.offset);
+    }
+    Sample sample;
+    sample.prompt = (*turns)[0].get<std::string>();
+    sample.prompt_len = estimate_tokens(sample.prompt);
+    sample.output_len = choose_output_len(output_len, -1);
+    sample.source_id = "mtbench:" + (id->is_string() ? id->get<std::string>() : id->dump());
+    samples.push_back(std::move(sample));
+  });
+  return samples;
+}
+
+// ---- custom JSONL ----
+
+std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len) {
+  std::vector<Sample> samples;
+  for_each_jsonl(path, [&](const JsonlLine& line) {
+    const auto& v = line.value;
+    Sample sample;
+    const auto prompt = v.find("prompt");
+    const auto messages = v.find("messages");
+    if (prompt == v.end() && messages == v.end()) {
+      fail_line(path, line.number, "missing \"prompt\" or \"messages\"", line.offset);
+    }
+    if (prompt != v.end()) {
+      if (!prompt->is_string() || prompt->get_ref<const std::string&>().empty()) {
+        fail_line(path, line.number, "\"prompt\" must be a non-empty string", line.offset);
+      }
+      sample.prompt = prompt->get<std::string>();
+    }
+    if (messages != v.end()) {
+      if (!messages->is_array() || messages->empty()) {
+        fail_line(path, line.number, "\"messages\" must be a non-empty array", line.offset);
+      }
+      for (std::size_t i = 0; i < messages->size(); ++i) {
+        const auto& m = (*messages)[i];
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+            !m.contains("content") || !m["content"].is_string()) {
+          fail_line(path, line.number,
+                    fmt::format("messages[{}] must be an object with string \"role\" and "
+                                "\"content\"",
+                                i),
+                    line.offset);
+        }
+        sample.messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+      }
+      if (prompt == v.end()) {
+        // Completions endpoints get the last user message (or the last message if none is
+        // from the user).
+        const auto user = std::find_if(sample.messages.rbegin(), sample.messages.rend(),
+                                       [](const ChatMessage& m) { return m.role == "user"; });
+        sample.prompt =
+            user != sample.messages.rend() ? user->content : sample.messages.back().content;
+      }
+    }
+    std::int64_t own = -1;
+    if (const auto len = v.find("output_len"); len != v.end()) {
+      if (len->is_number_unsigned()) {
+        const auto u = len->get<std::uint64_t>();
+        own = u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                  ? 0
+                  : static_cast<std::int64_t>(u);
+      } else if (len->is_number_integer()) {
+        own = len->get<std::int64_t>();
+      } else {
+        own = 0;
+      }
+      if (own <= 0) {
+        fail_line(path, line.number,
+                  fmt::format("\"output_len\" must be a positive integer, got {}", len->dump()),
+                  line.offset);
+      }
+    }
+    sample.prompt_len = sample.messages.empty() ? estimate_tokens(sample.prompt)
+                                                : estimate_messages(sample.messages);
+    sample.output_len = choose_output_len(output_len, own);
+    sample.source_id = fmt::format("line {}", line.number);
+    samples.push_back(std::move(sample));
+  });
+  return samples;
+}
+
+}  // namespace llmbench::workload::detail
