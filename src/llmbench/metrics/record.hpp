@@ -21,9 +21,10 @@ enum class Channel : std::uint8_t {
 
 /// One SSE event that carried generated output (role-only and empty chunks are never recorded).
 struct Chunk {
-  TimeNs time_ns = 0;     ///< receive time of the event's last byte, relative to run start
-  std::int32_t tokens = -1;  ///< tokens in this chunk; -1 = unknown (filled by `assign_chunk_tokens`)
-  std::int32_t bytes = 0;    ///< UTF-8 bytes of generated text in this chunk
+  TimeNs time_ns = 0;  ///< receive time of the event's last byte, relative to run start
+  std::int32_t tokens =
+      -1;                  ///< tokens in this chunk; -1 = unknown (filled by `assign_chunk_tokens`)
+  std::int32_t bytes = 0;  ///< UTF-8 bytes of generated text in this chunk
   Channel channel = Channel::Answer;
 };
 
@@ -49,27 +50,29 @@ std::string_view to_string(Channel channel) noexcept;
 
 /// Everything observed about one request. Times are ns since run start; -1 = never happened.
 struct RequestRecord {
-  std::int64_t id = 0;     ///< index in the schedule (warm-ups first)
-  bool warmup = false;     ///< warm-up requests are written but excluded from every metric
-  TimeNs scheduled_ns = -1;  ///< when the load plan wanted it sent (open loop: arrival time;
-                             ///< closed loop: when a concurrency slot freed)
-  TimeNs sent_ns = -1;     ///< first byte of the request written
-  TimeNs headers_ns = -1;  ///< response status line and headers received
-  TimeNs done_ns = -1;     ///< stream end: [DONE], connection close, or failure time
+  std::int64_t id = 0;        ///< index in the schedule (warm-ups first)
+  bool warmup = false;        ///< warm-up requests are written but excluded from every metric
+  TimeNs scheduled_ns = -1;   ///< when the load plan wanted it sent (open loop: arrival time;
+                              ///< closed loop: when a concurrency slot freed)
+  TimeNs sent_ns = -1;        ///< first byte of the request written
+  TimeNs headers_ns = -1;     ///< response status line and headers received
+  TimeNs done_ns = -1;        ///< stream end: [DONE], connection close, or failure time
   std::vector<Chunk> chunks;  ///< output-carrying events in arrival order
 
-  int http_status = 0;                  ///< 0 when no response was received
+  int http_status = 0;  ///< 0 when no response was received
   ErrorKind error_kind = ErrorKind::None;
-  std::string error_message;            ///< empty when ok; never contains secrets
+  std::string error_message;  ///< empty when ok; never contains secrets
 
   std::int64_t input_tokens = -1;         ///< server `usage.prompt_tokens`, -1 if not sent
   std::int64_t output_tokens = -1;        ///< server `usage.completion_tokens`, -1 if not sent
   std::int64_t output_tokens_local = -1;  ///< counted by the client (tokenizer / per-chunk usage)
   std::int64_t reasoning_tokens = -1;     ///< server `completion_tokens_details.reasoning_tokens`
-  std::int64_t prompt_len = -1;           ///< input length the workload intended (tokens), -1 unknown
-  std::int64_t max_tokens = -1;           ///< output length requested (`max_tokens`)
-  std::int64_t cached_tokens = -1;        ///< server `prompt_tokens_details.cached_tokens`
-  std::string finish_reason;              ///< last `finish_reason` seen ("stop", "length", ...)
+  std::int64_t prompt_len = -1;     ///< input length the workload intended (tokens), -1 unknown
+  std::int64_t max_tokens = -1;     ///< output length requested (`max_tokens`)
+  std::int64_t cached_tokens = -1;  ///< server `prompt_tokens_details.cached_tokens`
+  std::string finish_reason;        ///< last `finish_reason` seen ("stop", "length", ...)
+  double server_prompt_ms = -1;  ///< server-reported prefill time (llama.cpp `timings.prompt_ms`)
+  double server_predicted_ms = -1;  ///< server-reported decode time (`timings.predicted_ms`)
 
   /// True when the request completed without error (it then counts in metrics unless warm-up).
   [[nodiscard]] bool ok() const noexcept { return error_kind == ErrorKind::None; }

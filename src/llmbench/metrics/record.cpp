@@ -1,0 +1,56 @@
+#include "llmbench/metrics/record.hpp"
+
+#include <array>
+#include <utility>
+
+namespace llmbench::metrics {
+
+namespace {
+
+// Names written in JSON for each ErrorKind (docs/metrics.md, "Per-request records"). The order
+// matches the enum so the table can be indexed by its value.
+constexpr std::array<std::pair<ErrorKind, std::string_view>, 9> kErrorKindNames{{
+    {ErrorKind::None, "none"},
+    {ErrorKind::Connect, "connect"},
+    {ErrorKind::Timeout, "timeout"},
+    {ErrorKind::Http4xx, "http_4xx"},
+    {ErrorKind::Http5xx, "http_5xx"},
+    {ErrorKind::StreamError, "stream_error"},
+    {ErrorKind::Parse, "parse"},
+    {ErrorKind::Cancelled, "cancelled"},
+    {ErrorKind::Other, "other"},
+}};
+
+}  // namespace
+
+std::string_view to_string(ErrorKind kind) noexcept {
+  for (const auto& [k, name] : kErrorKindNames) {
+    if (k == kind) {
+      return name;
+    }
+  }
+  return "other";
+}
+
+ErrorKind error_kind_from_string(std::string_view name) noexcept {
+  for (const auto& [k, n] : kErrorKindNames) {
+    if (n == name) {
+      return k;
+    }
+  }
+  return ErrorKind::Other;
+}
+
+std::string_view to_string(Channel channel) noexcept {
+  switch (channel) {
+    case Channel::Answer:
+      return "answer";
+    case Channel::Reasoning:
+      return "reasoning";
+    case Channel::ToolCall:
+      return "tool_call";
+  }
+  return "answer";
+}
+
+}  // namespace llmbench::metrics

@@ -1,0 +1,414 @@
+#include "llmbench/metrics/summary.hpp"
+
+#include "llmbench/core/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace llmbench::metrics {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr TimeNs kNsPerSecond = 1'000'000'000;
+
+// Milliseconds between two timestamps, NaN when either never happened (-1).
+double span_ms(TimeNs from, TimeNs to) noexcept {
+  if (from < 0 || to < 0) {
+    return kNaN;
+  }
+  return ns_to_ms(to - from);
+}
+
+// Tokens a chunk stands for in the metrics when its count is unknown: one (DESIGN.md §3 counts
+// every output-carrying event as at least one token until a tokenizer says otherwise).
+std::int64_t chunk_tokens_or_one(const Chunk& chunk) noexcept {
+  return chunk.tokens >= 0 ? chunk.tokens : 1;
+}
+
+// Input tokens of one completed request: server usage, else the workload's intended length.
+std::int64_t input_token_count(const RequestRecord& record) noexcept {
+  if (record.input_tokens >= 0) {
+    return record.input_tokens;
+  }
+  return record.prompt_len >= 0 ? record.prompt_len : 0;
+}
+
+void push_if_finite(std::vector<double>& out, double value) {
+  if (std::isfinite(value)) {
+    out.push_back(value);
+  }
+}
+
+// Whether a completed request meets every SLO given. A request with no output has no TTFT and
+// fails a TTFT SLO (it never delivered a first token); a request with N < 2 has no TPOT and meets
+// a TPOT SLO (vLLM's goodput treats a missing TPOT the same way).
+bool meets_slo(const RequestLatency& latency, const Slo& slo) noexcept {
+  if (slo.ttft_ms && !(latency.ttft_ms <= *slo.ttft_ms)) {
+    return false;
+  }
+  if (slo.tpot_ms && std::isfinite(latency.tpot_ms) && !(latency.tpot_ms <= *slo.tpot_ms)) {
+    return false;
+  }
+  if (slo.e2el_ms && !(latency.e2el_ms <= *slo.e2el_ms)) {
+    return false;
+  }
+  return true;
+}
+
+// Peak number of intervals [sent, done] open at one instant (closed intervals: a request that
+// starts exactly when another ends overlaps it).
+std::size_t max_overlap(std::vector<std::pair<TimeNs, int>> events) {
+  // +1 sorts after -1 by value, so order starts first explicitly at equal times.
+  std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  std::int64_t open = 0;
+  std::int64_t peak = 0;
+  for (const auto& [time, delta] : events) {
+    open += delta;
+    peak = std::max(peak, open);
+  }
+  return static_cast<std::size_t>(peak);
+}
+
+}  // namespace
+
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) {
+    return kNaN;
+  }
+  // numpy.percentile(method="linear"): q is divided by 100 first, the virtual index is
+  // quantile·(n−1), and numpy's _lerp computes b − (b−a)·(1−t) when t ≥ 0.5 (a + (b−a)·t
+  // otherwise); the same operation order keeps results bit-identical.
+  const double quantile = q / 100.0;
+  const double virtual_index = quantile * static_cast<double>(sorted.size() - 1);
+  const double last = static_cast<double>(sorted.size() - 1);
+  const double below = std::clamp(std::floor(virtual_index), 0.0, last);
+  const double above = std::clamp(below + 1.0, 0.0, last);
+  const double t = virtual_index - below;
+  const double a = sorted[static_cast<std::size_t>(below)];
+  const double b = sorted[static_cast<std::size_t>(above)];
+  const double diff = b - a;
+  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+}
+
+Stats describe(std::vector<double> values, const std::vector<double>& qs) {
+  Stats stats;
+  if (values.empty()) {
+    for (double q : qs) {
+      stats.percentiles.emplace_back(q, 0.0);
+    }
+    return stats;
+  }
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  stats.count = values.size();
+  stats.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  double squares = 0;
+  for (double v : values) {
+    squares += (v - stats.mean) * (v - stats.mean);
+  }
+  stats.std = std::sqrt(squares / n);
+  stats.median = percentile_sorted(values, 50);
+  stats.min = values.front();
+  stats.max = values.back();
+  for (double q : qs) {
+    stats.percentiles.emplace_back(q, percentile_sorted(values, q));
+  }
+  return stats;
+}
+
+Slo parse_slo(const std::vector<std::string>& items) {
+  Slo slo;
+  for (const auto& item : items) {
+    // Accept "ttft:500 tpot:50" in one element too (a quoted flag value).
+    std::istringstream words(item);
+    std::string word;
+    while (words >> word) {
+      const auto colon = word.find(':');
+      if (colon == std::string::npos) {
+        throw Exception(
+            Error{fmt::format("'{}' is not KEY:MS (e.g. ttft:500)", word), "--goodput"});
+      }
+      const std::string_view key = std::string_view(word).substr(0, colon);
+      const std::string_view text = std::string_view(word).substr(colon + 1);
+      double value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+          value <= 0) {
+        throw Exception(
+            Error{fmt::format("'{}': the value must be a positive number of milliseconds", word),
+                  "--goodput"});
+      }
+      std::optional<double>* target = nullptr;
+      if (key == "ttft") {
+        target = &slo.ttft_ms;
+      } else if (key == "tpot") {
+        target = &slo.tpot_ms;
+      } else if (key == "e2el") {
+        target = &slo.e2el_ms;
+      } else {
+        throw Exception(
+            Error{fmt::format("'{}': unknown metric '{}' (expected ttft, tpot or e2el)", word, key),
+                  "--goodput"});
+      }
+      if (target->has_value()) {
+        throw Exception(Error{fmt::format("'{}': {} is given twice", word, key), "--goodput"});
+      }
+      *target = value;
+    }
+  }
+  return slo;
+}
+
+void assign_chunk_tokens(RequestRecord& record) {
+  std::vector<std::size_t> unknown;
+  std::int64_t known_sum = 0;
+  for (std::size_t i = 0; i < record.chunks.size(); ++i) {
+    if (record.chunks[i].tokens < 0) {
+      unknown.push_back(i);
+    } else {
+      known_sum += record.chunks[i].tokens;
+    }
+  }
+  if (unknown.empty()) {
+    return;
+  }
+  std::int64_t target = -1;
+  if (record.output_tokens >= 0) {
+    target = record.output_tokens;
+  } else if (record.output_tokens_local >= 0) {
+    target = record.output_tokens_local;
+  }
+  if (target < 0) {
+    for (std::size_t i : unknown) {
+      record.chunks[i].tokens = 1;
+    }
+    return;
+  }
+  const std::int64_t left = std::max<std::int64_t>(0, target - known_sum);
+  const auto count = static_cast<std::int64_t>(unknown.size());
+  if (left < count) {
+    // Not enough for one each: the `left` chunks with the most bytes (earlier on ties) get one.
+    std::vector<std::size_t> order = unknown;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return record.chunks[a].bytes > record.chunks[b].bytes;
+    });
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      record.chunks[order[k]].tokens = static_cast<std::int64_t>(k) < left ? 1 : 0;
+    }
+    return;
+  }
+  // One token each, then the rest in proportion to bytes with largest-remainder rounding (ties
+  // go to the earlier chunk). With no bytes at all every chunk weighs the same.
+  const std::int64_t extra = left - count;
+  std::int64_t total_bytes = 0;
+  for (std::size_t i : unknown) {
+    total_bytes += std::max(0, record.chunks[i].bytes);
+  }
+  auto weight = [&](std::size_t i) -> std::int64_t {
+    return total_bytes > 0 ? std::max(0, record.chunks[i].bytes) : 1;
+  };
+  const std::int64_t denominator = total_bytes > 0 ? total_bytes : count;
+  std::vector<std::pair<std::int64_t, std::size_t>> remainders;  // (remainder, position)
+  std::int64_t given = 0;
+  for (std::size_t k = 0; k < unknown.size(); ++k) {
+    const std::int64_t share = extra * weight(unknown[k]);
+    const std::int64_t whole = share / denominator;
+    record.chunks[unknown[k]].tokens = static_cast<std::int32_t>(1 + whole);
+    given += whole;
+    remainders.emplace_back(share % denominator, k);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::int64_t r = 0; r < extra - given; ++r) {
+    record.chunks[unknown[remainders[static_cast<std::size_t>(r)].second]].tokens += 1;
+  }
+}
+
+std::int64_t output_token_count(const RequestRecord& record) noexcept {
+  if (record.output_tokens >= 0) {
+    return record.output_tokens;
+  }
+  if (record.output_tokens_local >= 0) {
+    return record.output_tokens_local;
+  }
+  std::int64_t sum = 0;
+  for (const auto& chunk : record.chunks) {
+    sum += chunk_tokens_or_one(chunk);
+  }
+  return sum;
+}
+
+RequestLatency request_latency(const RequestRecord& record) noexcept {
+  RequestLatency out{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+  out.lateness_ms = span_ms(record.scheduled_ns, record.sent_ns);
+  if (record.chunks.empty()) {
+    // No output: TTFT, TTFAT and TPOT stay undefined; latency runs to the stream's end.
+    out.e2el_ms = span_ms(record.sent_ns, record.done_ns);
+    out.e2el_sched_ms = span_ms(record.scheduled_ns, record.done_ns);
+    return out;
+  }
+  const TimeNs first = record.chunks.front().time_ns;
+  const TimeNs last = record.chunks.back().time_ns;
+  out.ttft_ms = span_ms(record.sent_ns, first);
+  out.ttft_sched_ms = span_ms(record.scheduled_ns, first);
+  out.e2el_ms = span_ms(record.sent_ns, last);
+  out.e2el_sched_ms = span_ms(record.scheduled_ns, last);
+  for (const auto& chunk : record.chunks) {
+    if (chunk.channel == Channel::Answer) {
+      out.ttfat_ms = span_ms(record.sent_ns, chunk.time_ns);
+      break;
+    }
+  }
+  const std::int64_t n = output_token_count(record);
+  if (n >= 2) {
+    out.tpot_ms = ns_to_ms(last - first) / static_cast<double>(n - 1);
+  }
+  return out;
+}
+
+void append_itl_ms(const RequestRecord& record, std::vector<double>& out) {
+  // A chunk that carries zero tokens emits no sample; its gap is carried into the next chunk
+  // with tokens, so the samples of a request always sum to last − first chunk time.
+  for (std::size_t i = 1; i < record.chunks.size(); ++i) {
+    const std::int64_t tokens = chunk_tokens_or_one(record.chunks[i]);
+    if (tokens == 0) {
+      continue;
+    }
+    std::size_t prev = i - 1;
+    while (prev > 0 && record.chunks[prev].tokens == 0) {
+      --prev;
+    }
+    const double gap = ns_to_ms(record.chunks[i].time_ns - record.chunks[prev].time_ns);
+    const double per_token = gap / static_cast<double>(tokens);
+    out.insert(out.end(), static_cast<std::size_t>(tokens), per_token);
+  }
+}
+
+void append_inter_chunk_ms(const RequestRecord& record, std::vector<double>& out) {
+  for (std::size_t i = 1; i < record.chunks.size(); ++i) {
+    out.push_back(ns_to_ms(record.chunks[i].time_ns - record.chunks[i - 1].time_ns));
+  }
+}
+
+Summary summarize(const std::vector<RequestRecord>& records, const SummaryOptions& options) {
+  Summary s;
+  std::vector<double> ttft, ttfat, ttft_sched, tpot, itl, inter_chunk, e2el, e2el_sched, lateness;
+  std::vector<std::pair<TimeNs, int>> intervals;
+  // (chunk time, tokens) of completed requests, bucketed once the first send is known.
+  std::vector<std::pair<TimeNs, std::int64_t>> token_times;
+
+  // Duration window (DESIGN.md §3 "from the first send to the last completion"): it opens at the
+  // first send of any non-warm-up request, failed ones included (the load was running), and
+  // closes at the last `done` of a completed request (a trailing timeout does not stretch the
+  // window over which completed work is divided).
+  TimeNs first_send = -1;
+  TimeNs last_done = -1;
+
+  for (const auto& original : records) {
+    if (original.warmup) {
+      continue;
+    }
+    ++s.total;
+    if (original.sent_ns >= 0 && (first_send < 0 || original.sent_ns < first_send)) {
+      first_send = original.sent_ns;
+    }
+    if (!original.ok()) {
+      ++s.failed;
+      ++s.failures_by_kind[std::string(to_string(original.error_kind))];
+      continue;
+    }
+    ++s.completed;
+    last_done = std::max(last_done, original.done_ns);
+
+    // Work on a copy only when some chunk's token count is unknown.
+    const bool needs_tokens = std::any_of(original.chunks.begin(), original.chunks.end(),
+                                          [](const Chunk& c) { return c.tokens < 0; });
+    RequestRecord filled;
+    if (needs_tokens) {
+      filled = original;
+      assign_chunk_tokens(filled);
+    }
+    const RequestRecord& record = needs_tokens ? filled : original;
+
+    const std::int64_t n = output_token_count(record);
+    s.total_output_tokens += n;
+    s.total_input_tokens += input_token_count(record);
+    if (record.output_tokens < 0) {
+      ++s.usage_missing;
+    } else if (record.output_tokens_local >= 0 &&
+               record.output_tokens != record.output_tokens_local) {
+      ++s.token_count_mismatches;
+    }
+
+    const RequestLatency latency = request_latency(record);
+    push_if_finite(ttft, latency.ttft_ms);
+    push_if_finite(ttfat, latency.ttfat_ms);
+    push_if_finite(ttft_sched, latency.ttft_sched_ms);
+    push_if_finite(tpot, latency.tpot_ms);
+    push_if_finite(e2el, latency.e2el_ms);
+    push_if_finite(e2el_sched, latency.e2el_sched_ms);
+    push_if_finite(lateness, latency.lateness_ms);
+    append_itl_ms(record, itl);
+    append_inter_chunk_ms(record, inter_chunk);
+    if (meets_slo(latency, options.slo)) {
+      ++s.good_requests;
+    }
+
+    if (record.sent_ns >= 0 && record.done_ns >= record.sent_ns) {
+      intervals.emplace_back(record.sent_ns, +1);
+      intervals.emplace_back(record.done_ns, -1);
+    }
+    for (const auto& chunk : record.chunks) {
+      token_times.emplace_back(chunk.time_ns, chunk.tokens);
+    }
+  }
+
+  if (first_send >= 0 && last_done > first_send) {
+    s.duration_s = ns_to_s(last_done - first_send);
+  }
+  if (s.duration_s > 0) {
+    s.request_throughput = static_cast<double>(s.completed) / s.duration_s;
+    s.output_throughput = static_cast<double>(s.total_output_tokens) / s.duration_s;
+    s.total_token_throughput =
+        static_cast<double>(s.total_input_tokens + s.total_output_tokens) / s.duration_s;
+    s.request_goodput = static_cast<double>(s.good_requests) / s.duration_s;
+  }
+
+  // Peak output tokens in 1 s windows [first_send + k s, first_send + (k+1) s).
+  std::map<std::int64_t, std::int64_t> buckets;
+  for (const auto& [time, tokens] : token_times) {
+    const TimeNs offset = first_send >= 0 ? std::max<TimeNs>(0, time - first_send) : 0;
+    buckets[offset / kNsPerSecond] += tokens;
+  }
+  for (const auto& [window, tokens] : buckets) {
+    s.max_output_tokens_per_s = std::max(s.max_output_tokens_per_s, static_cast<double>(tokens));
+  }
+  // Peak concurrency over completed requests (as vLLM counts it), exact rather than per second.
+  s.max_concurrent_requests = max_overlap(std::move(intervals));
+
+  const auto& qs = options.percentiles;
+  s.ttft_ms = describe(std::move(ttft), qs);
+  s.ttfat_ms = describe(std::move(ttfat), qs);
+  s.ttft_sched_ms = describe(std::move(ttft_sched), qs);
+  s.tpot_ms = describe(std::move(tpot), qs);
+  s.itl_ms = describe(std::move(itl), qs);
+  s.inter_chunk_ms = describe(std::move(inter_chunk), qs);
+  s.e2el_ms = describe(std::move(e2el), qs);
+  s.e2el_sched_ms = describe(std::move(e2el_sched), qs);
+  s.lateness_ms = describe(std::move(lateness), qs);
+  return s;
+}
+
+}  // namespace llmbench::metrics
