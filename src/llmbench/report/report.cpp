@@ -1,0 +1,312 @@
+#include "llmbench/report/report.hpp"
+
+#include "llmbench/core/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <unistd.h>
+
+namespace llmbench::report {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kWidth = 50;
+
+// One metric with a percentile section: its key (`--percentile-metrics`, JSON `<stat>_<key>_ms`),
+// the short name of console labels and the section header. vLLM's four come first, with vLLM's
+// names and headers.
+struct MetricInfo {
+  std::string_view key;
+  std::string_view label;
+  std::string_view header;
+  metrics::Stats metrics::Summary::*stats;
+};
+
+constexpr std::array<MetricInfo, 9> kMetrics{{
+    {"ttft", "TTFT", "Time to First Token", &metrics::Summary::ttft_ms},
+    {"tpot", "TPOT", "Time per Output Token (excl. 1st token)", &metrics::Summary::tpot_ms},
+    {"itl", "ITL", "Inter-token Latency", &metrics::Summary::itl_ms},
+    {"e2el", "E2EL", "End-to-end Latency", &metrics::Summary::e2el_ms},
+    {"ttfat", "TTFAT", "Time to First Answer Token", &metrics::Summary::ttfat_ms},
+    {"inter_chunk", "ICL", "Inter-chunk Latency", &metrics::Summary::inter_chunk_ms},
+    {"ttft_sched", "TTFT-sched", "Time to First Token (from scheduled)",
+     &metrics::Summary::ttft_sched_ms},
+    {"e2el_sched", "E2EL-sched", "End-to-end Latency (from scheduled)",
+     &metrics::Summary::e2el_sched_ms},
+    {"lateness", "Lateness", "Client Send Lateness", &metrics::Summary::lateness_ms},
+}};
+
+const MetricInfo* find_metric(std::string_view key) noexcept {
+  for (const auto& m : kMetrics) {
+    if (m.key == key) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+// Python's "{:<40} {:<10}" of vLLM's result table, with the newline.
+void line(std::string& out, std::string_view label, std::string_view value) {
+  out += fmt::format("{:<40} {:<10}\n", label, value);
+}
+void line_int(std::string& out, std::string_view label, std::int64_t value) {
+  line(out, label, fmt::format("{}", value));
+}
+void line_float(std::string& out, std::string_view label, double value) {
+  line(out, label, fmt::format("{:.2f}", value));
+}
+// Python's "{s:{c}^{n}}": centered in kWidth, the odd fill character going to the right.
+void section(std::string& out, std::string_view title, char fill) {
+  const std::size_t pad = title.size() < kWidth ? kWidth - title.size() : 0;
+  out.append(pad / 2, fill);
+  out += title;
+  out.append(pad - pad / 2, fill);
+  out += '\n';
+}
+
+// JSON number, or null for NaN/±inf (JSON has no representation for them).
+json number(double value) {
+  return std::isfinite(value) ? json(value) : json(nullptr);
+}
+
+// mean/median/std/p<q>/min/max of one metric. The p<q> keys are those of `qs` when given (so
+// every metric has the same keys; a percentile the stats lack is null), else the stats' own.
+void add_stats(json& j, std::string_view key, const metrics::Stats& s,
+               const std::vector<double>& qs) {
+  j[fmt::format("mean_{}_ms", key)] = number(s.mean);
+  j[fmt::format("median_{}_ms", key)] = number(s.median);
+  j[fmt::format("std_{}_ms", key)] = number(s.std);
+  if (qs.empty()) {
+    for (const auto& [q, value] : s.percentiles) {
+      j[fmt::format("p{}_{}_ms", percentile_label(q), key)] = number(value);
+    }
+  }
+  for (double q : qs) {
+    const auto it = std::find_if(s.percentiles.begin(), s.percentiles.end(),
+                                 [q](const auto& p) { return p.first == q; });
+    j[fmt::format("p{}_{}_ms", percentile_label(q), key)] =
+        it == s.percentiles.end() ? json(nullptr) : number(it->second);
+  }
+  j[fmt::format("min_{}_ms", key)] = number(s.min);
+  j[fmt::format("max_{}_ms", key)] = number(s.max);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& percentile_metric_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const auto& m : kMetrics) {
+      out.push_back(m.key);
+    }
+    return out;
+  }();
+  return names;
+}
+
+void check_percentile_metrics(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (find_metric(name) == nullptr) {
+      std::string known;
+      for (const auto& m : kMetrics) {
+        known += known.empty() ? "" : ", ";
+        known += m.key;
+      }
+      throw Exception(Error{fmt::format("unknown metric '{}' (known: {})", name, known),
+                            "--percentile-metrics"});
+    }
+  }
+}
+
+std::string percentile_label(double q) {
+  if (std::isfinite(q) && q == std::floor(q) && std::fabs(q) < 1e15) {
+    return fmt::format("{}", static_cast<std::int64_t>(q));
+  }
+  return fmt::format("{}", q);  // shortest round-trip form, as Python's str(float)
+}
+
+std::string console_text(const metrics::Summary& s, const ConsoleOptions& options) {
+  check_percentile_metrics(options.percentile_metrics);
+  std::string out;
+  section(out, " Serving Benchmark Result ", '=');
+  line_int(out, "Successful requests:", static_cast<std::int64_t>(s.completed));
+  line_int(out, "Failed requests:", static_cast<std::int64_t>(s.failed));
+  if (options.max_concurrency) {
+    line_int(out, "Maximum request concurrency:", *options.max_concurrency);
+  }
+  if (options.request_rate && std::isfinite(*options.request_rate)) {
+    line_float(out, "Request rate configured (RPS):", *options.request_rate);
+  }
+  line_float(out, "Benchmark duration (s):", s.duration_s);
+  line_int(out, "Total input tokens:", s.total_input_tokens);
+  line_int(out, "Total generated tokens:", s.total_output_tokens);
+  line_float(out, "Request throughput (req/s):", s.request_throughput);
+  if (options.show_goodput) {
+    line_float(out, "Request goodput (req/s):", s.request_goodput);
+  }
+  line_float(out, "Output token throughput (tok/s):", s.output_throughput);
+  line_float(out, "Peak output token throughput (tok/s):", s.max_output_tokens_per_s);
+  line_int(out, "Peak concurrent requests:", static_cast<std::int64_t>(s.max_concurrent_requests));
+  line_float(out, "Total Token throughput (tok/s):", s.total_token_throughput);
+
+  for (const auto& key : options.percentile_metrics) {
+    const MetricInfo& m = *find_metric(key);
+    const metrics::Stats& stats = s.*m.stats;
+    section(out, m.header, '-');
+    line_float(out, fmt::format("Mean {} (ms):", m.label), stats.mean);
+    line_float(out, fmt::format("Median {} (ms):", m.label), stats.median);
+    for (const auto& [q, value] : stats.percentiles) {
+      line_float(out, fmt::format("P{} {} (ms):", percentile_label(q), m.label), value);
+    }
+  }
+
+  // llmbench's additions: what vLLM's table leaves out.
+  if (!s.failures_by_kind.empty()) {
+    section(out, "Failures by Kind", '-');
+    for (const auto& [kind, count] : s.failures_by_kind) {
+      line_int(out, fmt::format("Failed ({}):", kind), static_cast<std::int64_t>(count));
+    }
+  }
+  section(out, "Token Accounting", '-');
+  line_int(out, "Token count mismatches:", static_cast<std::int64_t>(s.token_count_mismatches));
+  line_int(out, "Usage missing:", static_cast<std::int64_t>(s.usage_missing));
+  section(out, "Client Lateness", '-');
+  line_float(out, "Median lateness (ms):", s.lateness_ms.median);
+  // The highest percentile asked for (P99 with the defaults); the summary keeps no raw samples.
+  if (!s.lateness_ms.percentiles.empty()) {
+    const auto top =
+        std::max_element(s.lateness_ms.percentiles.begin(), s.lateness_ms.percentiles.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    line_float(out, fmt::format("P{} lateness (ms):", percentile_label(top->first)), top->second);
+  }
+  line_float(out, "Max lateness (ms):", s.lateness_ms.max);
+  if (!options.load_lines.empty()) {
+    section(out, "Load Generator", '-');
+    for (const auto& [label, value] : options.load_lines) {
+      out += fmt::format("{:<40} {:<10}\n", label, value);
+    }
+  }
+  out += std::string(kWidth, '=');
+  out += '\n';
+  return out;
+}
+
+void print_console(std::FILE* out, const metrics::Summary& summary, const ConsoleOptions& options) {
+  const std::string text = console_text(summary, options);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+}
+
+json results_json(const metrics::Summary& s, const RunInfo& info) {
+  if (!info.extra.is_null() && !info.extra.is_object()) {
+    throw Exception(Error{"must be a JSON object", "results extra"});
+  }
+  json j = json::object();
+  // Run information (vLLM: date, backend, model_id, tokenizer_id, num_prompts, request_rate,
+  // burstiness, max_concurrency; the rest is llmbench's).
+  j["date"] = info.date;
+  j["backend"] = info.backend;
+  j["model_id"] = info.model_id;
+  j["tokenizer_id"] = info.tokenizer_id;
+  j["base_url"] = info.base_url;
+  j["endpoint"] = info.endpoint;
+  j["num_prompts"] = info.num_prompts;
+  if (std::isinf(info.request_rate) && info.request_rate > 0) {
+    j["request_rate"] = "inf";
+  } else {
+    j["request_rate"] = number(info.request_rate);
+  }
+  j["burstiness"] = number(info.burstiness);
+  j["max_concurrency"] = info.max_concurrency < 0 ? json(nullptr) : json(info.max_concurrency);
+  j["seed"] = info.seed;
+  j["tool_version"] = info.tool_version;
+  j["git_sha"] = info.git_sha;
+  j["config_requested"] = info.config_requested;
+  j["config_effective"] = info.config_effective;
+  j["server_models"] = info.server_models;
+  j["run_start_steady_ns"] = info.run_start_steady_ns;
+  j["metric_percentiles"] = json::array();
+  for (double q : info.percentiles) {
+    j["metric_percentiles"].push_back(number(q));
+  }
+  const bool has_slo = info.slo.ttft_ms || info.slo.tpot_ms || info.slo.e2el_ms;
+  json slo = has_slo ? json::object() : json(nullptr);
+  if (info.slo.ttft_ms) {
+    slo["ttft"] = number(*info.slo.ttft_ms);
+  }
+  if (info.slo.tpot_ms) {
+    slo["tpot"] = number(*info.slo.tpot_ms);
+  }
+  if (info.slo.e2el_ms) {
+    slo["e2el"] = number(*info.slo.e2el_ms);
+  }
+  j["goodput_slo_ms"] = slo;
+
+  // Shared metrics, vLLM's keys.
+  j["duration"] = number(s.duration_s);
+  j["completed"] = s.completed;
+  j["total_input_tokens"] = s.total_input_tokens;
+  j["total_output_tokens"] = s.total_output_tokens;
+  j["request_throughput"] = number(s.request_throughput);
+  j["request_goodput"] = has_slo ? number(s.request_goodput) : json(nullptr);
+  j["output_throughput"] = number(s.output_throughput);
+  j["total_token_throughput"] = number(s.total_token_throughput);
+  j["max_output_tokens_per_s"] = number(s.max_output_tokens_per_s);
+  j["max_concurrent_requests"] = s.max_concurrent_requests;
+  for (const auto& m : kMetrics) {
+    add_stats(j, m.key, s.*m.stats, info.percentiles);
+  }
+
+  // llmbench's counts.
+  j["total_requests"] = s.total;
+  j["failed"] = s.failed;
+  j["failures_by_kind"] = json::object();
+  for (const auto& [kind, count] : s.failures_by_kind) {
+    j["failures_by_kind"][kind] = count;
+  }
+  j["good_requests"] = s.good_requests;
+  j["token_count_mismatches"] = s.token_count_mismatches;
+  j["usage_missing"] = s.usage_missing;
+
+  if (info.extra.is_object()) {
+    for (const auto& [key, value] : info.extra.items()) {
+      j[key] = value;
+    }
+  }
+  return j;
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& document) {
+  const std::string text =
+      document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string temp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
+  auto fail = [&](std::string_view what, int error) {
+    std::remove(temp.c_str());
+    throw Exception(
+        Error{fmt::format("cannot write results: {}: {}", what, std::strerror(error)), path});
+  };
+  std::FILE* file = std::fopen(temp.c_str(), "wb");
+  if (file == nullptr) {
+    fail(fmt::format("cannot create '{}'", temp), errno);
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
+                       std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  const int write_errno = errno;
+  if (std::fclose(file) != 0 || !written) {
+    fail("write failed", written ? errno : write_errno);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    fail(fmt::format("cannot rename '{}' to it", temp), errno);
+  }
+}
+
+}  // namespace llmbench::report
