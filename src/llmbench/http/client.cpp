@@ -1,0 +1,444 @@
+#include "llmbench/http/client.hpp"
+
+#include "llmbench/core/build_info.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+#include <limits>
+#include <openssl/ssl.h>
+#include <unordered_set>
+
+namespace llmbench::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+
+// ---- URLs ----
+
+std::string Url::origin() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  return fmt::format("{}://{}{}{}:{}", tls ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "",
+                     port);
+}
+
+Result<Url> parse_url(std::string_view text) {
+  const auto fail = [&](std::string msg, std::size_t at) -> Result<Url> {
+    return Error{std::move(msg), fmt::format("URL '{}'", text), static_cast<std::int64_t>(at)};
+  };
+  Url url;
+  std::size_t pos = 0;
+  if (text.starts_with("http://")) {
+    pos = 7;
+  } else if (text.starts_with("https://")) {
+    url.tls = true;
+    url.port = 443;
+    pos = 8;
+  } else {
+    return fail("scheme must be http:// or https://", 0);
+  }
+  const std::size_t authority_end = std::min(text.find('/', pos), text.size());
+  std::string_view authority = text.substr(pos, authority_end - pos);
+  if (authority.empty()) {
+    return fail("missing host", pos);
+  }
+  std::string_view port_text;
+  if (authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return fail("unterminated '[' in IPv6 host", pos);
+    }
+    url.host = std::string(authority.substr(1, close - 1));
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') {
+        return fail("expected ':' after ']'", pos + close + 1);
+      }
+      port_text = authority.substr(close + 2);
+    }
+  } else {
+    const auto colon = authority.rfind(':');
+    url.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+    }
+  }
+  if (url.host.empty()) {
+    return fail("missing host", pos);
+  }
+  if (authority.find('@') != std::string_view::npos) {
+    return fail("user info in URLs is not supported; use --header or --api-key", pos);
+  }
+  if (!port_text.empty() || authority.back() == ':') {
+    unsigned value = 0;
+    const auto* first = port_text.data();
+    const auto* last = first + port_text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || ptr != last || value == 0 || value > 65535) {
+      return fail("port must be a number in 1..65535",
+                  pos + static_cast<std::size_t>(port_text.data() - authority.data()));
+    }
+    url.port = static_cast<std::uint16_t>(value);
+  }
+  std::string_view path = text.substr(authority_end);
+  while (!path.empty() && path.back() == '/') {
+    path.remove_suffix(1);
+  }
+  url.path_prefix = std::string(path);
+  return url;
+}
+
+// ---- connections ----
+
+namespace {
+
+struct Connection {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  // Read buffer for the parser. Bounded: headers must fit, body bytes pass through to `body`.
+  beast::flat_buffer buffer{64 * 1024};
+  // Decoded body bytes land here (buffer_body), then go to the handler.
+  std::array<char, 16 * 1024> body{};
+  bool used = false;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  void close() {
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().close(ignored);
+  }
+};
+
+Failure classify(const beast::error_code& ec) {
+  if (ec == beast::error::timeout) {
+    return Failure::Timeout;
+  }
+  if (ec == net::error::operation_aborted) {
+    return Failure::Cancelled;
+  }
+  if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+      ec == net::error::eof || ec == net::error::connection_reset ||
+      ec == net::error::broken_pipe || ec == ssl::error::stream_truncated) {
+    return Failure::Closed;
+  }
+  if (ec.category() == bhttp::make_error_code(bhttp::error::bad_version).category()) {
+    return Failure::Protocol;
+  }
+  return Failure::Io;
+}
+
+std::chrono::steady_clock::duration until(TimeNs deadline_ns, std::chrono::milliseconds cap) {
+  const auto left = std::chrono::nanoseconds(deadline_ns - steady_now_ns());
+  return std::min<std::chrono::steady_clock::duration>(
+      cap, std::max<std::chrono::steady_clock::duration>(left, std::chrono::nanoseconds(0)));
+}
+
+}  // namespace
+
+struct ConnectionPool::Impl {
+  net::io_context& ioc;
+  Url url;
+  ClientOptions options;
+  std::unique_ptr<ssl::context> ssl_ctx;
+  tcp::resolver resolver;
+  tcp::resolver::results_type endpoints;
+  bool resolved = false;
+  std::vector<std::unique_ptr<Connection>> idle;
+  std::unordered_set<Connection*> busy;
+  std::uint64_t opened = 0;
+  std::uint64_t generation = 0;  // bumped by cancel_all so late finishers don't park connections
+
+  Impl(net::io_context& io, Url u, ClientOptions o)
+      : ioc(io), url(std::move(u)), options(std::move(o)), resolver(io) {
+    if (url.tls) {
+      ssl_ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+      if (options.insecure) {
+        ssl_ctx->set_verify_mode(ssl::verify_none);
+      } else {
+        ssl_ctx->set_default_verify_paths();
+        ssl_ctx->set_verify_mode(ssl::verify_peer);
+      }
+    }
+  }
+
+  net::awaitable<std::unique_ptr<Connection>> connect(Outcome& out) {
+    if (!resolved) {
+      auto [ec, results] =
+          co_await resolver.async_resolve(url.host, std::to_string(url.port), kNoThrow);
+      if (ec) {
+        out = {Failure::Connect, fmt::format("resolve {}: {}", url.origin(), ec.message())};
+        co_return nullptr;
+      }
+      endpoints = std::move(results);
+      resolved = true;
+    }
+    auto c = std::make_unique<Connection>();
+    if (url.tls) {
+      c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc, *ssl_ctx);
+    } else {
+      c->plain = std::make_unique<beast::tcp_stream>(ioc);
+    }
+    auto& low = c->lowest();
+    low.expires_after(options.connect_timeout);
+    auto [ec, ep] = co_await low.async_connect(endpoints, kNoThrow);
+    if (ec) {
+      const Failure f = ec == beast::error::timeout ? Failure::Timeout : Failure::Connect;
+      out = {f, fmt::format("connect {}: {}", url.origin(), ec.message())};
+      co_return nullptr;
+    }
+    beast::error_code ignored;
+    low.socket().set_option(tcp::no_delay(true), ignored);
+    if (c->tls) {
+      // SNI (RFC 6066 §3) and RFC 6125 host-name checking unless --insecure.
+      // SSL_set_tlsext_host_name is a macro with an old-style cast; call the function it wraps.
+      if (SSL_ctrl(c->tls->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                   const_cast<char*>(url.host.c_str())) != 1) {
+        out = {Failure::Connect, fmt::format("TLS SNI for {} failed", url.host)};
+        co_return nullptr;
+      }
+      if (!options.insecure) {
+        c->tls->set_verify_callback(ssl::host_name_verification(url.host));
+      }
+      auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
+      if (hec) {
+        const Failure f = hec == beast::error::timeout ? Failure::Timeout : Failure::Connect;
+        out = {f, fmt::format("TLS handshake with {}: {}", url.origin(), hec.message())};
+        co_return nullptr;
+      }
+    }
+    ++opened;
+    co_return c;
+  }
+
+  bhttp::request<bhttp::string_body> make_request(const Request& r) const {
+    bhttp::request<bhttp::string_body> req;
+    req.method(bhttp::string_to_verb(r.method));
+    req.target(r.target);
+    req.version(11);
+    req.keep_alive(true);
+    const bool default_port = url.port == (url.tls ? 443 : 80);
+    req.set(bhttp::field::host, default_port ? url.host : fmt::format("{}:{}", url.host, url.port));
+    req.set(bhttp::field::user_agent, fmt::format("llmbench/{}", build_info::version()));
+    req.set(bhttp::field::accept, r.accept);
+    for (const auto& [k, v] : options.headers) {
+      req.set(k, v);
+    }
+    for (const auto& [k, v] : r.headers) {
+      req.set(k, v);
+    }
+    if (!r.body.empty() || r.method == "POST") {
+      req.set(bhttp::field::content_type, r.content_type);
+      req.body() = r.body;
+      req.prepare_payload();
+    }
+    return req;
+  }
+
+  /// One request/response on an open connection. `nothing_received` is set when the failure
+  /// happened before any response byte (so a retry on a fresh connection is safe).
+  template <class Stream>
+  net::awaitable<Outcome> exchange(Stream& stream, Connection& c,
+                                   const bhttp::request<bhttp::string_body>& req,
+                                   ResponseHandler& handler, TimeNs deadline,
+                                   bool& nothing_received, bool& reusable) {
+    Outcome out;
+    auto& low = beast::get_lowest_layer(stream);
+    nothing_received = true;
+    reusable = false;
+    low.expires_after(until(deadline, options.first_byte_timeout));
+    handler.on_sent(steady_now_ns());
+    auto [wec, wn] = co_await bhttp::async_write(stream, req, kNoThrow);
+    if (wec) {
+      out.failure = classify(wec);
+      out.message = fmt::format("write: {}", wec.message());
+      co_return out;
+    }
+    bhttp::response_parser<bhttp::buffer_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    auto [hec, hn] = co_await bhttp::async_read_header(stream, c.buffer, parser, kNoThrow);
+    if (hec) {
+      nothing_received = c.buffer.size() == 0;
+      out.failure = classify(hec);
+      out.message = fmt::format("reading response headers: {}", hec.message());
+      co_return out;
+    }
+    nothing_received = false;
+    out.status = static_cast<int>(parser.get().result_int());
+    handler.on_headers(out.status, steady_now_ns());
+    const bool error_status = out.status < 200 || out.status >= 300;
+    std::size_t delivered = 0;
+    while (!parser.is_done()) {
+      parser.get().body().data = c.body.data();
+      parser.get().body().size = c.body.size();
+      low.expires_after(until(deadline, options.idle_timeout));
+      auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, kNoThrow);
+      const std::size_t got = c.body.size() - parser.get().body().size;
+      if (got > 0) {
+        handler.on_body(std::string_view(c.body.data(), got), steady_now_ns());
+        delivered += got;
+      }
+      if (rec && rec != bhttp::error::need_buffer) {
+        out.failure = classify(rec);
+        if (out.failure == Failure::Timeout && steady_now_ns() >= deadline) {
+          out.message = "total timeout reached while reading the body";
+        } else {
+          out.message = fmt::format("reading body: {}", rec.message());
+        }
+        co_return out;
+      }
+      if (handler.want_stop() || (error_status && delivered >= options.max_error_body_bytes)) {
+        co_return out;  // stopped early: body not complete, connection not reusable
+      }
+    }
+    out.body_complete = true;
+    reusable = parser.get().keep_alive();
+    co_return out;
+  }
+
+  net::awaitable<Outcome> execute(const Request& request, ResponseHandler& handler) {
+    const TimeNs deadline =
+        steady_now_ns() +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(options.total_timeout).count();
+    const auto req = make_request(request);
+    for (int attempt = 0;; ++attempt) {
+      Outcome out;
+      std::unique_ptr<Connection> c;
+      if (!idle.empty()) {
+        c = std::move(idle.back());
+        idle.pop_back();
+      } else {
+        c = co_await connect(out);
+        if (!c) {
+          co_return out;
+        }
+      }
+      const bool was_used = c->used;
+      c->used = true;
+      const std::uint64_t gen = generation;
+      busy.insert(c.get());
+      bool nothing_received = false;
+      bool reusable = false;
+      if (c->tls) {
+        out = co_await exchange(*c->tls, *c, req, handler, deadline, nothing_received, reusable);
+      } else {
+        out = co_await exchange(*c->plain, *c, req, handler, deadline, nothing_received, reusable);
+      }
+      busy.erase(c.get());
+      if (gen != generation && out.failure != Failure::None) {
+        out.failure = Failure::Cancelled;
+      }
+      if (out.failure == Failure::None && out.body_complete && reusable && gen == generation) {
+        c->buffer.clear();
+        idle.push_back(std::move(c));
+        co_return out;
+      }
+      c->close();
+      // A kept-alive connection the server closed meanwhile fails before any response byte:
+      // that is not the request's fault, so retry once on a fresh connection (RFC 9112 §9.3.1).
+      if (out.failure == Failure::Closed && was_used && nothing_received && attempt == 0) {
+        continue;
+      }
+      co_return out;
+    }
+  }
+};
+
+ConnectionPool::ConnectionPool(net::io_context& ioc, Url url, ClientOptions options)
+    : impl_(std::make_unique<Impl>(ioc, std::move(url), std::move(options))) {}
+ConnectionPool::~ConnectionPool() = default;
+
+net::awaitable<Outcome> ConnectionPool::execute(const Request& request, ResponseHandler& handler) {
+  return impl_->execute(request, handler);
+}
+
+net::awaitable<Outcome> ConnectionPool::prewarm(std::size_t count) {
+  Outcome out;
+  while (impl_->idle.size() < count) {
+    auto c = co_await impl_->connect(out);
+    if (!c) {
+      co_return out;
+    }
+    impl_->idle.push_back(std::move(c));
+  }
+  co_return out;
+}
+
+void ConnectionPool::cancel_all() {
+  ++impl_->generation;
+  for (auto& c : impl_->idle) {
+    c->close();
+  }
+  impl_->idle.clear();
+  for (Connection* c : impl_->busy) {
+    beast::error_code ignored;
+    c->lowest().socket().cancel(ignored);
+    c->close();
+  }
+}
+
+std::uint64_t ConnectionPool::connections_opened() const noexcept {
+  return impl_->opened;
+}
+std::size_t ConnectionPool::idle_count() const noexcept {
+  return impl_->idle.size();
+}
+
+// ---- blocking helper ----
+
+namespace {
+class CollectBody final : public ResponseHandler {
+ public:
+  void on_sent(TimeNs /*now_ns*/) override {}
+  void on_headers(int /*status*/, TimeNs /*now_ns*/) override {}
+  void on_body(std::string_view bytes, TimeNs /*now_ns*/) override { body.append(bytes); }
+  std::string body;
+};
+}  // namespace
+
+std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& target,
+                                           const ClientOptions& options,
+                                           std::chrono::milliseconds timeout) {
+  net::io_context ioc;
+  ClientOptions o = options;
+  o.connect_timeout = std::min(o.connect_timeout, timeout);
+  o.total_timeout = timeout;
+  o.first_byte_timeout = timeout;
+  o.idle_timeout = timeout;
+  o.max_error_body_bytes = 1U << 20U;
+  ConnectionPool pool(ioc, url, o);
+  Request req;
+  req.method = "GET";
+  req.target = target;
+  req.accept = "application/json";
+  CollectBody handler;
+  Outcome outcome;
+  std::exception_ptr error;
+  net::co_spawn(ioc, pool.execute(req, handler), [&](std::exception_ptr e, Outcome o2) {
+    error = e;
+    outcome = std::move(o2);
+  });
+  ioc.run();
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  if (outcome.failure != Failure::None) {
+    throw Exception(Error{outcome.message, url.origin() + target, -1});
+  }
+  return {outcome.status, std::move(handler.body)};
+}
+
+}  // namespace llmbench::http

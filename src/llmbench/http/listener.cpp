@@ -1,0 +1,412 @@
+#include "llmbench/http/listener.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+namespace llmbench::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+/// Completion token for "give me the error code, never throw".
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+
+/// Completion handler of every `co_spawn`: logs an escaped exception (STYLE.md "coroutines").
+void log_exception(const char* what, std::exception_ptr ep) noexcept {
+  if (!ep)
+    return;
+  try {
+    std::rethrow_exception(ep);
+  } catch (const std::exception& e) {
+    log::error("http listener: {} failed: {}", what, e.what());
+  } catch (...) {
+    log::error("http listener: {} failed with an unknown exception", what);
+  }
+}
+
+/// Status line of a response, e.g. "HTTP/1.1 200 OK\r\n".
+void append_status_line(std::string& out, unsigned version, bhttp::status status) {
+  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += std::to_string(static_cast<unsigned>(status));
+  out += ' ';
+  out += bhttp::obsolete_reason(status);
+  out += "\r\n";
+}
+
+/// True for errors that just mean "the peer went away" (not worth a log line).
+bool is_disconnect(const boost::system::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+         ec == net::error::operation_aborted || ec == net::error::bad_descriptor ||
+         ec == bhttp::error::partial_message;
+}
+
+/// Increments a counter for the lifetime of a connection.
+class CountGuard {
+ public:
+  explicit CountGuard(std::atomic<std::int64_t>& counter) noexcept : counter_(counter) {
+    counter_.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~CountGuard() { counter_.fetch_sub(1, std::memory_order_relaxed); }
+  CountGuard(const CountGuard&) = delete;
+  CountGuard& operator=(const CountGuard&) = delete;
+
+ private:
+  std::atomic<std::int64_t>& counter_;
+};
+
+/// Small OpenAI-style error body for protocol-level failures the handler never sees.
+std::string error_body(std::string_view message, unsigned code) {
+  return "{\"error\":{\"message\":\"" + std::string(message) +
+         "\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":" + std::to_string(code) +
+         "}}";
+}
+
+}  // namespace
+
+// ---- ResponseWriter ----
+
+net::awaitable<bool> ResponseWriter::send(ServerResponse response) {
+  if (state_ != State::Idle)
+    co_return false;
+  response.version(version_);
+  response.keep_alive(keep_alive_);
+  if (response.find(bhttp::field::server) == response.end()) {
+    response.set(bhttp::field::server, "llmbench");
+  }
+  response.prepare_payload();
+  auto [ec, n] = co_await bhttp::async_write(socket_, response, kTuple);
+  (void)n;
+  state_ = ec ? State::Failed : State::Done;
+  co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::send(bhttp::status status, std::string body,
+                                          std::string_view content_type) {
+  ServerResponse response{status, version_};
+  response.set(bhttp::field::content_type, content_type);
+  response.body() = std::move(body);
+  co_return co_await send(std::move(response));
+}
+
+net::awaitable<bool> ResponseWriter::begin_stream(bhttp::status status,
+                                                  std::string_view content_type) {
+  if (state_ != State::Idle)
+    co_return false;
+  // HTTP/1.0 has no chunked coding (RFC 9112 §7.1 is HTTP/1.1 only): the body is delimited by
+  // closing the connection instead.
+  if (version_ < 11)
+    keep_alive_ = false;
+  std::string head;
+  head.reserve(192);
+  append_status_line(head, version_, status);
+  head += "Server: llmbench\r\nContent-Type: ";
+  head += content_type;
+  head += "\r\nCache-Control: no-cache\r\n";
+  if (version_ >= 11)
+    head += "Transfer-Encoding: chunked\r\n";
+  if (!keep_alive_)
+    head += "Connection: close\r\n";
+  head += "\r\n";
+  auto [ec, n] = co_await net::async_write(socket_, net::buffer(head), kTuple);
+  (void)n;
+  state_ = ec ? State::Failed : State::Streaming;
+  co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {
+  if (state_ != State::Streaming)
+    co_return false;
+  if (data.empty())
+    co_return true;
+  co_return co_await write_framed(data, false);
+}
+
+net::awaitable<bool> ResponseWriter::end_stream(std::string_view final_data) {
+  if (state_ != State::Streaming)
+    co_return false;
+  if (final_data.empty() && version_ < 11) {
+    state_ = State::Done;
+    co_return true;
+  }
+  const bool ok = co_await write_framed(final_data, true);
+  if (ok)
+    state_ = State::Done;
+  co_return ok;
+}
+
+net::awaitable<bool> ResponseWriter::write_framed(std::string_view data, bool last) {
+  boost::system::error_code ec;
+  if (version_ >= 11) {
+    // chunk = chunk-size CRLF chunk-data CRLF; last-chunk = "0" CRLF, then the final CRLF of
+    // an empty trailer section (RFC 9112 §7.1). Sizes are hex.
+    std::array<char, 20> size_line{};
+    char* end = size_line.data();
+    if (!data.empty()) {
+      end = std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16).ptr;
+      *end++ = '\r';
+      *end++ = '\n';
+    }
+    const std::string_view tail = data.empty() ? std::string_view()
+                                  : last       ? std::string_view("\r\n0\r\n\r\n", 7)
+                                               : std::string_view("\r\n", 2);
+    const std::array<net::const_buffer, 4> buffers{
+        net::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data())),
+        net::buffer(data.data(), data.size()), net::buffer(tail.data(), tail.size()),
+        (last && data.empty()) ? net::buffer("0\r\n\r\n", 5) : net::const_buffer()};
+    std::tie(ec, std::ignore) = co_await net::async_write(socket_, buffers, kTuple);
+  } else {
+    std::tie(ec, std::ignore) =
+        co_await net::async_write(socket_, net::buffer(data.data(), data.size()), kTuple);
+  }
+  if (ec)
+    state_ = State::Failed;
+  co_return !ec;
+}
+
+// ---- Listener ----
+
+namespace {
+
+/// One worker thread with its own io_context (concurrency hint 1: a single thread runs it).
+struct Worker {
+  net::io_context ioc{1};
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
+  std::thread thread;
+};
+
+/// What the accept loop and the sessions share.
+struct Shared {
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::optional<tcp::acceptor> acceptor;  // runs on workers[0]
+  std::atomic<std::int64_t> open{0};
+  std::atomic<std::int64_t> accepted{0};
+};
+
+}  // namespace
+
+struct Listener::Impl {
+  Shared shared;
+  bool running = false;
+};
+
+namespace {
+
+/// One keep-alive connection: read a request, run the handler, repeat.
+net::awaitable<void> run_session(tcp::socket socket, std::atomic<std::int64_t>& open,
+                                 const ListenerOptions& options, const Handler& handler) {
+  CountGuard count(open);
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // each SSE chunk leaves at once
+  beast::flat_buffer buffer;
+  for (;;) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(options.max_body_bytes);
+    parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+    auto [ec, n] = co_await bhttp::async_read_header(socket, buffer, parser, kTuple);
+    if (!ec && parser.get()[bhttp::field::expect] == "100-continue") {
+      // RFC 9110 §10.1.1: a client waiting for 100 (curl does for large bodies) needs it first.
+      std::tie(ec, std::ignore) = co_await net::async_write(
+          socket, net::buffer("HTTP/1.1 100 Continue\r\n\r\n", 25), kTuple);
+    }
+    if (!ec && !parser.is_done()) {
+      std::tie(ec, n) = co_await bhttp::async_read(socket, buffer, parser, kTuple);
+    }
+    if (ec) {
+      ResponseWriter writer(socket, 11, false);
+      if (ec == bhttp::error::body_limit) {
+        co_await writer.send(bhttp::status::payload_too_large,
+                             error_body("request body too large", 413));
+      } else if (ec == bhttp::error::header_limit) {
+        co_await writer.send(bhttp::status::request_header_fields_too_large,
+                             error_body("request header too large", 431));
+      } else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+                 !is_disconnect(ec)) {
+        co_await writer.send(bhttp::status::bad_request,
+                             error_body("malformed HTTP request: " + ec.message(), 400));
+      } else if (!is_disconnect(ec)) {
+        log::debug("http listener: read failed: {}", ec.message());
+      }
+      break;
+    }
+    ServerRequest request = parser.release();
+    ResponseWriter writer(socket, request.version(), request.keep_alive());
+    bool threw = false;
+    try {
+      co_await handler(request, writer);
+    } catch (const std::exception& e) {
+      threw = true;
+      log::error("http listener: handler for {} threw: {}", std::string_view(request.target()),
+                 e.what());
+    } catch (...) {
+      threw = true;
+      log::error("http listener: handler threw a non-standard exception");
+    }
+    if (writer.state() == ResponseWriter::State::Idle) {
+      writer.set_keep_alive(!threw);
+      // Built outside the co_await expression: GCC 12 double-destroys temporaries of a
+      // conditional operator inside co_await.
+      std::string body = error_body(threw ? "internal error" : "handler sent no response", 500);
+      co_await writer.send(bhttp::status::internal_server_error, std::move(body));
+    } else if (writer.state() == ResponseWriter::State::Streaming) {
+      if (threw)
+        break;  // the body is incomplete: closing tells the client so
+      co_await writer.end_stream();
+    }
+    if (writer.failed() || !writer.keep_alive())
+      break;
+  }
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.close(ignored);
+}
+
+/// Accepts on workers[0] and hands each socket to the next worker (round robin).
+net::awaitable<void> run_accept_loop(Shared& shared, const ListenerOptions& options,
+                                     const Handler& handler) {
+  std::size_t next = 0;
+  for (;;) {
+    auto& worker = *shared.workers[next++ % shared.workers.size()];
+    auto [ec, socket] = co_await shared.acceptor->async_accept(worker.ioc, kTuple);
+    if (ec) {
+      if (ec == net::error::operation_aborted || !shared.acceptor->is_open())
+        co_return;
+      // E.g. EMFILE: back off briefly instead of spinning.
+      log::warn("http listener: accept failed: {}", ec.message());
+      net::steady_timer pause(co_await net::this_coro::executor, std::chrono::milliseconds(20));
+      co_await pause.async_wait(kTuple);
+      continue;
+    }
+    shared.accepted.fetch_add(1, std::memory_order_relaxed);
+    net::co_spawn(worker.ioc,
+                  run_session(tcp::socket(std::move(socket)), shared.open, options, handler),
+                  [](std::exception_ptr ep) { log_exception("session", ep); });
+  }
+}
+
+tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port) {
+  const std::string literal = host == "localhost" ? std::string("127.0.0.1") : host;
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(literal, ec);
+  if (ec) {
+    throw Exception(
+        Error{"invalid listen address '" + host + "' (need an IPv4/IPv6 literal)", "--host", -1});
+  }
+  return {address, port};
+}
+
+}  // namespace
+
+Listener::Listener(ListenerOptions options, Handler handler)
+    : options_(std::move(options)), handler_(std::move(handler)) {}
+
+Listener::~Listener() {
+  stop();
+}
+
+std::uint16_t Listener::start() {
+  if (impl_)
+    throw Exception("http listener: start() called twice");
+  if (options_.threads < 1) {
+    throw Exception(Error{"worker threads must be >= 1, got " + std::to_string(options_.threads),
+                          "--threads", -1});
+  }
+  if (!handler_)
+    throw Exception("http listener: no handler");
+  const tcp::endpoint endpoint = resolve_endpoint(options_.host, options_.port);
+  auto impl = std::make_unique<Impl>();
+  Shared& shared = impl->shared;
+  for (int i = 0; i < options_.threads; ++i) shared.workers.push_back(std::make_unique<Worker>());
+
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  boost::system::error_code ec;
+  auto& acceptor = shared.acceptor.emplace(shared.workers[0]->ioc);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec)
+    acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    acceptor.bind(endpoint, ec);
+  if (!ec)
+    acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw Exception(Error{"cannot listen on " + where + ": " + ec.message(), "--port", -1});
+  port_ = acceptor.local_endpoint(ec).port();
+  if (ec)
+    throw Exception(Error{"cannot read bound port of " + where + ": " + ec.message(), "", -1});
+
+  net::co_spawn(shared.workers[0]->ioc, run_accept_loop(shared, options_, handler_),
+                [](std::exception_ptr ep) { log_exception("accept loop", ep); });
+  for (std::size_t i = 0; i < shared.workers.size(); ++i) {
+    auto& worker = *shared.workers[i];
+    worker.guard.emplace(worker.ioc.get_executor());
+    worker.thread = std::thread([&worker, i] {
+      const std::string name = "llmb-http-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
+      for (;;) {
+        try {
+          worker.ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          log::error("http listener: worker {} caught: {}", i, e.what());
+        }
+      }
+    });
+  }
+  impl->running = true;
+  impl_ = std::move(impl);
+  return port_;
+}
+
+void Listener::stop() {
+  if (!impl_ || !impl_->running)
+    return;
+  for (auto& worker : impl_->shared.workers) worker->ioc.stop();
+  for (auto& worker : impl_->shared.workers) {
+    if (worker->thread.joinable())
+      worker->thread.join();
+  }
+  // No thread runs any more: close the acceptor, then destroy the io_contexts, which destroys
+  // every pending coroutine (sessions and handlers) and closes their sockets.
+  boost::system::error_code ignored;
+  if (impl_->shared.acceptor)
+    impl_->shared.acceptor->close(ignored);
+  impl_->shared.acceptor.reset();
+  for (auto& worker : impl_->shared.workers) worker->guard.reset();
+  impl_->shared.workers.clear();
+  impl_->running = false;
+}
+
+std::int64_t Listener::open_connections() const noexcept {
+  return impl_ ? impl_->shared.open.load(std::memory_order_relaxed) : 0;
+}
+
+std::int64_t Listener::accepted_connections() const noexcept {
+  return impl_ ? impl_->shared.accepted.load(std::memory_order_relaxed) : 0;
+}
+
+}  // namespace llmbench::http

@@ -1,0 +1,220 @@
+#include "llmbench/server/openai_request.hpp"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace llmbench::server {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+/// One DOM parser per thread: reuses its buffers across requests (simdjson "parser reuse").
+simdjson::dom::parser& thread_parser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+Error field_error(std::string_view param, std::string_view what) {
+  return Error{"'" + std::string(param) + "' " + std::string(what), std::string(param), -1};
+}
+
+/// The member `key` of `object`, or nullopt if absent or JSON null.
+std::optional<element> member(const simdjson::dom::object& object, std::string_view key) {
+  element value;
+  if (object.at_key(key).get(value) != simdjson::SUCCESS)
+    return std::nullopt;
+  if (value.type() == element_type::NULL_VALUE)
+    return std::nullopt;
+  return value;
+}
+
+/// An integer from INT64/UINT64 or an integral DOUBLE; nullopt otherwise.
+std::optional<std::int64_t> as_integer(const element& value) {
+  switch (value.type()) {
+    case element_type::INT64:
+      return value.get_int64().value_unsafe();
+    case element_type::UINT64: {
+      const std::uint64_t u = value.get_uint64().value_unsafe();
+      if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        return std::nullopt;
+      }
+      return static_cast<std::int64_t>(u);
+    }
+    case element_type::DOUBLE: {
+      const double d = value.get_double().value_unsafe();
+      if (std::floor(d) != d || std::fabs(d) > 9e15)
+        return std::nullopt;
+      return static_cast<std::int64_t>(d);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Result<bool> optional_bool(const simdjson::dom::object& object, std::string_view key,
+                           std::string_view param) {
+  auto value = member(object, key);
+  if (!value)
+    return false;
+  if (value->type() != element_type::BOOL)
+    return field_error(param, "must be a boolean");
+  return value->get_bool().value_unsafe();
+}
+
+/// Length field: nullopt if absent; error if not a non-negative integer.
+Result<std::optional<std::int64_t>> optional_length(const simdjson::dom::object& object,
+                                                    std::string_view key) {
+  auto value = member(object, key);
+  if (!value)
+    return std::optional<std::int64_t>{};
+  auto n = as_integer(*value);
+  if (!n)
+    return field_error(key, "must be an integer");
+  if (*n < 0 && key != "n_predict")
+    return field_error(key, "must be >= 0");
+  return std::optional<std::int64_t>{*n};
+}
+
+/// Prompt tokens of a completions `prompt`.
+Result<std::int64_t> prompt_tokens_of(const element& prompt) {
+  if (prompt.type() == element_type::STRING) {
+    return estimate_prompt_tokens(prompt.get_string().value_unsafe().size());
+  }
+  if (prompt.type() != element_type::ARRAY) {
+    return field_error("prompt", "must be a string or an array");
+  }
+  std::size_t bytes = 0;
+  std::int64_t ids = 0;
+  const simdjson::dom::array items = prompt.get_array().value_unsafe();
+  for (element item : items) {
+    if (item.type() == element_type::STRING) {
+      bytes += item.get_string().value_unsafe().size();
+    } else if (as_integer(item)) {
+      ++ids;
+    } else if (item.type() == element_type::ARRAY) {
+      const simdjson::dom::array ids_array = item.get_array().value_unsafe();
+      for (element id : ids_array) {
+        if (!as_integer(id))
+          return field_error("prompt", "token id lists must hold integers");
+        ++ids;
+      }
+    } else {
+      return field_error("prompt", "array items must be strings, token ids or id arrays");
+    }
+  }
+  if (bytes == 0 && ids == 0)
+    return field_error("prompt", "must not be empty");
+  return ids + (bytes > 0 ? estimate_prompt_tokens(bytes) : 0);
+}
+
+/// Prompt tokens of chat `messages` (content bytes of every message).
+Result<std::int64_t> messages_tokens_of(const element& messages) {
+  simdjson::dom::array array;
+  if (messages.get(array) != simdjson::SUCCESS) {
+    return field_error("messages", "must be an array");
+  }
+  if (array.size() == 0)
+    return field_error("messages", "must not be empty");
+  std::size_t bytes = 0;
+  std::size_t index = 0;
+  for (element message : array) {
+    simdjson::dom::object object;
+    const std::string where = "messages[" + std::to_string(index++) + "]";
+    if (message.get(object) != simdjson::SUCCESS)
+      return field_error(where, "must be an object");
+    auto content = member(object, "content");
+    if (!content)
+      continue;  // e.g. an assistant message with tool_calls only
+    if (content->type() == element_type::STRING) {
+      bytes += content->get_string().value_unsafe().size();
+    } else if (content->type() == element_type::ARRAY) {
+      const simdjson::dom::array parts = content->get_array().value_unsafe();
+      for (element part : parts) {
+        std::string_view text;
+        if (part["text"].get(text) == simdjson::SUCCESS)
+          bytes += text.size();
+      }
+    } else {
+      return field_error(where + ".content", "must be a string or an array of parts");
+    }
+  }
+  return estimate_prompt_tokens(bytes);
+}
+
+}  // namespace
+
+std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept {
+  const auto tokens = static_cast<std::int64_t>((bytes + 3) / 4);
+  return tokens < 1 ? 1 : tokens;
+}
+
+Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
+                                                  std::int64_t default_output_len) {
+  element root;
+  if (auto err = thread_parser().parse(body.data(), body.size(), true).get(root); err) {
+    return Error{std::string("request body is not valid JSON: ") + simdjson::error_message(err), "",
+                 -1};
+  }
+  simdjson::dom::object object;
+  if (root.get(object) != simdjson::SUCCESS) {
+    return Error{"request body must be a JSON object", "", -1};
+  }
+  GenerationParams params;
+  params.chat = chat;
+
+  if (auto model = member(object, "model"); model && model->type() != element_type::STRING) {
+    return field_error("model", "must be a string");
+  }
+  const std::string_view input_key = chat ? "messages" : "prompt";
+  auto input = member(object, input_key);
+  if (!input)
+    return field_error(input_key, "is required");
+  auto prompt_tokens = chat ? messages_tokens_of(*input) : prompt_tokens_of(*input);
+  if (!prompt_tokens)
+    return prompt_tokens.error();
+  params.prompt_tokens = *prompt_tokens;
+
+  auto stream = optional_bool(object, "stream", "stream");
+  if (!stream)
+    return stream.error();
+  params.stream = *stream;
+  if (auto options = member(object, "stream_options")) {
+    simdjson::dom::object stream_options;
+    if (options->get(stream_options) != simdjson::SUCCESS) {
+      return field_error("stream_options", "must be an object");
+    }
+    auto include = optional_bool(stream_options, "include_usage", "stream_options.include_usage");
+    if (!include)
+      return include.error();
+    auto continuous = optional_bool(stream_options, "continuous_usage_stats",
+                                    "stream_options.continuous_usage_stats");
+    if (!continuous)
+      return continuous.error();
+    params.include_usage = *include;
+    params.continuous_usage = *continuous;
+  }
+
+  // Output length: the first of these that is set wins.
+  params.output_tokens = default_output_len;
+  for (std::string_view key : {"max_tokens", "max_completion_tokens", "n_predict"}) {
+    if (key == "max_completion_tokens" && !chat)
+      continue;
+    auto length = optional_length(object, key);
+    if (!length)
+      return length.error();
+    if (!*length)
+      continue;
+    // llama.cpp: n_predict = -1 means "until EOS"; the simulator uses its default then.
+    if (**length >= 0)
+      params.output_tokens = **length;
+    break;
+  }
+  return params;
+}
+
+}  // namespace llmbench::server

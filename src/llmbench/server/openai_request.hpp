@@ -1,0 +1,40 @@
+#pragma once
+/// @file
+/// Parsing of the request bodies the simulated server accepts: `POST /v1/completions` and
+/// `POST /v1/chat/completions` (OpenAI API reference, "Create completion", "Create chat
+/// completion"), plus the vLLM/llama.cpp extensions that matter for length control
+/// (`stream_options.continuous_usage_stats`, `n_predict`).
+
+#include "llmbench/core/error.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace llmbench::server {
+
+/// What the simulator needs from a generation request.
+struct GenerationParams {
+  bool chat = false;               ///< came to /v1/chat/completions
+  bool stream = false;             ///< `stream`
+  bool include_usage = false;      ///< `stream_options.include_usage`
+  bool continuous_usage = false;   ///< `stream_options.continuous_usage_stats` (vLLM)
+  std::int64_t output_tokens = 0;  ///< N: `max_tokens`, else `max_completion_tokens` (chat),
+                                   ///< else `n_predict` ≥ 0 (llama.cpp), else the server default
+  std::int64_t prompt_tokens = 1;  ///< estimate, see `estimate_prompt_tokens`
+};
+
+/// Prompt-token estimate from text size: ceil(bytes / 4), at least 1 (the common "4 bytes per
+/// token" rule of thumb for English BPE vocabularies).
+std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept;
+
+/// Parses a request body. Accepted shapes: completions `prompt` = string | [string] | [int] |
+/// [[int]] (token ids count one each); chat `messages` = non-empty array of objects whose
+/// `content` is a string, null, or an array of parts with `text`. Integers may be JSON integers
+/// or integral floats. Errors (never throws): `Error{message, source = offending parameter name
+/// or "" for syntax, offset = -1}` for invalid JSON, a non-object body, a missing or mistyped
+/// field, or a negative length.
+Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
+                                                  std::int64_t default_output_len);
+
+}  // namespace llmbench::server

@@ -1,0 +1,153 @@
+#include "llmbench/server/server.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
+#include "llmbench/http/listener.hpp"
+#include "llmbench/server/detail/state.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <pthread.h>
+#include <sys/resource.h>
+
+namespace llmbench::server {
+
+namespace detail {
+
+ServerState::ServerState(ServerOptions opts)
+    : options(std::move(opts)),
+      ttft_ns(ms_to_ns(options.ttft_ms)),
+      itl_ns(ms_to_ns(options.itl_ms)),
+      created_s(std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count()),
+      pool(options.max_num_seqs) {}
+
+}  // namespace detail
+
+Server::Server(ServerOptions options) {
+  validate(options);
+  state_ = std::make_unique<detail::ServerState>(std::move(options));
+}
+
+Server::~Server() {
+  stop();
+}
+
+std::uint16_t Server::start() {
+  if (listener_)
+    throw Exception("server: start() called twice");
+  const ServerOptions& options = state_->options;
+  if (!options.emission_log_path.empty()) {
+    state_->emission_log = std::make_unique<EmissionLog>(options.emission_log_path);
+  }
+  http::ListenerOptions listener_options;
+  listener_options.host = options.host;
+  listener_options.port = options.port;
+  listener_options.threads = options.threads;
+  detail::ServerState* state = state_.get();
+  listener_ = std::make_unique<http::Listener>(
+      listener_options, [state](http::ServerRequest& request, http::ResponseWriter& writer) {
+        return detail::handle_request(*state, request, writer);
+      });
+  return listener_->start();
+}
+
+void Server::stop() {
+  if (!listener_)
+    return;
+  // Waiters must not be woken on io_contexts that are being torn down.
+  state_->pool.shutdown();
+  listener_->stop();
+  if (state_->emission_log)
+    state_->emission_log->flush();
+}
+
+std::uint16_t Server::port() const noexcept {
+  return listener_ ? listener_->port() : 0;
+}
+
+ServerStats Server::stats() const noexcept {
+  const auto& s = *state_;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  ServerStats stats;
+  stats.running = s.pool.running();
+  stats.waiting = s.pool.waiting();
+  stats.requests_total = s.requests_total.load(relaxed);
+  stats.success_total = s.success_total.load(relaxed);
+  stats.rejected_total = s.rejected_total.load(relaxed);
+  stats.cancelled_total = s.cancelled_total.load(relaxed);
+  stats.prompt_tokens_total = s.prompt_tokens_total.load(relaxed);
+  stats.generation_tokens_total = s.generation_tokens_total.load(relaxed);
+  stats.open_connections = listener_ ? listener_->open_connections() : 0;
+  return stats;
+}
+
+const ServerOptions& Server::options() const noexcept {
+  return state_->options;
+}
+
+void write_port_file(const std::string& path, std::uint16_t port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << port << '\n';
+    out.flush();
+    if (!out)
+      throw Exception(Error{"cannot write port file", tmp, -1});
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw Exception(Error{
+        std::string("cannot rename port file into place: ") + std::strerror(errno), path, -1});
+  }
+}
+
+std::int64_t raise_open_file_limit() noexcept {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return -1;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+      limit = raised;
+  }
+  return static_cast<std::int64_t>(limit.rlim_cur);
+}
+
+int run_blocking(const ServerOptions& options,
+                 const std::function<void(std::uint16_t port)>& on_ready) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &signals, &previous);
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{previous};
+
+  raise_open_file_limit();
+  Server server(options);
+  const std::uint16_t port = server.start();
+  log::info(
+      "serving model '{}' on http://{}:{} (ttft {} ms, itl {} ms, {} token(s)/chunk, "
+      "max_num_seqs {}, {} thread(s))",
+      options.model, options.host, port, options.ttft_ms, options.itl_ms, options.tokens_per_chunk,
+      options.max_num_seqs, options.threads);
+  if (on_ready)
+    on_ready(port);
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  log::info("received signal {}, stopping", signal_number);
+  server.stop();
+  return signal_number;
+}
+
+}  // namespace llmbench::server
