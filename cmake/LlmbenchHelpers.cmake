@@ -29,8 +29,10 @@ function(llmbench_add_test name)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
+  # Where tests find the source tree (data/, ../shared) and the built `llmbench` binary.
+  target_compile_definitions(${name}_test PRIVATE
+    LLMBENCH_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LLMBENCH_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name}_test
-    PROPERTIES LABELS "${ARG_LABELS}"
-    ENVIRONMENT "LLMBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR};LLMBENCH_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "LLMBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)
 endfunction()

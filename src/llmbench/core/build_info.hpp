@@ -9,4 +9,7 @@ namespace llmbench::build_info {
 std::string_view version() noexcept;
 /// Git commit SHA of the source tree at configure time, or "unknown" outside a git checkout.
 std::string_view git_sha() noexcept;
+/// Folder of the bundled data (default prompts, corpus) in the source tree at configure time;
+/// `LLMBENCH_DATA_DIR` in the environment overrides it at run time (the CLI checks).
+std::string_view data_dir() noexcept;
 }  // namespace llmbench::build_info

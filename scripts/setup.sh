@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# setup.sh [--deps-only] — install the Debian 12 packages llmbench needs, then build the release
+# preset into build/release (binary: build/release/llmbench). Safe to run again.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(
+  cmake ninja-build g++ git ca-certificates pkg-config
+  libboost1.81-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang-format zstd
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)"
+echo "setup: built build/release/llmbench"

@@ -1,0 +1,21 @@
+#pragma once
+/// @file
+/// Subcommand registration (one file per subcommand). Each `add_*` registers its flags on the
+/// CLI11 app and returns the callable that runs the command after parsing.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+
+namespace llmbench::cli {
+
+/// Runs a parsed subcommand; returns the process exit code.
+using Command = std::function<int()>;
+
+/// `llmbench run`: benchmark an endpoint (or the built-in server when no --base-url is given).
+Command add_run_command(CLI::App& app);
+/// `llmbench serve`: the built-in OpenAI-compatible server.
+Command add_serve_command(CLI::App& app);
+
+}  // namespace llmbench::cli

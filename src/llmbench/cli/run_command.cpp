@@ -1,0 +1,633 @@
+#include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/server_flags.hpp"
+#include "llmbench/core/build_info.hpp"
+#include "llmbench/core/log.hpp"
+#include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/metrics/record_io.hpp"
+#include "llmbench/metrics/summary.hpp"
+#include "llmbench/report/report.hpp"
+#include "llmbench/server/server.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+namespace llmbench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+/// Everything `llmbench run` accepts, as typed (the "requested" configuration).
+struct RunFlags {
+  std::string base_url;
+  std::string host;
+  int port = 0;
+  std::string endpoint;
+  std::string backend = "openai";
+  std::string model;
+  std::string tokenizer;
+  std::string dataset_name = "mtbench";
+  std::string dataset_path;
+  std::int64_t num_prompts = 200;
+  std::uint64_t seed = 0;
+  std::int64_t random_input_len = 1024;
+  std::int64_t random_output_len = 128;
+  double random_range_ratio = 0.0;
+  std::int64_t random_prefix_len = 0;
+  std::int64_t sonnet_input_len = 550;
+  std::int64_t sonnet_output_len = 150;
+  std::int64_t sonnet_prefix_len = 200;
+  std::int64_t output_len = -1;
+  std::int64_t max_concurrency = -1;
+  std::string request_rate = "inf";
+  std::string burstiness = "1.0";
+  double duration_s = 0;
+  std::int64_t num_warmups = 0;
+  bool ignore_eos = false;
+  std::optional<std::int64_t> min_tokens;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::string extra_body;
+  std::vector<std::string> goodput;
+  std::string percentile_metrics = "ttft,tpot,itl,e2el";
+  std::string metric_percentiles = "50,90,95,99";
+  bool save_result = false;
+  bool save_detailed = false;
+  std::string result_dir;
+  std::string result_filename;
+  std::vector<std::string> headers;
+  std::string api_key;
+  bool insecure = false;
+  int client_threads = 0;
+  double connect_timeout_s = 10;
+  double first_byte_timeout_s = 600;
+  double idle_timeout_s = 300;
+  double timeout_s = 3600;
+  bool no_stream = false;
+  bool continuous_usage = false;
+  bool no_prewarm = false;
+  bool quiet = false;
+  server::ServerOptions server;
+};
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int /*sig*/) {
+  g_stop.store(true);
+}
+
+double parse_positive_or_inf(const std::string& text, const char* flag) {
+  if (text == "inf" || text == "Inf" || text == "infinity") {
+    return std::numeric_limits<double>::infinity();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(v > 0) || std::isnan(v)) {
+    throw Exception(Error{fmt::format("expected a positive number or 'inf', got '{}'", text), flag,
+                          end == nullptr ? 0 : end - text.c_str()});
+  }
+  return v;
+}
+
+std::vector<double> parse_percentiles(const std::string& text) {
+  std::vector<double> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(v >= 0 && v <= 100)) {
+      throw Exception(Error{fmt::format("'{}' is not a percentile in [0, 100]", item),
+                            "--metric-percentiles", static_cast<std::int64_t>(pos)});
+    }
+    out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_csv(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    if (comma > pos)
+      out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+json requested_config(const RunFlags& f) {
+  json j = {{"base_url", f.base_url},
+            {"endpoint", f.endpoint},
+            {"backend", f.backend},
+            {"model", f.model},
+            {"tokenizer", f.tokenizer},
+            {"dataset_name", f.dataset_name},
+            {"dataset_path", f.dataset_path},
+            {"num_prompts", f.num_prompts},
+            {"seed", f.seed},
+            {"random_input_len", f.random_input_len},
+            {"random_output_len", f.random_output_len},
+            {"random_range_ratio", f.random_range_ratio},
+            {"random_prefix_len", f.random_prefix_len},
+            {"output_len", f.output_len},
+            {"max_concurrency", f.max_concurrency},
+            {"request_rate", f.request_rate},
+            {"burstiness", f.burstiness},
+            {"duration", f.duration_s},
+            {"num_warmups", f.num_warmups},
+            {"ignore_eos", f.ignore_eos},
+            {"extra_body", f.extra_body},
+            {"goodput", f.goodput},
+            {"percentile_metrics", f.percentile_metrics},
+            {"metric_percentiles", f.metric_percentiles},
+            {"client_threads", f.client_threads},
+            {"stream", !f.no_stream},
+            {"continuous_usage", f.continuous_usage},
+            {"insecure", f.insecure},
+            {"header_names", json::array()}};
+  for (const auto& h : f.headers) {
+    j["header_names"].push_back(h.substr(0, h.find(':')));  // values may be secrets
+  }
+  if (f.min_tokens)
+    j["min_tokens"] = *f.min_tokens;
+  if (f.temperature)
+    j["temperature"] = *f.temperature;
+  if (f.top_p)
+    j["top_p"] = *f.top_p;
+  return j;
+}
+
+/// Prints "done/total, rate, errors" on one line of a terminal until stopped.
+class ProgressLine {
+ public:
+  ProgressLine(const loadgen::Progress& p, bool enabled) : p_(p) {
+    if (enabled && isatty(STDERR_FILENO) != 0) {
+      thread_ = std::thread([this] { loop(); });
+    }
+  }
+  ~ProgressLine() { stop(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ProgressLine(ProgressLine&&) = delete;
+  ProgressLine& operator=(ProgressLine&&) = delete;
+
+  void stop() {
+    if (thread_.joinable()) {
+      done_.store(true);
+      thread_.join();
+      std::fprintf(stderr, "\r\033[K");
+    }
+  }
+
+ private:
+  void loop() {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!done_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const auto done = p_.done.load();
+      const auto total = p_.total.load();
+      std::fprintf(stderr, "\r\033[K[%lld/%s] %.1f req/s, %.0f tok/s, errors %lld, %.0fs",
+                   static_cast<long long>(done), total > 0 ? std::to_string(total).c_str() : "?",
+                   s > 0 ? static_cast<double>(done) / s : 0.0,
+                   s > 0 ? static_cast<double>(p_.output_tokens.load()) / s : 0.0,
+                   static_cast<long long>(p_.failed.load()), s);
+      std::fflush(stderr);
+    }
+  }
+  const loadgen::Progress& p_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+std::string default_result_name(const RunFlags& f, const std::string& model, double rate) {
+  const auto now = std::chrono::system_clock::now();
+  std::string m = model;
+  for (char& c : m) {
+    if (c == '/' || c == ' ')
+      c = '_';
+  }
+  const std::string rate_s = std::isinf(rate) ? "inf" : fmt::format("{:g}", rate);
+  std::string conc = f.max_concurrency > 0 ? fmt::format("-concurrency{}", f.max_concurrency) : "";
+  return fmt::format("{}-{}qps{}-{}-{:%Y%m%d-%H%M%S}", f.backend, rate_s, conc, m,
+                     fmt::localtime(std::chrono::system_clock::to_time_t(now)));
+}
+
+int execute_run(RunFlags& f) {
+  // ---- validate and derive the effective configuration ----
+  const double rate = parse_positive_or_inf(f.request_rate, "--request-rate");
+  const double burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
+  const auto percentiles = parse_percentiles(f.metric_percentiles);
+  const auto percentile_metrics = split_csv(f.percentile_metrics);
+  report::check_percentile_metrics(percentile_metrics);
+  metrics::SummaryOptions summary_options;
+  summary_options.percentiles = percentiles;
+  summary_options.slo = metrics::parse_slo(f.goodput);
+  const auto backend = protocol::parse_backend(f.backend);
+  if (f.num_prompts <= 0 && f.duration_s <= 0) {
+    throw Exception(Error{"must be positive", "--num-prompts", -1});
+  }
+  if (f.max_concurrency == 0 || f.max_concurrency < -1) {
+    throw Exception(Error{"must be a positive number of requests", "--max-concurrency", -1});
+  }
+  if (f.duration_s < 0) {
+    throw Exception(Error{"must not be negative", "--duration", -1});
+  }
+
+  loadgen::LoadOptions lo;
+  lo.backend = backend;
+  lo.chat = protocol::is_chat_backend(backend);
+  lo.endpoint = f.endpoint.empty() ? std::string(protocol::default_endpoint(backend)) : f.endpoint;
+  if (lo.endpoint.find("chat") != std::string::npos) {
+    lo.chat = true;
+  }
+  for (const auto& h : f.headers) {
+    const auto colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw Exception(Error{"expected 'Name: value'", "--header", -1});
+    }
+    std::string value = h.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    lo.client.headers.emplace_back(h.substr(0, colon), value);
+  }
+  std::string api_key = f.api_key;
+  if (api_key.empty()) {
+    if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr)
+      api_key = k;
+  }
+  if (!api_key.empty()) {
+    lo.client.headers.emplace_back("Authorization", "Bearer " + api_key);
+  }
+  lo.client.insecure = f.insecure;
+  const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
+  lo.client.connect_timeout = ms(f.connect_timeout_s);
+  lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
+  lo.client.idle_timeout = ms(f.idle_timeout_s);
+  lo.client.total_timeout = ms(f.timeout_s);
+  lo.num_prompts = f.num_prompts;
+  lo.num_warmups = f.num_warmups;
+  lo.max_concurrency = f.max_concurrency;
+  lo.request_rate = rate;
+  lo.burstiness = burstiness;
+  lo.duration_s = f.duration_s;
+  lo.drain_timeout_s = f.timeout_s;
+  lo.seed = f.seed;
+  lo.client_threads = f.client_threads;
+  lo.stream = !f.no_stream;
+  lo.continuous_usage = f.continuous_usage;
+  lo.ignore_eos = f.ignore_eos;
+  lo.min_tokens = f.min_tokens;
+  lo.temperature = f.temperature;
+  lo.top_p = f.top_p;
+  lo.extra_body_json = f.extra_body;
+  lo.prewarm_connections = !f.no_prewarm;
+
+  // ---- the target: a given URL, or the built-in server on a free loopback port ----
+  std::unique_ptr<server::Server> builtin;
+  std::string base_url = f.base_url;
+  if (base_url.empty() && !f.host.empty()) {
+    base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
+  }
+  if (base_url.empty()) {
+    server::raise_open_file_limit();
+    builtin = std::make_unique<server::Server>(f.server);
+    const auto port = builtin->start();
+    base_url = fmt::format("http://127.0.0.1:{}", port);
+    log::info(
+        "no --base-url given: started the built-in server ({}) on {} (TTFT {} ms, ITL {} ms, "
+        "{} token(s)/chunk, max_num_seqs {})",
+        f.server.model, base_url, f.server.ttft_ms, f.server.itl_ms, f.server.tokens_per_chunk,
+        f.server.max_num_seqs);
+    if (f.backend == "openai" || f.backend == "vllm") {
+      lo.continuous_usage = lo.continuous_usage || backend == protocol::Backend::Vllm;
+    }
+  }
+  auto url = http::parse_url(base_url);
+  if (!url) {
+    throw Exception(Error{url.error().message, "--base-url", url.error().offset});
+  }
+  lo.url = *url;
+
+  // ---- what the server says it serves ----
+  json server_models = nullptr;
+  try {
+    auto [status, body] = http::fetch_blocking(lo.url, lo.url.path_prefix + "/v1/models", lo.client,
+                                               std::chrono::seconds(10));
+    if (status == 200) {
+      server_models = json::parse(body, nullptr, false);
+      if (server_models.is_discarded())
+        server_models = body;
+    } else {
+      log::warn("GET /v1/models answered HTTP {}", status);
+    }
+  } catch (const Exception& e) {
+    log::warn("GET /v1/models failed: {}", e.what());
+  }
+  lo.model = f.model;
+  if (lo.model.empty() && server_models.is_object() && server_models.contains("data") &&
+      server_models["data"].is_array() && !server_models["data"].empty() &&
+      server_models["data"][0].contains("id") && server_models["data"][0]["id"].is_string()) {
+    lo.model = server_models["data"][0]["id"].get<std::string>();
+    log::info("--model not given: using '{}' from /v1/models", lo.model);
+  }
+  if (lo.model.empty()) {
+    throw Exception(Error{"not given and the server's /v1/models named none", "--model", -1});
+  }
+
+  // ---- workload ----
+  workload::DatasetOptions dopt;
+  dopt.kind = workload::parse_dataset_kind(f.dataset_name);
+  dopt.path = f.dataset_path;
+  dopt.num_prompts = f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts;
+  dopt.num_prompts += f.num_warmups;
+  dopt.seed = f.seed;
+  dopt.output_len = f.output_len;
+  dopt.random_input_len = f.random_input_len;
+  dopt.random_output_len = f.random_output_len;
+  dopt.random_range_ratio = f.random_range_ratio;
+  dopt.random_prefix_len = f.random_prefix_len;
+  dopt.sonnet_input_len = f.sonnet_input_len;
+  dopt.sonnet_output_len = f.sonnet_output_len;
+  dopt.sonnet_prefix_len = f.sonnet_prefix_len;
+  dopt.data_dir = std::string(build_info::data_dir());
+  if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr)
+    dopt.data_dir = d;
+  const auto samples = workload::load_samples(dopt);
+
+  // ---- outputs: per-request JSONL written as each request finishes ----
+  const bool saving = f.save_result || !f.result_dir.empty();
+  const std::string stem =
+      f.result_filename.empty()
+          ? default_result_name(f, lo.model, rate)
+          : std::filesystem::path(f.result_filename).replace_extension().string();
+  const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
+  std::ofstream records_out;
+  std::filesystem::path records_path;
+  if (saving) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    records_path = dir / (stem + ".records.jsonl");
+    records_out.open(records_path, std::ios::out | std::ios::trunc);
+    if (!records_out) {
+      throw Exception(Error{"cannot open for writing", records_path.string(), -1});
+    }
+  }
+  loadgen::RecordSink sink = [&](const metrics::RequestRecord& r) {
+    if (records_out.is_open()) {
+      records_out << metrics::record_to_json_line(r) << '\n';
+      records_out.flush();  // a killed run keeps every completed request
+    }
+  };
+
+  // ---- run ----
+  log::info(
+      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint, lo.model,
+      f.duration_s > 0 ? std::string("duration ") + fmt::format("{}s", f.duration_s)
+                       : std::to_string(f.num_prompts),
+      f.num_warmups > 0 ? fmt::format(" + {} warm-up", f.num_warmups) : "",
+      std::isinf(rate) ? std::string("request rate inf")
+                       : fmt::format("request rate {:g}/s, burstiness {:g}", rate, burstiness),
+      f.max_concurrency > 0 ? fmt::format(", max concurrency {}", f.max_concurrency) : "");
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  loadgen::Progress progress;
+  const auto start_time = std::chrono::system_clock::now();
+  loadgen::LoadResult result;
+  {
+    ProgressLine line(progress, !f.quiet);
+    result = loadgen::run_load(lo, samples, sink, &progress, &g_stop);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (builtin) {
+    builtin->stop();
+  }
+  if (result.interrupted) {
+    log::warn("interrupted: reporting the {} requests that finished", result.records.size());
+  }
+
+  // ---- metrics and reports ----
+  for (auto& r : result.records) {
+    metrics::assign_chunk_tokens(r);
+  }
+  const auto summary = metrics::summarize(result.records, summary_options);
+  report::ConsoleOptions copt;
+  copt.percentile_metrics = percentile_metrics;
+  if (f.max_concurrency > 0)
+    copt.max_concurrency = static_cast<int>(f.max_concurrency);
+  if (std::isfinite(rate))
+    copt.request_rate = rate;
+  copt.show_goodput =
+      summary_options.slo.ttft_ms || summary_options.slo.tpot_ms || summary_options.slo.e2el_ms;
+  // Load accuracy: requested vs achieved send rate, and connection reuse.
+  if (std::isfinite(rate) && result.schedule_span_ns > 0 && summary.total > 1) {
+    TimeNs first_sent = std::numeric_limits<TimeNs>::max();
+    TimeNs last_sent = 0;
+    std::int64_t sent = 0;
+    for (const auto& r : result.records) {
+      if (r.warmup || r.sent_ns < 0)
+        continue;
+      first_sent = std::min(first_sent, r.sent_ns);
+      last_sent = std::max(last_sent, r.sent_ns);
+      ++sent;
+    }
+    const double planned =
+        static_cast<double>(result.planned - 1) / ns_to_s(result.schedule_span_ns);
+    copt.load_lines.emplace_back("Scheduled send rate (req/s):", fmt::format("{:.2f}", planned));
+    if (sent > 1 && last_sent > first_sent) {
+      const double achieved = static_cast<double>(sent - 1) / ns_to_s(last_sent - first_sent);
+      copt.load_lines.emplace_back("Achieved send rate (req/s):", fmt::format("{:.2f}", achieved));
+      if (achieved < 0.95 * planned) {
+        log::warn(
+            "the client sent at {:.2f} req/s but the schedule asked for {:.2f} req/s: the "
+            "client (or the concurrency cap) could not keep up",
+            achieved, planned);
+      }
+    }
+  }
+  copt.load_lines.emplace_back("Connections opened:", std::to_string(result.connections_opened));
+  report::print_console(stdout, summary, copt);
+  if (summary.lateness_ms.count > 0 && summary.lateness_ms.max > 10.0 && std::isfinite(rate) &&
+      f.max_concurrency <= 0) {
+    log::warn(
+        "the client sent requests up to {:.1f} ms late (mean {:.2f} ms): it could not keep "
+        "up with the schedule; see lateness_ms in the results",
+        summary.lateness_ms.max, summary.lateness_ms.mean);
+  }
+
+  if (f.save_result) {
+    report::RunInfo info;
+    info.date = fmt::format("{:%Y%m%d-%H%M%S}",
+                            fmt::localtime(std::chrono::system_clock::to_time_t(start_time)));
+    info.backend = f.backend;
+    info.model_id = lo.model;
+    info.tokenizer_id = f.tokenizer.empty() ? lo.model : f.tokenizer;
+    info.base_url = lo.url.origin() + lo.url.path_prefix;
+    info.endpoint = lo.endpoint;
+    info.num_prompts = f.num_prompts;
+    info.request_rate = rate;
+    info.burstiness = burstiness;
+    info.max_concurrency = static_cast<int>(f.max_concurrency);
+    info.slo = summary_options.slo;
+    info.seed = f.seed;
+    info.tool_version = std::string(build_info::version());
+    info.git_sha = std::string(build_info::git_sha());
+    info.config_requested = requested_config(f);
+    json eff = requested_config(f);
+    eff["base_url"] = info.base_url;
+    eff["endpoint"] = lo.endpoint;
+    eff["model"] = lo.model;
+    eff["chat"] = lo.chat;
+    eff["continuous_usage"] = lo.continuous_usage;
+    eff["client_threads"] =
+        f.client_threads > 0 ? f.client_threads
+                             : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    eff["builtin_server"] = builtin ? json{{"ttft_ms", f.server.ttft_ms},
+                                           {"itl_ms", f.server.itl_ms},
+                                           {"tokens_per_chunk", f.server.tokens_per_chunk},
+                                           {"max_num_seqs", f.server.max_num_seqs},
+                                           {"model", f.server.model}}
+                                    : json(nullptr);
+    eff["samples"] = samples.size();
+    info.config_effective = eff;
+    info.server_models = server_models;
+    info.run_start_steady_ns = result.run_start_steady_ns;
+    info.percentiles = percentiles;
+    info.extra = {{"interrupted", result.interrupted},
+                  {"connections_opened", result.connections_opened},
+                  {"records_file", records_path.filename().string()}};
+    if (f.save_detailed) {
+      json ttfts = json::array();
+      json in_lens = json::array();
+      json out_lens = json::array();
+      json errors = json::array();
+      for (const auto& r : result.records) {
+        if (r.warmup)
+          continue;
+        const auto lat = metrics::request_latency(r);
+        ttfts.push_back(std::isnan(lat.ttft_ms) ? json(nullptr) : json(lat.ttft_ms / 1000.0));
+        in_lens.push_back(r.input_tokens >= 0 ? r.input_tokens : r.prompt_len);
+        out_lens.push_back(metrics::output_token_count(r));
+        errors.push_back(r.error_message);
+      }
+      info.extra["ttfts"] = ttfts;
+      info.extra["input_lens"] = in_lens;
+      info.extra["output_lens"] = out_lens;
+      info.extra["errors"] = errors;
+    }
+    const auto path = dir / (stem + ".json");
+    report::write_json_file(path.string(), report::results_json(summary, info));
+    log::info("results written to {}", path.string());
+  }
+  if (records_out.is_open()) {
+    log::info("per-request records written to {}", records_path.string());
+  }
+  return (summary.failed > 0 || result.interrupted) ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "run", "Benchmark an OpenAI-compatible endpoint (the built-in server if no --base-url)");
+  auto f = std::make_shared<RunFlags>();
+  sub->add_option("--base-url", f->base_url,
+                  "Server URL, e.g. http://127.0.0.1:8000 (default: start the built-in server)");
+  sub->add_option("--host", f->host, "Server host, used with --port when no --base-url is given");
+  sub->add_option("--port", f->port, "Server port (default 8000 when --host is given)");
+  sub->add_option("--endpoint", f->endpoint,
+                  "API path, default /v1/completions or /v1/chat/completions by --backend");
+  sub->add_option("--backend", f->backend,
+                  "Request shape: openai, openai-chat, vllm, sglang, llamacpp, deepseek")
+      ->capture_default_str();
+  sub->add_option("--model", f->model, "Model name (default: the first from /v1/models)");
+  sub->add_option("--tokenizer", f->tokenizer, "Tokenizer name or path (recorded)");
+  sub->add_option("--dataset-name", f->dataset_name, "sharegpt, mtbench, custom, sonnet, random")
+      ->capture_default_str();
+  sub->add_option("--dataset-path", f->dataset_path, "Dataset file (or text folder for random)");
+  sub->add_option("--num-prompts", f->num_prompts, "Measured requests")->capture_default_str();
+  sub->add_option("--seed", f->seed, "Master seed for sampling, lengths and arrivals")
+      ->capture_default_str();
+  sub->add_option("--random-input-len", f->random_input_len)->capture_default_str();
+  sub->add_option("--random-output-len", f->random_output_len)->capture_default_str();
+  sub->add_option("--random-range-ratio", f->random_range_ratio,
+                  "Lengths uniform in [L(1-r), L(1+r)]")
+      ->capture_default_str();
+  sub->add_option("--random-prefix-len", f->random_prefix_len)->capture_default_str();
+  sub->add_option("--sonnet-input-len", f->sonnet_input_len)->capture_default_str();
+  sub->add_option("--sonnet-output-len", f->sonnet_output_len)->capture_default_str();
+  sub->add_option("--sonnet-prefix-len", f->sonnet_prefix_len)->capture_default_str();
+  sub->add_option("--output-len,--sharegpt-output-len,--custom-output-len", f->output_len,
+                  "Output tokens per request for datasets without their own lengths (default 256)");
+  sub->add_option("--max-concurrency", f->max_concurrency, "Closed-loop cap on requests in flight");
+  sub->add_option("--request-rate", f->request_rate, "Open-loop arrivals per second, or inf")
+      ->capture_default_str();
+  sub->add_option("--burstiness", f->burstiness,
+                  "Gamma shape of inter-arrival gaps: 1 = Poisson, inf = evenly spaced")
+      ->capture_default_str();
+  sub->add_option("--duration", f->duration_s, "Send for this many seconds instead of a count");
+  sub->add_option("--num-warmups", f->num_warmups, "Warm-up requests, excluded from results")
+      ->capture_default_str();
+  sub->add_flag("--ignore-eos", f->ignore_eos,
+                "Ask the server to ignore EOS (vllm/sglang/llamacpp)");
+  sub->add_option("--min-tokens", f->min_tokens, "min_tokens for backends that support it");
+  sub->add_option("--temperature", f->temperature);
+  sub->add_option("--top-p", f->top_p);
+  sub->add_option("--extra-body", f->extra_body, "JSON object merged into every request body");
+  sub->add_option("--goodput", f->goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
+  sub->add_option("--percentile-metrics", f->percentile_metrics,
+                  "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
+                  "ttft_sched,e2el_sched,lateness")
+      ->capture_default_str();
+  sub->add_option("--metric-percentiles", f->metric_percentiles)->capture_default_str();
+  sub->add_flag("--save-result", f->save_result, "Write the results JSON");
+  sub->add_flag("--save-detailed", f->save_detailed, "Add per-request arrays to the results JSON");
+  sub->add_option("--result-dir", f->result_dir,
+                  "Folder for results; per-request JSONL is written there as requests finish");
+  sub->add_option("--result-filename", f->result_filename);
+  sub->add_option("--header", f->headers, "Extra request header 'Name: value' (repeatable)");
+  sub->add_option("--api-key", f->api_key, "API key (default: $OPENAI_API_KEY); never logged");
+  sub->add_flag("--insecure", f->insecure, "https: do not verify the server certificate");
+  sub->add_option("--client-threads", f->client_threads, "Client threads (default: all cores)");
+  sub->add_option("--connect-timeout", f->connect_timeout_s, "Seconds")->capture_default_str();
+  sub->add_option("--first-byte-timeout", f->first_byte_timeout_s, "Seconds")
+      ->capture_default_str();
+  sub->add_option("--idle-timeout", f->idle_timeout_s, "Seconds of stream silence")
+      ->capture_default_str();
+  sub->add_option("--timeout", f->timeout_s, "Seconds per request, end to end")
+      ->capture_default_str();
+  sub->add_flag("--no-stream", f->no_stream, "Non-streaming requests (TTFT = E2EL)");
+  sub->add_flag("--continuous-usage", f->continuous_usage,
+                "Ask for usage on every chunk (vLLM continuous_usage_stats)");
+  sub->add_flag("--no-prewarm", f->no_prewarm, "Do not open connections before the run");
+  sub->add_flag("--quiet,--disable-tqdm", f->quiet, "No live progress line");
+  add_timing_flags(*sub, f->server, "server-");
+  return [f] { return execute_run(*f); };
+}
+
+}  // namespace llmbench::cli

@@ -1,0 +1,37 @@
+#include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/server_flags.hpp"
+#include "llmbench/server/server.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+
+namespace llmbench::cli {
+
+Command add_serve_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("serve", "Run the built-in OpenAI-compatible server on 127.0.0.1");
+  auto opts = std::make_shared<server::ServerOptions>();
+  auto port_file = std::make_shared<std::string>();
+  sub->add_option("--host", opts->host, "Listen address (loopback by default)")
+      ->capture_default_str();
+  sub->add_option("--port", opts->port, "TCP port; 0 picks a free one")->capture_default_str();
+  sub->add_option("--port-file", *port_file, "Write the bound port to this file once listening");
+  sub->add_option("--threads", opts->threads, "Worker threads")->capture_default_str();
+  sub->add_option("--model", opts->model, "Model id to report")->capture_default_str();
+  sub->add_option("--emission-log", opts->emission_log_path,
+                  "Append one JSON line per request with the time each chunk was written");
+  add_timing_flags(*sub, *opts, "");
+  return [opts, port_file] {
+    server::run_blocking(*opts, [&](std::uint16_t port) {
+      std::fprintf(stderr, "llmbench: serving model '%s' on http://%s:%u (Ctrl-C stops)\n",
+                   opts->model.c_str(), opts->host.c_str(), static_cast<unsigned>(port));
+      if (!port_file->empty()) {
+        server::write_port_file(*port_file, port);
+      }
+    });
+    return 0;
+  };
+}
+
+}  // namespace llmbench::cli

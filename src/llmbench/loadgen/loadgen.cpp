@@ -1,0 +1,365 @@
+#include "llmbench/loadgen/loadgen.hpp"
+
+#include "llmbench/core/log.hpp"
+#include "llmbench/loadgen/request_handler.hpp"
+#include "llmbench/workload/arrivals.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace llmbench::loadgen {
+
+namespace net = boost::asio;
+using metrics::RequestRecord;
+
+namespace {
+
+constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+
+/// One planned request.
+struct Job {
+  std::int64_t id = 0;
+  std::size_t sample = 0;
+  TimeNs scheduled_ns = 0;  // run-relative
+  bool warmup = false;
+  std::size_t worker = 0;  // index of the worker thread running it
+};
+
+/// A client thread: its own io_context, connection pool and decoder (nothing shared).
+struct Worker {
+  net::io_context ioc{1};
+  net::executor_work_guard<net::io_context::executor_type> guard{ioc.get_executor()};
+  http::ConnectionPool pool;
+  protocol::Decoder decoder;
+  std::thread thread;
+
+  Worker(const http::Url& url, const http::ClientOptions& options) : pool(ioc, url, options) {}
+};
+
+/// Shared state of one run. Fields marked (D) are touched only on the dispatcher thread.
+struct Run {
+  const LoadOptions& opt;
+  const std::vector<workload::Sample>& samples;
+  const RecordSink& sink;
+  Progress* progress;
+  const std::atomic<bool>* stop;
+  RunClock clock;
+  std::vector<std::string> bodies;  // one request body per sample, built before the run
+  std::vector<std::unique_ptr<Worker>> workers;
+  net::io_context dispatcher{1};
+  std::mutex sink_mutex;
+  std::vector<RequestRecord> records;                           // guarded by sink_mutex
+  std::int64_t in_flight = 0;                                   // (D)
+  std::int64_t cap = std::numeric_limits<std::int64_t>::max();  // (D)
+  net::steady_timer slot_freed{dispatcher};                     // (D)
+  std::vector<std::int64_t> worker_load;                        // (D) in flight per worker
+  bool cancelled = false;                                       // (D)
+
+  Run(const LoadOptions& o, const std::vector<workload::Sample>& s, const RecordSink& k,
+      Progress* p, const std::atomic<bool>* st)
+      : opt(o), samples(s), sink(k), progress(p), stop(st) {}
+
+  [[nodiscard]] bool stop_requested() const {
+    return stop != nullptr && stop->load(std::memory_order_relaxed);
+  }
+
+  std::string target() const { return opt.url.path_prefix + opt.endpoint; }
+
+  void build_bodies() {
+    bodies.reserve(samples.size());
+    for (const auto& s : samples) {
+      protocol::GenRequest g;
+      g.model = opt.model;
+      g.chat = opt.chat;
+      g.prompt = s.prompt;
+      g.messages = s.messages;
+      g.max_tokens = s.output_len;
+      g.stream = opt.stream;
+      g.include_usage = true;
+      g.continuous_usage = opt.continuous_usage;
+      g.ignore_eos = opt.ignore_eos;
+      g.min_tokens = opt.min_tokens;
+      g.temperature = opt.temperature;
+      g.top_p = opt.top_p;
+      g.extra_body_json = opt.extra_body_json;
+      bodies.push_back(protocol::build_request_body(opt.backend, g));
+    }
+  }
+
+  /// Runs on a worker: sends one request and records it.
+  net::awaitable<void> execute(Worker& w, Job job) {
+    RequestRecord rec;
+    rec.id = job.id;
+    rec.warmup = job.warmup;
+    rec.scheduled_ns = job.scheduled_ns;
+    const auto& sample = samples[job.sample];
+    rec.prompt_len = sample.prompt_len;
+    rec.max_tokens = sample.output_len;
+    http::Request req;
+    req.target = target();
+    req.body = bodies[job.sample];
+    req.accept = opt.stream ? "text/event-stream" : "application/json";
+    req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
+    RecordingHandler handler(rec, w.decoder, opt.stream, clock.start_ns());
+    if (progress != nullptr && !job.warmup) {
+      progress->sent.fetch_add(1, std::memory_order_relaxed);
+    }
+    http::Outcome outcome;
+    try {
+      outcome = co_await w.pool.execute(req, handler);
+    } catch (const std::exception& e) {
+      outcome.failure = http::Failure::Io;
+      outcome.message = e.what();
+    }
+    handler.finish(outcome, steady_now_ns());
+    if (rec.sent_ns < 0) {
+      rec.sent_ns = rec.done_ns;  // never reached the wire (connect failure)
+    }
+    deliver(std::move(rec));
+    net::post(dispatcher, [this, wi = job.worker] { release_slot(wi); });
+  }
+
+  void deliver(RequestRecord&& rec) {
+    if (progress != nullptr && !rec.warmup) {
+      progress->done.fetch_add(1, std::memory_order_relaxed);
+      if (!rec.ok()) {
+        progress->failed.fetch_add(1, std::memory_order_relaxed);
+      }
+      std::int64_t n = rec.output_tokens;
+      if (n < 0) {
+        n = static_cast<std::int64_t>(rec.chunks.size());
+      }
+      progress->output_tokens.fetch_add(n, std::memory_order_relaxed);
+    }
+    const std::lock_guard<std::mutex> lock(sink_mutex);
+    if (sink) {
+      sink(rec);
+    }
+    records.push_back(std::move(rec));
+  }
+
+  void release_slot(std::size_t worker) {  // (D)
+    --in_flight;
+    --worker_load[worker];
+    slot_freed.cancel();
+  }
+
+  /// (D) Waits until fewer than `cap` requests are in flight, or the run is stopped.
+  net::awaitable<bool> acquire_slot() {
+    while (in_flight >= cap) {
+      if (stop_requested() || cancelled) {
+        co_return false;
+      }
+      slot_freed.expires_after(std::chrono::milliseconds(50));
+      co_await slot_freed.async_wait(kAsTuple);
+    }
+    co_return !(stop_requested() || cancelled);
+  }
+
+  /// (D) Waits until run-relative time `t_ns`, waking every 50 ms to honour `stop`.
+  net::awaitable<bool> sleep_until(TimeNs t_ns) {
+    net::steady_timer timer(dispatcher);
+    for (;;) {
+      if (stop_requested()) {
+        co_return false;
+      }
+      const TimeNs left = t_ns - clock.now();
+      if (left <= 0) {
+        co_return true;
+      }
+      const auto step = std::min<TimeNs>(left, 50'000'000);
+      timer.expires_at(
+          std::chrono::steady_clock::time_point(std::chrono::nanoseconds(steady_now_ns() + step)));
+      co_await timer.async_wait(kAsTuple);
+    }
+  }
+
+  void dispatch(Job job) {  // (D)
+    ++in_flight;
+    // The least-loaded worker: keeps each thread's connection count near cap / threads, so the
+    // connections opened ahead of the run are the ones used.
+    job.worker = static_cast<std::size_t>(std::min_element(worker_load.begin(), worker_load.end()) -
+                                          worker_load.begin());
+    ++worker_load[job.worker];
+    Worker& w = *workers[job.worker];
+    net::co_spawn(w.ioc, execute(w, job), [](const std::exception_ptr& e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          log::error("request coroutine failed: {}", ex.what());
+        }
+      }
+    });
+  }
+
+  /// (D) Waits for every in-flight request, cancelling them after `timeout_ns` or on stop.
+  net::awaitable<void> drain(TimeNs timeout_ns) {
+    const TimeNs deadline = clock.now() + timeout_ns;
+    net::steady_timer timer(dispatcher);
+    while (in_flight > 0) {
+      if ((stop_requested() || clock.now() >= deadline) && !cancelled) {
+        cancelled = true;
+        for (auto& w : workers) {
+          net::post(w->ioc, [wp = w.get()] { wp->pool.cancel_all(); });
+        }
+      }
+      slot_freed.expires_after(std::chrono::milliseconds(50));
+      co_await slot_freed.async_wait(kAsTuple);
+    }
+  }
+
+  net::awaitable<void> plan(LoadResult& result) {
+    const bool timed = opt.duration_s > 0;
+    const bool open_loop = std::isfinite(opt.request_rate) && opt.request_rate > 0;
+    if (opt.max_concurrency > 0) {
+      cap = opt.max_concurrency;
+    }
+    std::int64_t next_id = 0;
+    // ---- warm-up: sent together (within the cap), not timed ----
+    for (std::int64_t i = 0; i < opt.num_warmups; ++i) {
+      if (!co_await acquire_slot())
+        break;
+      dispatch(Job{next_id++, static_cast<std::size_t>(i) % samples.size(), clock.now(), true});
+    }
+    co_await drain(static_cast<TimeNs>(opt.drain_timeout_s * 1e9));
+    if (stop_requested()) {
+      result.interrupted = true;
+      co_return;
+    }
+    // ---- measured phase ----
+    const TimeNs t0 = clock.now();
+    result.measure_start_ns = t0;
+    const TimeNs end_ns =
+        timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
+    std::vector<TimeNs> arrivals;
+    workload::ArrivalOptions ao{opt.request_rate, opt.burstiness, opt.seed};
+    constexpr std::int64_t kMaxTimedRequests = 10'000'000;
+    if (open_loop) {
+      arrivals = timed ? workload::arrival_times_until(end_ns - t0, kMaxTimedRequests, ao)
+                       : workload::arrival_times(opt.num_prompts, ao);
+      result.planned = static_cast<std::int64_t>(arrivals.size());
+      if (!arrivals.empty())
+        result.schedule_span_ns = arrivals.back();
+    } else {
+      result.planned = timed ? 0 : opt.num_prompts;
+    }
+    if (progress != nullptr) {
+      progress->total.store(timed && !open_loop ? 0 : result.planned);
+    }
+    const std::int64_t count = timed && !open_loop ? kMaxTimedRequests : result.planned;
+    for (std::int64_t i = 0; i < count; ++i) {
+      TimeNs scheduled = 0;
+      if (open_loop) {
+        scheduled = t0 + arrivals[static_cast<std::size_t>(i)];
+        if (!co_await sleep_until(scheduled))
+          break;
+        if (!co_await acquire_slot())
+          break;
+      } else {
+        if (!co_await acquire_slot())
+          break;
+        scheduled = clock.now();  // closed loop: the moment a slot freed
+      }
+      if (clock.now() >= end_ns)
+        break;
+      dispatch(Job{next_id++, static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
+                   scheduled, false});
+    }
+    if (timed && progress != nullptr) {
+      progress->total.store(next_id - opt.num_warmups);
+    }
+    result.interrupted = stop_requested();
+    co_await drain(static_cast<TimeNs>(opt.drain_timeout_s * 1e9));
+    result.interrupted = result.interrupted || stop_requested();
+  }
+};
+
+}  // namespace
+
+LoadResult run_load(const LoadOptions& options, const std::vector<workload::Sample>& samples,
+                    const RecordSink& sink, Progress* progress, const std::atomic<bool>* stop) {
+  if (samples.empty()) {
+    throw Exception("no samples to send (the dataset produced no prompts)");
+  }
+  if (options.duration_s <= 0 && options.num_prompts <= 0) {
+    throw Exception("--num-prompts must be positive (or give --duration)");
+  }
+  Run run(options, samples, sink, progress, stop);
+  run.build_bodies();
+  int threads = options.client_threads;
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  }
+  for (int i = 0; i < threads; ++i) {
+    run.workers.push_back(std::make_unique<Worker>(options.url, options.client));
+  }
+  run.worker_load.assign(run.workers.size(), 0);
+  for (auto& w : run.workers) {
+    w->thread = std::thread([wp = w.get()] { wp->ioc.run(); });
+  }
+  // Open keep-alive connections before the clock matters, so no request pays for setup.
+  if (options.prewarm_connections) {
+    const std::int64_t want =
+        options.max_concurrency > 0
+            ? options.max_concurrency
+            : std::min<std::int64_t>(std::max<std::int64_t>(options.num_prompts, 1), 64);
+    const auto per_worker = static_cast<std::size_t>((want + threads - 1) / threads);
+    std::vector<std::future<http::Outcome>> pending;
+    for (auto& w : run.workers) {
+      std::promise<http::Outcome> promise;
+      pending.push_back(promise.get_future());
+      net::co_spawn(w->ioc, w->pool.prewarm(per_worker),
+                    [p = std::move(promise)](const std::exception_ptr& e, http::Outcome o) mutable {
+                      if (e) {
+                        o.failure = http::Failure::Io;
+                        o.message = "prewarm failed";
+                      }
+                      p.set_value(std::move(o));
+                    });
+    }
+    for (auto& f : pending) {
+      const auto out = f.get();
+      if (out.failure != http::Failure::None) {
+        log::warn("could not open connections ahead of the run: {}", out.message);
+      }
+    }
+  }
+  LoadResult result;
+  result.run_start_steady_ns = run.clock.start_ns();
+  std::exception_ptr failure;
+  net::co_spawn(run.dispatcher, run.plan(result),
+                [&failure](const std::exception_ptr& e) { failure = e; });
+  run.dispatcher.run();
+  for (auto& w : run.workers) {
+    net::post(w->ioc, [wp = w.get()] {
+      wp->pool.cancel_all();
+      wp->guard.reset();
+    });
+  }
+  for (auto& w : run.workers) {
+    w->thread.join();
+    result.connections_opened += w->pool.connections_opened();
+  }
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  result.records = std::move(run.records);
+  return result;
+}
+
+}  // namespace llmbench::loadgen

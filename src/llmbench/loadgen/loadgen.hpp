@@ -1,0 +1,84 @@
+#pragma once
+/// @file
+/// Open- and closed-loop load drivers that send requests to an OpenAI-compatible endpoint and
+/// fill one `RequestRecord` per request (DESIGN.md §2). The whole schedule is drawn before the
+/// run from the seed (MLPerf LoadGen habit); a dispatcher thread releases requests at their
+/// scheduled times into worker threads, each with its own io_context, connection pool, SSE parser
+/// and JSON decoder (wrk2 habit: nothing shared on the hot path).
+
+#include "llmbench/http/client.hpp"
+#include "llmbench/metrics/record.hpp"
+#include "llmbench/protocol/openai.hpp"
+#include "llmbench/workload/dataset.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmbench::loadgen {
+
+/// Load and request settings for one run (validated by the CLI before use).
+struct LoadOptions {
+  http::Url url;         ///< `--base-url`
+  std::string endpoint;  ///< path after the URL prefix, e.g. "/v1/completions"
+  protocol::Backend backend = protocol::Backend::OpenAI;
+  std::string model;                  ///< `--model`
+  bool chat = false;                  ///< send `messages` (chat endpoint)
+  http::ClientOptions client;         ///< headers (API key inside), TLS, timeouts
+  std::int64_t num_prompts = 0;       ///< measured requests (ignored when `duration_s` > 0)
+  std::int64_t num_warmups = 0;       ///< sent first, recorded with warmup=true, not measured
+  std::int64_t max_concurrency = -1;  ///< closed-loop cap; -1 = none
+  double request_rate = std::numeric_limits<double>::infinity();  ///< open-loop req/s; inf = none
+  double burstiness = 1.0;                                        ///< gamma shape of inter-arrivals
+  double duration_s = 0;         ///< > 0: send until this many seconds, then drain
+  double drain_timeout_s = 600;  ///< after the last send, wait this long for stragglers
+  std::uint64_t seed = 0;
+  int client_threads = 0;  ///< worker threads; 0 = hardware concurrency
+  // request shape
+  bool stream = true;
+  bool continuous_usage = false;  ///< ask for per-chunk usage (vLLM continuous_usage_stats)
+  bool ignore_eos = false;
+  std::optional<std::int64_t> min_tokens;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::string extra_body_json;
+  bool prewarm_connections = true;  ///< open keep-alive connections before the clock starts
+};
+
+/// Live counters for a progress display; read from any thread.
+struct Progress {
+  std::atomic<std::int64_t> total{0};  ///< measured requests planned (0 = unknown, duration)
+  std::atomic<std::int64_t> sent{0};
+  std::atomic<std::int64_t> done{0};  ///< measured requests finished (ok or not)
+  std::atomic<std::int64_t> failed{0};
+  std::atomic<std::int64_t> output_tokens{0};
+};
+
+/// Called once per finished request (warm-ups included), from worker threads but never
+/// concurrently (the driver serializes calls). Must not throw.
+using RecordSink = std::function<void(const metrics::RequestRecord&)>;
+
+/// What a run produced.
+struct LoadResult {
+  std::vector<metrics::RequestRecord> records;  ///< every request sent, in completion order
+  TimeNs run_start_steady_ns = 0;               ///< absolute steady-clock zero of all record times
+  bool interrupted = false;                     ///< stopped by `stop` before the plan finished
+  std::uint64_t connections_opened = 0;
+  std::int64_t planned = 0;     ///< measured requests in the plan
+  TimeNs measure_start_ns = 0;  ///< run-relative time the measured phase began
+  TimeNs schedule_span_ns = 0;  ///< last scheduled arrival − measure start (open loop)
+};
+
+/// Runs the load: warm-ups (concurrently, up to the concurrency cap), then the measured phase.
+/// `samples` are cycled in order. `stop`, when it becomes true (e.g. on SIGINT), ends dispatch
+/// and cancels in-flight requests, which are recorded as `ErrorKind::Cancelled`. Throws
+/// `Exception` only for setup errors (bad options, empty samples).
+LoadResult run_load(const LoadOptions& options, const std::vector<workload::Sample>& samples,
+                    const RecordSink& sink, Progress* progress = nullptr,
+                    const std::atomic<bool>* stop = nullptr);
+
+}  // namespace llmbench::loadgen

@@ -1,0 +1,43 @@
+#pragma once
+/// @file
+/// Child processes for end-to-end tests (the llama.cpp server-test habit: start the binary, poll
+/// for readiness, fail if it died, kill it at teardown).
+
+#include <chrono>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace llmbench::e2e {
+
+/// A child process started with posix_spawn; killed (SIGTERM, then SIGKILL) on destruction.
+class Process {
+ public:
+  /// Starts `argv[0]` with `argv`; stdout/stderr go to `log_path` (appended). Throws on failure.
+  Process(const std::vector<std::string>& argv, const std::string& log_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  Process(Process&&) = delete;
+  Process& operator=(Process&&) = delete;
+
+  /// Waits up to `timeout` for exit; returns the exit code, or -1 on timeout (child left running),
+  /// or 128+signal when killed by a signal.
+  int wait(std::chrono::milliseconds timeout);
+  /// True while the child has not exited.
+  bool running();
+  /// Sends `sig`.
+  void signal(int sig);
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+/// Reads a whole file ("" if missing).
+std::string read_file(const std::string& path);
+
+/// Polls until `path` holds a port number or `timeout` passes; returns 0 on timeout.
+int wait_for_port_file(const std::string& path, Process& server, std::chrono::milliseconds timeout);
+
+}  // namespace llmbench::e2e
