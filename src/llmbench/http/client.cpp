@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <exception>
 #include <limits>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 #include <unordered_set>
 
 namespace llmbench::http {
@@ -113,7 +115,6 @@ struct Connection {
   beast::flat_buffer buffer{64 * 1024};
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
-  bool used = false;
 
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void close() {
@@ -139,6 +140,14 @@ Failure classify(const beast::error_code& ec) {
     return Failure::Protocol;
   }
   return Failure::Io;
+}
+
+/// True when an idle connection can no longer carry a request: the peer closed it (a
+/// non-blocking peek reads EOF) or sent something unasked (an error, a TLS close_notify).
+bool peer_closed(Connection& c) {
+  char byte = 0;
+  const auto n = ::recv(c.lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
 std::chrono::steady_clock::duration until(TimeNs deadline_ns, std::chrono::milliseconds cap) {
@@ -317,17 +326,22 @@ struct ConnectionPool::Impl {
     for (int attempt = 0;; ++attempt) {
       Outcome out;
       std::unique_ptr<Connection> c;
-      if (!idle.empty()) {
+      // The retry always takes a fresh connection: other idle ones may be just as stale.
+      while (attempt == 0 && !idle.empty() && !c) {
         c = std::move(idle.back());
         idle.pop_back();
-      } else {
+        if (peer_closed(*c)) {
+          c->close();
+          c.reset();
+        }
+      }
+      const bool from_idle = c != nullptr;
+      if (!c) {
         c = co_await connect(out);
         if (!c) {
           co_return out;
         }
       }
-      const bool was_used = c->used;
-      c->used = true;
       const std::uint64_t gen = generation;
       busy.insert(c.get());
       bool nothing_received = false;
@@ -347,9 +361,11 @@ struct ConnectionPool::Impl {
         co_return out;
       }
       c->close();
-      // A kept-alive connection the server closed meanwhile fails before any response byte:
-      // that is not the request's fault, so retry once on a fresh connection (RFC 9112 §9.3.1).
-      if (out.failure == Failure::Closed && was_used && nothing_received && attempt == 0) {
+      // An idle connection (kept alive or opened ahead of the run) that the server closed
+      // meanwhile fails before any response byte: not the request's fault, so retry once on a
+      // fresh connection (RFC 9112 §9.3.1). llama.cpp's server, for one, closes the connection
+      // after every streamed response although it answers "Keep-Alive".
+      if (out.failure == Failure::Closed && from_idle && nothing_received && attempt == 0) {
         continue;
       }
       co_return out;

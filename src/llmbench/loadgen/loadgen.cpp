@@ -312,12 +312,14 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   for (auto& w : run.workers) {
     w->thread = std::thread([wp = w.get()] { wp->ioc.run(); });
   }
-  // Open keep-alive connections before the clock matters, so no request pays for setup.
-  if (options.prewarm_connections) {
+  // Open keep-alive connections before the clock matters, so no request pays for setup. Only
+  // for a closed loop, where the number needed is known: idle extra connections would hold
+  // threads of thread-per-connection servers (llama.cpp's) and delay real requests.
+  if (options.prewarm_connections && options.max_concurrency > 0) {
     const std::int64_t want =
-        options.max_concurrency > 0
+        options.duration_s > 0
             ? options.max_concurrency
-            : std::min<std::int64_t>(std::max<std::int64_t>(options.num_prompts, 1), 64);
+            : std::min(options.max_concurrency, std::max<std::int64_t>(options.num_prompts, 1));
     const auto per_worker = static_cast<std::size_t>((want + threads - 1) / threads);
     std::vector<std::future<http::Outcome>> pending;
     for (auto& w : run.workers) {

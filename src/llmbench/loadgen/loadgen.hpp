@@ -46,7 +46,7 @@ struct LoadOptions {
   std::optional<double> temperature;
   std::optional<double> top_p;
   std::string extra_body_json;
-  bool prewarm_connections = true;  ///< open keep-alive connections before the clock starts
+  bool prewarm_connections = true;  ///< closed loop: open min(cap, prompts) connections first
 };
 
 /// Live counters for a progress display; read from any thread.
