@@ -168,8 +168,15 @@ if section static; then
     static_run "static-t2-k8-r$rep" stream.txt 2 8 "$PROMPTS"
   done
   log "a: marginal CPU per event (runs of $((PROMPTS / 5)) vs $PROMPTS requests, t1 k1)"
-  static_run "static-small-t1-k1" stream.txt 1 1 $((PROMPTS / 5))
-  static_run "static-large-t1-k1" stream.txt 1 1 "$PROMPTS"
+  small=$(static_run "static-small-t1-k1" stream.txt 1 1 $((PROMPTS / 5)))
+  large=$(static_run "static-large-t1-k1" stream.txt 1 1 "$PROMPTS")
+  echo "$small"; echo "$large"
+  field() { sed "s/.* $1=\([0-9.]*\).*/\1/" <<<"$2"; }
+  awk -v c1="$(field chunks "$small")" -v c2="$(field chunks "$large")" \
+      -v u1="$(field cpu_s "$small")" -v u2="$(field cpu_s "$large")" \
+      -v r1="$(field maxrss_MB "$small")" -v r2="$(field maxrss_MB "$large")" 'BEGIN {
+    printf "marginal: cpu_ns_per_event=%.0f peak_rss_bytes_per_chunk=%.1f (whole run: records," \
+           " JSONL sink, metrics)\n", (u2 - u1) * 1e9 / (c2 - c1), (r2 - r1) * 1048576 / (c2 - c1) }'
 fi
 
 # ---------------------------------------------------------------- d: wrk reference
@@ -249,19 +256,22 @@ mem_run() {
   est=$(ss -Htn state established "( dport = :$SERVE_PORT )" 2>/dev/null | wc -l)
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  echo "$c $rss $est"
+  # The interrupted requests are recorded as cancelled, with the chunks they had received.
+  local got
+  got=$("$CB" count "$d" | sed 's/.* chunks=\([0-9]*\) .*/\1/')
+  echo "$c $rss $est $got"
 }
 
 if section memory; then
   start_serve 1000
   log "c: memory per open stream (llmbench serve, itl 1000 ms, 60-token outputs, 1 client thread)"
-  read -r _ base _ <<<"$(mem_run 1)"
+  read -r _ base _ _ <<<"$(mem_run 1)"
   echo "memory: streams=1 rss_kb=$base"
   for c in $MEM_CS; do
-    read -r _ rss est <<<"$(mem_run "$c")"
-    awk -v c="$c" -v r="$rss" -v b="$base" -v e="$est" 'BEGIN {
-      printf "memory: streams=%d established=%d rss_kb=%d delta_kb=%d bytes_per_stream=%.0f\n",
-             c, e, r, r - b, (r - b) * 1024 / (c - 1) }'
+    read -r _ rss est got <<<"$(mem_run "$c")"
+    awk -v c="$c" -v r="$rss" -v b="$base" -v e="$est" -v g="$got" 'BEGIN {
+      printf "memory: streams=%d established=%d chunks_received=%d rss_kb=%d delta_kb=%d" \
+             " bytes_per_stream=%.0f\n", c, e, g, r, r - b, (r - b) * 1024 / (c - 1) }'
   done
   stop_serve
 fi
