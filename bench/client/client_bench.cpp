@@ -42,19 +42,19 @@
 
 namespace {
 
-using llmbench::TimeNs;
 using llmbench::steady_now_ns;
+using llmbench::TimeNs;
 
 /// Builds the static stream. Each text chunk is about 200 bytes on the wire.
 std::string make_stream(std::int64_t events, bool usage) {
   static constexpr std::array<std::string_view, 16> kWords = {
-      " the",  " model", " of",    " a",     " token",  " is",   " and",   " to",
-      " in",   " that",  " serve", " time",  " first",  " per",  " with",  " latency"};
+      " the", " model", " of",    " a",    " token", " is",  " and",  " to",
+      " in",  " that",  " serve", " time", " first", " per", " with", " latency"};
   const std::string id = "cmpl-3f9c2a7d8e1b4c6fa05d9e2b7c41a8f3";
-  const std::string head = fmt::format(
-      R"(data: {{"id":"{}","object":"text_completion","created":1718000000,)"
-      R"("model":"deepseek-ai/DeepSeek-V3","choices":[{{"index":0,"text":)",
-      id);
+  const std::string head =
+      fmt::format(R"(data: {{"id":"{}","object":"text_completion","created":1718000000,)"
+                  R"("model":"deepseek-ai/DeepSeek-V3","choices":[{{"index":0,"text":)",
+                  id);
   std::string out;
   out.reserve(static_cast<std::size_t>(events) * 240 + 512);
   constexpr std::int64_t kPrompt = 128;
@@ -67,17 +67,17 @@ std::string make_stream(std::int64_t events, bool usage) {
     out += last ? R"("length")" : "null";
     out += R"(,"stop_reason":null}])";
     if (usage) {
-      out += fmt::format(R"(,"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}})",
-                         kPrompt, kPrompt + i + 1, i + 1);
+      out +=
+          fmt::format(R"(,"usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}})",
+                      kPrompt, kPrompt + i + 1, i + 1);
     }
     out += "}\n\n";
   }
-  out += fmt::format(
-      R"(data: {{"id":"{}","object":"text_completion","created":1718000000,)"
-      R"("model":"deepseek-ai/DeepSeek-V3","choices":[],)"
-      R"("usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}}}})"
-      "\n\n",
-      id, kPrompt, kPrompt + events, events);
+  out += fmt::format(R"(data: {{"id":"{}","object":"text_completion","created":1718000000,)"
+                     R"("model":"deepseek-ai/DeepSeek-V3","choices":[],)"
+                     R"("usage":{{"prompt_tokens":{},"total_tokens":{},"completion_tokens":{}}}}})"
+                     "\n\n",
+                     id, kPrompt, kPrompt + events, events);
   out += "data: [DONE]\n\n";
   return out;
 }
@@ -132,8 +132,8 @@ int cmd_count(int argc, char** argv) {
       }
       auto rec = llmbench::metrics::record_from_json_line(line);
       if (!rec) {
-        std::fprintf(stderr, "%s:%lld: %s\n", entry.path().c_str(),
-                     static_cast<long long>(line_no), rec.error().message.c_str());
+        std::fprintf(stderr, "%s:%lld: %s\n", entry.path().c_str(), static_cast<long long>(line_no),
+                     rec.error().message.c_str());
         return 1;
       }
       if (rec->warmup) {
@@ -150,13 +150,12 @@ int cmd_count(int argc, char** argv) {
       last_done = std::max(last_done, rec->done_ns);
     }
   }
-  const double window_s =
-      requests > 0 ? static_cast<double>(last_done - first_sent) / 1e9 : 0.0;
+  const double window_s = requests > 0 ? static_cast<double>(last_done - first_sent) / 1e9 : 0.0;
   std::printf(
       "requests=%lld ok=%lld chunks=%lld max_chunks_per_request=%lld window_s=%.6f "
       "chunks_per_s=%.0f\n",
-      static_cast<long long>(requests), static_cast<long long>(ok),
-      static_cast<long long>(chunks), static_cast<long long>(max_chunks), window_s,
+      static_cast<long long>(requests), static_cast<long long>(ok), static_cast<long long>(chunks),
+      static_cast<long long>(max_chunks), window_s,
       window_s > 0 ? static_cast<double>(chunks) / window_s : 0.0);
   return 0;
 }
@@ -165,7 +164,8 @@ int cmd_handler(int argc, char** argv) {
   const auto events = arg_int(argc, argv, 2, 20000);
   const auto reps = std::max<std::int64_t>(1, arg_int(argc, argv, 3, 50));
   const bool usage = arg_int(argc, argv, 4, 0) != 0;
-  const auto piece = static_cast<std::size_t>(std::max<std::int64_t>(1, arg_int(argc, argv, 5, 16384)));
+  const auto piece =
+      static_cast<std::size_t>(std::max<std::int64_t>(1, arg_int(argc, argv, 5, 16384)));
   const std::string stream = make_stream(events, usage);
   llmbench::protocol::Decoder decoder;
   std::int64_t total_chunks = 0;
@@ -206,8 +206,8 @@ int cmd_handler(int argc, char** argv) {
   std::printf(
       "handler: events=%lld failed_requests=%lld piece=%zu stream_bytes=%zu seconds=%.4f "
       "events_per_s=%.0f ns_per_event=%.1f MB_per_s=%.1f\n",
-      static_cast<long long>(total_chunks), static_cast<long long>(failed), piece, stream.size(),
-      s, chunks_d / s, s * 1e9 / chunks_d,
+      static_cast<long long>(total_chunks), static_cast<long long>(failed), piece, stream.size(), s,
+      chunks_d / s, s * 1e9 / chunks_d,
       static_cast<double>(stream.size()) * static_cast<double>(reps) / s / 1e6);
   std::printf("jsonl_sink: chunks=%lld seconds=%.4f ns_per_chunk=%.1f bytes_per_chunk=%.1f\n",
               static_cast<long long>(total_chunks), js, js * 1e9 / chunks_d,

@@ -196,6 +196,10 @@ struct ConnectionPool::Impl {
       resolved = true;
     }
     auto c = std::make_unique<Connection>();
+    // Beast reads max(512, capacity - size) bytes at a time; without room reserved up front the
+    // parser drains the buffer after each read and it never grows, so a stream would cost one
+    // recvmsg (and one epoll wakeup) per ~512 bytes.
+    c->buffer.reserve(16 * 1024);
     if (url.tls) {
       c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc, *ssl_ctx);
     } else {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <array>
 #include <utility>
 
 namespace llmbench::loadgen {
@@ -89,38 +90,36 @@ void RecordingHandler::apply_delta(const protocol::Delta& d, TimeNs t) {
   if (!d.has_output()) {
     return;
   }
-  // Tokens in this chunk: the growth of per-chunk usage when the server streams it (vLLM
-  // continuous_usage_stats); otherwise unknown (-1) and estimated later.
-  if (usage_tokens < 0) {
+  // Tokens in this chunk: the growth of usage when the server streams it on every chunk (vLLM
+  // continuous_usage_stats); otherwise unknown (-1) and estimated later. Usage that shows up
+  // only on the last content chunk (OpenAI style) covers the whole stream, not that chunk.
+  if (usage_tokens < 0 || !per_chunk_usage_) {
     per_chunk_usage_ = false;
+    usage_tokens = -1;
   } else {
     chunk_token_sum_ += usage_tokens;
   }
-  const auto push = [&](Channel channel, std::size_t bytes, std::int32_t tokens) {
+  // A chunk that carries several channels is recorded once per channel at the same time. Its
+  // known token count goes to the last entry (the split is not reported); unknown stays unknown.
+  struct Part {
+    Channel channel;
+    std::size_t bytes;
+  };
+  std::array<Part, 3> parts{};
+  std::size_t n = 0;
+  if (!d.reasoning.empty())
+    parts[n++] = {Channel::Reasoning, d.reasoning.size()};
+  if (!d.answer.empty())
+    parts[n++] = {Channel::Answer, d.answer.size()};
+  if (d.tool_call)
+    parts[n++] = {Channel::ToolCall, d.tool_call_bytes};
+  for (std::size_t i = 0; i < n; ++i) {
     metrics::Chunk c;
     c.time_ns = t;
-    c.tokens = tokens;
-    c.bytes = static_cast<std::int32_t>(bytes);
-    c.channel = channel;
+    c.bytes = static_cast<std::int32_t>(parts[i].bytes);
+    c.channel = parts[i].channel;
+    c.tokens = (i + 1 == n || usage_tokens < 0) ? usage_tokens : 0;
     rec_.chunks.push_back(c);
-  };
-  // A chunk with several channels is recorded once per channel at the same time; its tokens go
-  // to the last one (the split is unknown).
-  const bool r = !d.reasoning.empty();
-  const bool a = !d.answer.empty();
-  if (r)
-    push(Channel::Reasoning, d.reasoning.size(), (a || d.tool_call) ? 0 : usage_tokens);
-  if (a)
-    push(Channel::Answer, d.answer.size(), d.tool_call ? 0 : usage_tokens);
-  if (d.tool_call)
-    push(Channel::ToolCall, d.tool_call_bytes, usage_tokens);
-  if ((r && a) || ((r || a) && d.tool_call)) {
-    if (usage_tokens < 0) {
-      for (auto it = rec_.chunks.end() - ((r ? 1 : 0) + (a ? 1 : 0) + (d.tool_call ? 1 : 0));
-           it != rec_.chunks.end(); ++it) {
-        it->tokens = -1;
-      }
-    }
   }
 }
 

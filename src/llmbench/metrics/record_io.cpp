@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace llmbench::metrics {
@@ -77,7 +79,7 @@ void append_json_string(std::string& out, std::string_view s) {
           break;
         default:
           if (c < 0x20 || c == 0x7F) {
-            out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+            fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
           } else {
             out += static_cast<char>(c);
           }
@@ -108,7 +110,7 @@ void append_key(std::string& out, std::string_view key) {
 
 void append_int(std::string& out, std::string_view key, std::int64_t value) {
   append_key(out, key);
-  out += fmt::format("{}", value);
+  fmt::format_to(std::back_inserter(out), "{}", value);
 }
 
 char channel_code(Channel channel) noexcept {
@@ -462,18 +464,18 @@ std::string record_to_json_line(const RequestRecord& r) {
   // Server-reported timings (llama.cpp `timings`) only when the server sent them.
   if (r.server_prompt_ms >= 0 && std::isfinite(r.server_prompt_ms)) {
     append_key(out, "server_prompt_ms");
-    out += fmt::format("{}", r.server_prompt_ms);
+    fmt::format_to(std::back_inserter(out), "{}", r.server_prompt_ms);
   }
   if (r.server_predicted_ms >= 0 && std::isfinite(r.server_predicted_ms)) {
     append_key(out, "server_predicted_ms");
-    out += fmt::format("{}", r.server_predicted_ms);
+    fmt::format_to(std::back_inserter(out), "{}", r.server_predicted_ms);
   }
   append_key(out, "chunks");
   out += '[';
   for (std::size_t i = 0; i < r.chunks.size(); ++i) {
     const Chunk& c = r.chunks[i];
-    out += fmt::format("{}[{},{},{},\"{}\"]", i == 0 ? "" : ",", c.time_ns, c.tokens, c.bytes,
-                       channel_code(c.channel));
+    fmt::format_to(std::back_inserter(out), "{}[{},{},{},\"{}\"]", i == 0 ? "" : ",", c.time_ns,
+                   c.tokens, c.bytes, channel_code(c.channel));
   }
   out += "]}";
   return out;

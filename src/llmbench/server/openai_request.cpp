@@ -1,5 +1,6 @@
 #include "llmbench/server/openai_request.hpp"
 
+#include <fmt/core.h>
 #include <simdjson.h>
 
 #include <cmath>
@@ -20,7 +21,8 @@ simdjson::dom::parser& thread_parser() {
 }
 
 Error field_error(std::string_view param, std::string_view what) {
-  return Error{"'" + std::string(param) + "' " + std::string(what), std::string(param), -1};
+  // fmt rather than `"'" + std::string(...)`: GCC 12 -O2 reports a false -Wrestrict there.
+  return Error{fmt::format("'{}' {}", param, what), std::string(param), -1};
 }
 
 /// The member `key` of `object`, or nullopt if absent or JSON null.
