@@ -19,6 +19,8 @@ int run(int argc, char** argv) {
       "--version", fmt::format("llmbench {} ({})", build_info::version(), build_info::git_sha()));
   Command run_cmd = add_run_command(app);
   Command serve_cmd = add_serve_command(app);
+  Command simulate_cmd = add_simulate_command(app);
+  Command plan_cmd = add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,6 +33,12 @@ int run(int argc, char** argv) {
     }
     if (app.got_subcommand("serve")) {
       return serve_cmd();
+    }
+    if (app.got_subcommand("simulate")) {
+      return simulate_cmd();
+    }
+    if (app.got_subcommand("plan")) {
+      return plan_cmd();
     }
     return 2;
   } catch (const Exception& e) {

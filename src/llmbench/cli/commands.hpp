@@ -17,5 +17,11 @@ using Command = std::function<int()>;
 Command add_run_command(CLI::App& app);
 /// `llmbench serve`: the built-in OpenAI-compatible server.
 Command add_serve_command(CLI::App& app);
+/// `llmbench simulate`: the workload in virtual time through the simulated engine (no HTTP).
+Command add_simulate_command(CLI::App& app);
+/// `llmbench plan`: KV-cache capacity arithmetic for a model on a GPU.
+Command add_plan_command(CLI::App& app);
+/// `llmbench tokenize`: ids, tokens and counts of text with a tokenizer.json tokenizer.
+Command add_tokenize_command(CLI::App& app);
 
 }  // namespace llmbench::cli

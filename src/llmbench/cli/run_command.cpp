@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <strings.h>
 #include <thread>
 #include <unistd.h>
 
@@ -249,8 +251,37 @@ int execute_run(RunFlags& f) {
   if (f.max_concurrency == 0 || f.max_concurrency < -1) {
     throw Exception(Error{"must be a positive number of requests", "--max-concurrency", -1});
   }
-  if (f.duration_s < 0) {
-    throw Exception(Error{"must not be negative", "--duration", -1});
+  if (!(f.duration_s >= 0) || f.duration_s > 1e7) {
+    throw Exception(Error{"must be a number of seconds in [0, 1e7]", "--duration", -1});
+  }
+  if (f.num_warmups < 0) {
+    throw Exception(Error{"must not be negative", "--num-warmups", -1});
+  }
+  if (f.output_len != -1 && f.output_len <= 0) {
+    throw Exception(Error{"must be a positive number of tokens", "--output-len", -1});
+  }
+  for (const auto& [value, flag] :
+       {std::pair{f.connect_timeout_s, "--connect-timeout"},
+        std::pair{f.first_byte_timeout_s, "--first-byte-timeout"},
+        std::pair{f.idle_timeout_s, "--idle-timeout"}, std::pair{f.timeout_s, "--timeout"}}) {
+    if (!(value > 0) || value > 1e7) {
+      throw Exception(
+          Error{fmt::format("must be a number of seconds in (0, 1e7], got {}", value), flag, -1});
+    }
+  }
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  if (f.client_threads < 0 || f.client_threads > 64 * cores) {
+    throw Exception(
+        Error{fmt::format("must be 0 (one per core) to {}", 64 * cores), "--client-threads", -1});
+  }
+  for (const auto& [value, flag] :
+       {std::pair{f.temperature, "--temperature"}, std::pair{f.top_p, "--top-p"}}) {
+    if (value && !std::isfinite(*value)) {
+      throw Exception(Error{"must be a finite number", flag, -1});
+    }
+  }
+  if (std::isfinite(rate) && rate < 1e-6) {
+    throw Exception(Error{"must be at least 1e-6 requests/s (or inf)", "--request-rate", -1});
   }
 
   loadgen::LoadOptions lo;
@@ -265,17 +296,28 @@ int execute_run(RunFlags& f) {
     if (colon == std::string::npos || colon == 0) {
       throw Exception(Error{"expected 'Name: value'", "--header", -1});
     }
+    if (h.find_first_of("\r\n") != std::string::npos) {
+      throw Exception(Error{"header lines must not contain CR or LF", "--header",
+                            static_cast<std::int64_t>(h.find_first_of("\r\n"))});
+    }
     std::string value = h.substr(colon + 1);
     while (!value.empty() && value.front() == ' ') value.erase(0, 1);
     lo.client.headers.emplace_back(h.substr(0, colon), value);
+    lo.secrets.push_back(value);  // header values may be credentials: never echoed back
   }
+  const bool explicit_auth = std::any_of(
+      lo.client.headers.begin(), lo.client.headers.end(),
+      [](const auto& kv) { return strcasecmp(kv.first.c_str(), "Authorization") == 0; });
   std::string api_key = f.api_key;
   if (api_key.empty()) {
     if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr)
       api_key = k;
   }
-  if (!api_key.empty()) {
+  if (!api_key.empty() && explicit_auth) {
+    log::warn("an Authorization header was given with --header: not sending the API key");
+  } else if (!api_key.empty()) {
     lo.client.headers.emplace_back("Authorization", "Bearer " + api_key);
+    lo.secrets.push_back(api_key);
   }
   lo.client.insecure = f.insecure;
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
@@ -289,7 +331,9 @@ int execute_run(RunFlags& f) {
   lo.request_rate = rate;
   lo.burstiness = burstiness;
   lo.duration_s = f.duration_s;
-  lo.drain_timeout_s = f.timeout_s;
+  // Stragglers get their own --timeout, plus a margin so a request's own timeout (recorded as
+  // `timeout`) always fires before the end-of-run drain cancels it.
+  lo.drain_timeout_s = f.timeout_s + 5;
   lo.seed = f.seed;
   lo.client_threads = f.client_threads;
   lo.stream = !f.no_stream;
@@ -300,58 +344,6 @@ int execute_run(RunFlags& f) {
   lo.top_p = f.top_p;
   lo.extra_body_json = f.extra_body;
   lo.prewarm_connections = !f.no_prewarm;
-
-  // ---- the target: a given URL, or the built-in server on a free loopback port ----
-  std::unique_ptr<server::Server> builtin;
-  std::string base_url = f.base_url;
-  if (base_url.empty() && !f.host.empty()) {
-    base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
-  }
-  if (base_url.empty()) {
-    server::raise_open_file_limit();
-    builtin = std::make_unique<server::Server>(f.server);
-    const auto port = builtin->start();
-    base_url = fmt::format("http://127.0.0.1:{}", port);
-    log::info(
-        "no --base-url given: started the built-in server ({}) on {} (TTFT {} ms, ITL {} ms, "
-        "{} token(s)/chunk, max_num_seqs {})",
-        f.server.model, base_url, f.server.ttft_ms, f.server.itl_ms, f.server.tokens_per_chunk,
-        f.server.max_num_seqs);
-    if (f.backend == "openai" || f.backend == "vllm") {
-      lo.continuous_usage = lo.continuous_usage || backend == protocol::Backend::Vllm;
-    }
-  }
-  auto url = http::parse_url(base_url);
-  if (!url) {
-    throw Exception(Error{url.error().message, "--base-url", url.error().offset});
-  }
-  lo.url = *url;
-
-  // ---- what the server says it serves ----
-  json server_models = nullptr;
-  try {
-    auto [status, body] = http::fetch_blocking(lo.url, lo.url.path_prefix + "/v1/models", lo.client,
-                                               std::chrono::seconds(10));
-    if (status == 200) {
-      server_models = json::parse(body, nullptr, false);
-      if (server_models.is_discarded())
-        server_models = body;
-    } else {
-      log::warn("GET /v1/models answered HTTP {}", status);
-    }
-  } catch (const Exception& e) {
-    log::warn("GET /v1/models failed: {}", e.what());
-  }
-  lo.model = f.model;
-  if (lo.model.empty() && server_models.is_object() && server_models.contains("data") &&
-      server_models["data"].is_array() && !server_models["data"].empty() &&
-      server_models["data"][0].contains("id") && server_models["data"][0]["id"].is_string()) {
-    lo.model = server_models["data"][0]["id"].get<std::string>();
-    log::info("--model not given: using '{}' from /v1/models", lo.model);
-  }
-  if (lo.model.empty()) {
-    throw Exception(Error{"not given and the server's /v1/models named none", "--model", -1});
-  }
 
   // ---- workload ----
   workload::DatasetOptions dopt;
@@ -372,6 +364,93 @@ int execute_run(RunFlags& f) {
   if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr)
     dopt.data_dir = d;
   const auto samples = workload::load_samples(dopt);
+  {
+    // Fail on a bad --extra-body now, before any server is started or contacted.
+    protocol::GenRequest probe;
+    probe.extra_body_json = f.extra_body;
+    (void)protocol::build_request_body(backend, probe);
+    if (f.extra_body.find("\"stream\"") != std::string::npos) {
+      log::warn(
+          "--extra-body sets \"stream\": use --no-stream instead, or every request will be "
+          "parsed as the wrong kind of response");
+    }
+  }
+
+  // ---- the target: a given URL, or the built-in server on a free loopback port ----
+  std::unique_ptr<server::Server> builtin;
+  std::string base_url = f.base_url;
+  if (base_url.empty() && !f.host.empty()) {
+    base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
+  }
+  // Every request in flight holds a socket (two with the built-in server in this process): cap
+  // the in-flight count below the descriptor limit rather than fail thousands of connects.
+  const std::int64_t fd_limit = server::raise_open_file_limit();
+  const bool in_process = base_url.empty();
+  const std::int64_t fd_cap = std::max<std::int64_t>(1, (fd_limit - 128) / (in_process ? 2 : 1));
+  if (fd_limit > 0 && (lo.max_concurrency < 0 || lo.max_concurrency > fd_cap) &&
+      (f.duration_s > 0 || f.num_prompts > fd_cap)) {
+    log::warn("capping requests in flight at {} (open-file limit {}; raise it with ulimit -n)",
+              fd_cap, fd_limit);
+    lo.max_concurrency = fd_cap;
+  }
+  if (base_url.empty()) {
+    builtin = std::make_unique<server::Server>(f.server);
+    const auto port = builtin->start();
+    base_url = fmt::format("http://127.0.0.1:{}", port);
+    log::info(
+        "no --base-url given: started the built-in server ({}) on {} (TTFT {} ms, ITL {} ms, "
+        "{} token(s)/chunk, max_num_seqs {})",
+        f.server.model, base_url, f.server.ttft_ms, f.server.itl_ms, f.server.tokens_per_chunk,
+        f.server.max_num_seqs);
+    if (f.backend == "openai" || f.backend == "vllm") {
+      lo.continuous_usage = lo.continuous_usage || backend == protocol::Backend::Vllm;
+    }
+  }
+  auto url = http::parse_url(base_url);
+  if (!url) {
+    throw Exception(Error{url.error().message, "--base-url", url.error().offset});
+  }
+  lo.url = *url;
+  if (lo.url.path_prefix.ends_with("/v1") && lo.endpoint.starts_with("/v1/")) {
+    log::warn(
+        "--base-url ends in /v1 and the endpoint starts with /v1/: dropping the /v1 of the "
+        "URL (give the server root, as for vllm bench serve)");
+    lo.url.path_prefix.resize(lo.url.path_prefix.size() - 3);
+  }
+
+  // ---- what the server says it serves ----
+  json server_models = nullptr;
+  std::string models_failure;
+  try {
+    auto [status, body] = http::fetch_blocking(
+        lo.url, lo.url.path_prefix + "/v1/models", lo.client,
+        std::min<std::chrono::milliseconds>(
+            std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
+    if (status == 200) {
+      server_models = json::parse(body, nullptr, false);
+      if (server_models.is_discarded())
+        server_models = body;
+    } else {
+      models_failure = fmt::format("GET /v1/models answered HTTP {}", status);
+      log::warn("{}", models_failure);
+    }
+  } catch (const Exception& e) {
+    models_failure = fmt::format("GET /v1/models failed: {}", e.what());
+    log::warn("{}", models_failure);
+  }
+  lo.model = f.model;
+  if (lo.model.empty() && server_models.is_object() && server_models.contains("data") &&
+      server_models["data"].is_array() && !server_models["data"].empty() &&
+      server_models["data"][0].contains("id") && server_models["data"][0]["id"].is_string()) {
+    lo.model = server_models["data"][0]["id"].get<std::string>();
+    log::info("--model not given: using '{}' from /v1/models", lo.model);
+  }
+  if (lo.model.empty()) {
+    throw Exception(Error{models_failure.empty()
+                              ? "not given and the server's /v1/models named none"
+                              : "not given, and " + models_failure,
+                          "--model", -1});
+  }
 
   // ---- outputs: per-request JSONL written as each request finishes ----
   const bool saving = f.save_result || !f.result_dir.empty();
@@ -428,7 +507,11 @@ int execute_run(RunFlags& f) {
     builtin->stop();
   }
   if (result.interrupted) {
-    log::warn("interrupted: reporting the {} requests that finished", result.records.size());
+    const auto cancelled =
+        std::count_if(result.records.begin(), result.records.end(),
+                      [](const auto& r) { return r.error_kind == metrics::ErrorKind::Cancelled; });
+    log::warn("interrupted: {} requests finished, {} in flight were cancelled (counted as failed)",
+              static_cast<std::int64_t>(result.records.size()) - cancelled, cancelled);
   }
 
   // ---- metrics and reports ----
@@ -573,15 +656,22 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--num-prompts", f->num_prompts, "Measured requests")->capture_default_str();
   sub->add_option("--seed", f->seed, "Master seed for sampling, lengths and arrivals")
       ->capture_default_str();
-  sub->add_option("--random-input-len", f->random_input_len)->capture_default_str();
-  sub->add_option("--random-output-len", f->random_output_len)->capture_default_str();
+  sub->add_option("--random-input-len", f->random_input_len, "random: prompt tokens")
+      ->capture_default_str();
+  sub->add_option("--random-output-len", f->random_output_len, "random: output tokens")
+      ->capture_default_str();
   sub->add_option("--random-range-ratio", f->random_range_ratio,
                   "Lengths uniform in [L(1-r), L(1+r)]")
       ->capture_default_str();
-  sub->add_option("--random-prefix-len", f->random_prefix_len)->capture_default_str();
-  sub->add_option("--sonnet-input-len", f->sonnet_input_len)->capture_default_str();
-  sub->add_option("--sonnet-output-len", f->sonnet_output_len)->capture_default_str();
-  sub->add_option("--sonnet-prefix-len", f->sonnet_prefix_len)->capture_default_str();
+  sub->add_option("--random-prefix-len", f->random_prefix_len,
+                  "random: tokens of a prefix shared by every prompt")
+      ->capture_default_str();
+  sub->add_option("--sonnet-input-len", f->sonnet_input_len, "sonnet: prompt tokens")
+      ->capture_default_str();
+  sub->add_option("--sonnet-output-len", f->sonnet_output_len, "sonnet: output tokens")
+      ->capture_default_str();
+  sub->add_option("--sonnet-prefix-len", f->sonnet_prefix_len, "sonnet: shared prefix tokens")
+      ->capture_default_str();
   sub->add_option("--output-len,--sharegpt-output-len,--custom-output-len", f->output_len,
                   "Output tokens per request for datasets without their own lengths (default 256)");
   sub->add_option("--max-concurrency", f->max_concurrency, "Closed-loop cap on requests in flight");
@@ -596,20 +686,24 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--ignore-eos", f->ignore_eos,
                 "Ask the server to ignore EOS (vllm/sglang/llamacpp)");
   sub->add_option("--min-tokens", f->min_tokens, "min_tokens for backends that support it");
-  sub->add_option("--temperature", f->temperature);
-  sub->add_option("--top-p", f->top_p);
+  sub->add_option("--temperature", f->temperature, "Sampling temperature sent with each request");
+  sub->add_option("--top-p", f->top_p, "top_p sent with each request");
   sub->add_option("--extra-body", f->extra_body, "JSON object merged into every request body");
   sub->add_option("--goodput", f->goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
   sub->add_option("--percentile-metrics", f->percentile_metrics,
                   "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
                   "ttft_sched,e2el_sched,lateness")
       ->capture_default_str();
-  sub->add_option("--metric-percentiles", f->metric_percentiles)->capture_default_str();
+  sub->add_option("--metric-percentiles", f->metric_percentiles,
+                  "Comma-separated percentiles to report")
+      ->capture_default_str();
   sub->add_flag("--save-result", f->save_result, "Write the results JSON");
   sub->add_flag("--save-detailed", f->save_detailed, "Add per-request arrays to the results JSON");
   sub->add_option("--result-dir", f->result_dir,
                   "Folder for results; per-request JSONL is written there as requests finish");
-  sub->add_option("--result-filename", f->result_filename);
+  sub->add_option("--result-filename", f->result_filename,
+                  "Results file name (default: backend-rate-concurrency-model-date.json); the "
+                  "records go beside it as <stem>.records.jsonl");
   sub->add_option("--header", f->headers, "Extra request header 'Name: value' (repeatable)");
   sub->add_option("--api-key", f->api_key, "API key (default: $OPENAI_API_KEY); never logged");
   sub->add_flag("--insecure", f->insecure, "https: do not verify the server certificate");

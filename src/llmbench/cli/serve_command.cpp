@@ -24,8 +24,6 @@ Command add_serve_command(CLI::App& app) {
   add_timing_flags(*sub, *opts, "");
   return [opts, port_file] {
     server::run_blocking(*opts, [&](std::uint16_t port) {
-      std::fprintf(stderr, "llmbench: serving model '%s' on http://%s:%u (Ctrl-C stops)\n",
-                   opts->model.c_str(), opts->host.c_str(), static_cast<unsigned>(port));
       if (!port_file->empty()) {
         server::write_port_file(*port_file, port);
       }

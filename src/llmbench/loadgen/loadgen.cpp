@@ -134,6 +134,15 @@ struct Run {
   }
 
   void deliver(RequestRecord&& rec) {
+    // A server may echo credentials back in an error body: never store them.
+    for (const auto& secret : opt.secrets) {
+      if (secret.size() < 4)
+        continue;
+      for (auto pos = rec.error_message.find(secret); pos != std::string::npos;
+           pos = rec.error_message.find(secret, pos)) {
+        rec.error_message.replace(pos, secret.size(), "[redacted]");
+      }
+    }
     if (progress != nullptr && !rec.warmup) {
       progress->done.fetch_add(1, std::memory_order_relaxed);
       if (!rec.ok()) {

@@ -46,7 +46,8 @@ struct LoadOptions {
   std::optional<double> temperature;
   std::optional<double> top_p;
   std::string extra_body_json;
-  bool prewarm_connections = true;  ///< closed loop: open min(cap, prompts) connections first
+  std::vector<std::string> secrets;  ///< credential values to redact from recorded messages
+  bool prewarm_connections = true;   ///< closed loop: open min(cap, prompts) connections first
 };
 
 /// Live counters for a progress display; read from any thread.

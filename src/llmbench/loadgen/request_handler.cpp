@@ -47,6 +47,7 @@ void RecordingHandler::fail(ErrorKind kind, std::string message) {
 }
 
 void RecordingHandler::handle_event(std::string_view data, TimeNs t) {
+  ++chunk_events_;
   auto delta = decoder_.decode_event(data);
   if (!delta) {
     fail(ErrorKind::Parse, delta.error().what());
@@ -176,7 +177,10 @@ void RecordingHandler::finish(const http::Outcome& outcome, TimeNs now_ns) {
     rec_.error_message = "stream ended before it was complete";
   } else if (rec_.error_kind == ErrorKind::None && !saw_done_ && rec_.finish_reason.empty()) {
     rec_.error_kind = ErrorKind::StreamError;
-    rec_.error_message = "stream ended without [DONE] or a finish_reason";
+    rec_.error_message =
+        chunk_events_ == 0
+            ? "no stream events in the response (a server that ignores \"stream\": try --no-stream)"
+            : "stream ended without [DONE] or a finish_reason";
   }
   if (rec_.ok() && per_chunk_usage_ && !rec_.chunks.empty() && stream_) {
     rec_.output_tokens_local = chunk_token_sum_;

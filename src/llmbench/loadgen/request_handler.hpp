@@ -42,6 +42,7 @@ class RecordingHandler final : public http::ResponseHandler {
   TimeNs start_;
   std::int64_t last_completion_tokens_ = 0;  // running usage for per-chunk token deltas
   std::int64_t chunk_token_sum_ = 0;
+  std::int64_t chunk_events_ = 0;  // SSE events seen
   bool stream_;
   bool error_status_ = false;
   bool saw_done_ = false;

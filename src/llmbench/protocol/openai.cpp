@@ -119,7 +119,7 @@ std::string value_message(const nlohmann::json& value) {
       return joined;
     }
   }
-  return value.dump();
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -208,7 +208,7 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
       body[key] = std::move(value);
     }
   }
-  return body.dump();
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string error_message_from_body(std::string_view body) {

@@ -44,17 +44,18 @@ struct GenRequest {
   ChatMessages messages;         ///< chat history
   std::int64_t max_tokens = -1;  ///< output length; -1 = leave to the server
   bool stream = true;
-  bool include_usage = true;     ///< `stream_options.include_usage`
-  bool continuous_usage = false; ///< vLLM `stream_options.continuous_usage_stats`
-  bool ignore_eos = false;       ///< sent only to backends that support it
+  bool include_usage = true;               ///< `stream_options.include_usage`
+  bool continuous_usage = false;           ///< vLLM `stream_options.continuous_usage_stats`
+  bool ignore_eos = false;                 ///< sent only to backends that support it
   std::optional<std::int64_t> min_tokens;  ///< sent only to backends that support it
   std::optional<double> temperature;
   std::optional<double> top_p;
-  std::string extra_body_json;   ///< a JSON object whose members are merged last (may override)
+  std::string extra_body_json;  ///< a JSON object whose members are merged last (may override)
 };
 
-/// Serializes the JSON request body for `backend`. Throws `Exception` if `extra_body_json` is not
-/// a JSON object (naming `--extra-body` and the byte offset).
+/// Serializes the JSON request body for `backend`. Invalid UTF-8 in prompts is replaced by
+/// U+FFFD (a server would reject the request otherwise). Throws `Exception` if `extra_body_json` is
+/// not a JSON object (naming `--extra-body` and the byte offset).
 std::string build_request_body(Backend backend, const GenRequest& request);
 
 /// Token usage as reported by the server (`usage` object). -1 = field absent.
@@ -67,17 +68,17 @@ struct Usage {
 
 /// What one streamed `data:` payload (or a whole non-streamed body) carried.
 struct Delta {
-  bool done = false;           ///< the payload was `[DONE]`
-  bool has_choice = false;     ///< `choices` was non-empty
-  bool role_only = false;      ///< a chat chunk with `delta.role` and no content of any kind
-  std::string answer;          ///< `choices[0].text` or `delta.content` / `message.content`
-  std::string reasoning;       ///< `reasoning_content` or `reasoning`
+  bool done = false;                ///< the payload was `[DONE]`
+  bool has_choice = false;          ///< `choices` was non-empty
+  bool role_only = false;           ///< a chat chunk with `delta.role` and no content of any kind
+  std::string answer;               ///< `choices[0].text` or `delta.content` / `message.content`
+  std::string reasoning;            ///< `reasoning_content` or `reasoning`
   std::size_t tool_call_bytes = 0;  ///< bytes of tool-call arguments/names in this chunk
-  bool tool_call = false;      ///< `tool_calls` present with content
-  std::string finish_reason;   ///< non-null `finish_reason`, else empty
-  std::optional<Usage> usage;  ///< `usage` when present and not null
-  bool is_error = false;       ///< an `{"error": ...}` object (inside a 200 stream or a body)
-  std::string error_message;   ///< `error.message` (or the raw text if unstructured)
+  bool tool_call = false;           ///< `tool_calls` present with content
+  std::string finish_reason;        ///< non-null `finish_reason`, else empty
+  std::optional<Usage> usage;       ///< `usage` when present and not null
+  bool is_error = false;            ///< an `{"error": ...}` object (inside a 200 stream or a body)
+  std::string error_message;        ///< `error.message` (or the raw text if unstructured)
   /// llama.cpp `timings` object when present (ms): prompt_ms, predicted_ms; counts prompt_n,
   /// predicted_n. -1 = absent.
   double timings_prompt_ms = -1;
