@@ -1,0 +1,177 @@
+#include "llmbench/sim/block_manager.hpp"
+
+#include "llmbench/core/error.hpp"
+
+#include <algorithm>
+
+namespace llmbench::sim {
+
+namespace {
+
+/// SplitMix64 finalizer: a fast, well-mixed 64-bit hash step.
+std::uint64_t mix(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens,
+                                        std::int64_t block_size) {
+  std::vector<std::uint64_t> out;
+  if (block_size <= 0)
+    return out;
+  const auto bs = static_cast<std::size_t>(block_size);
+  std::uint64_t h = 0x6c6c6d62656e6368ULL;  // chain seed ("llmbench")
+  for (std::size_t start = 0; start + bs <= tokens.size(); start += bs) {
+    for (std::size_t i = start; i < start + bs; ++i) h = mix(h ^ tokens[i]);
+    out.push_back(h);
+  }
+  return out;
+}
+
+BlockManager::BlockManager(std::int64_t num_blocks, std::int64_t block_size,
+                           bool enable_prefix_caching)
+    : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
+  LLMBENCH_ASSERT(num_blocks >= 1 && block_size >= 1, "need at least one block of one token");
+  const auto n = static_cast<std::size_t>(num_blocks);
+  ref_.assign(n, 0);
+  hash_.assign(n, 0);
+  has_hash_.assign(n, false);
+  in_free_.assign(n, true);
+  free_pos_.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    free_pos_[i] = free_queue_.insert(free_queue_.end(), static_cast<BlockId>(i));
+}
+
+CacheHit BlockManager::find_cached(const std::vector<std::uint64_t>& hashes,
+                                   std::int64_t num_tokens) const {
+  CacheHit hit;
+  if (!prefix_caching_ || num_tokens <= 1)
+    return hit;
+  const auto max_blocks =
+      std::min(static_cast<std::size_t>((num_tokens - 1) / block_size_), hashes.size());
+  for (std::size_t j = 0; j < max_blocks; ++j) {
+    const auto it = cached_.find(hashes[j]);
+    if (it == cached_.end())
+      break;
+    hit.blocks.push_back(it->second);
+  }
+  hit.num_tokens = static_cast<std::int64_t>(hit.blocks.size()) * block_size_;
+  return hit;
+}
+
+void BlockManager::take_from_free_queue(BlockId block) {
+  const auto b = static_cast<std::size_t>(block);
+  LLMBENCH_ASSERT(in_free_[b], "block not in the free queue");
+  free_queue_.erase(free_pos_[b]);
+  in_free_[b] = false;
+}
+
+bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_computed,
+                                  std::int64_t num_new, const CacheHit& hit,
+                                  const std::vector<std::uint64_t>& hashes) {
+  Held& held = held_[request];
+  LLMBENCH_ASSERT(hit.blocks.empty() || held.blocks.empty(),
+                  "prefix hits only for a request without blocks");
+  const std::int64_t total_tokens = num_computed + num_new;
+  const std::int64_t have = static_cast<std::int64_t>(held.blocks.size() + hit.blocks.size());
+  const std::int64_t needed =
+      std::max<std::int64_t>(0, (total_tokens + block_size_ - 1) / block_size_ - have);
+  std::int64_t evictable_hits = 0;
+  for (const BlockId b : hit.blocks)
+    evictable_hits += ref_[static_cast<std::size_t>(b)] == 0 ? 1 : 0;
+  if (needed > num_free_blocks() - evictable_hits) {
+    if (held.blocks.empty())
+      held_.erase(request);
+    return false;
+  }
+  for (const BlockId b : hit.blocks) {
+    const auto i = static_cast<std::size_t>(b);
+    if (ref_[i] == 0)
+      take_from_free_queue(b);
+    ++ref_[i];
+    held.blocks.push_back(b);
+  }
+  if (held.num_hashed == 0)
+    held.num_hashed = static_cast<std::int64_t>(hit.blocks.size());
+  for (std::int64_t k = 0; k < needed; ++k) {
+    const BlockId b = free_queue_.front();
+    const auto i = static_cast<std::size_t>(b);
+    take_from_free_queue(b);
+    if (has_hash_[i]) {  // evict the least recently freed cached block
+      const auto it = cached_.find(hash_[i]);
+      if (it != cached_.end() && it->second == b)
+        cached_.erase(it);
+      has_hash_[i] = false;
+    }
+    ref_[i] = 1;
+    held.blocks.push_back(b);
+  }
+  if (prefix_caching_) {
+    const auto full = std::min(static_cast<std::size_t>(total_tokens / block_size_), hashes.size());
+    for (auto j = static_cast<std::size_t>(held.num_hashed); j < full; ++j) {
+      const auto i = static_cast<std::size_t>(held.blocks[j]);
+      if (!has_hash_[i] && cached_.find(hashes[j]) == cached_.end()) {
+        hash_[i] = hashes[j];
+        has_hash_[i] = true;
+        cached_.emplace(hashes[j], held.blocks[j]);
+      }
+    }
+    held.num_hashed = std::max(held.num_hashed, static_cast<std::int64_t>(full));
+  }
+  return true;
+}
+
+void BlockManager::free(std::int64_t request) {
+  const auto it = held_.find(request);
+  if (it == held_.end())
+    return;
+  const auto& blocks = it->second.blocks;
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+    const auto i = static_cast<std::size_t>(*b);
+    LLMBENCH_ASSERT(ref_[i] > 0, "freeing a block with reference count 0");
+    if (--ref_[i] == 0) {
+      free_pos_[i] = free_queue_.insert(free_queue_.end(), *b);
+      in_free_[i] = true;
+    }
+  }
+  held_.erase(it);
+}
+
+std::int64_t BlockManager::blocks_of(std::int64_t request) const {
+  const auto it = held_.find(request);
+  return it == held_.end() ? 0 : static_cast<std::int64_t>(it->second.blocks.size());
+}
+
+double BlockManager::usage() const noexcept {
+  return 1.0 - static_cast<double>(num_free_blocks()) / static_cast<double>(num_blocks());
+}
+
+void BlockManager::check_invariants() const {
+  std::vector<std::int32_t> holders(ref_.size(), 0);
+  for (const auto& [id, held] : held_) {
+    for (const BlockId b : held.blocks) ++holders[static_cast<std::size_t>(b)];
+  }
+  std::size_t zero = 0;
+  for (std::size_t i = 0; i < ref_.size(); ++i) {
+    LLMBENCH_ASSERT(holders[i] == ref_[i], "reference count differs from holders");
+    LLMBENCH_ASSERT((ref_[i] == 0) == in_free_[i], "free-queue membership differs from count");
+    zero += ref_[i] == 0 ? 1 : 0;
+    if (has_hash_[i]) {
+      const auto it = cached_.find(hash_[i]);
+      LLMBENCH_ASSERT(it != cached_.end() && it->second == static_cast<BlockId>(i),
+                      "hashed block missing from the cache map");
+    }
+  }
+  LLMBENCH_ASSERT(zero == free_queue_.size(), "free queue size differs from free blocks");
+  for (const auto& [h, b] : cached_) {
+    LLMBENCH_ASSERT(
+        has_hash_[static_cast<std::size_t>(b)] && hash_[static_cast<std::size_t>(b)] == h,
+        "cache map entry without its block hash");
+  }
+}
+
+}  // namespace llmbench::sim

@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// Paged KV-cache block manager with automatic prefix caching, after vLLM V1
+/// (`vllm/v1/core/kv_cache_manager.py`, `block_pool.py`; SIMULATOR-NOTES.md §2.3): blocks of
+/// `block_size` tokens, reference counts, a free queue that doubles as the LRU eviction order,
+/// and a map from chained block hash to cached block. Only FULL prompt blocks are hashed.
+
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <vector>
+
+namespace llmbench::sim {
+
+/// Index of a KV block, 0 … num_blocks − 1.
+using BlockId = std::int32_t;
+
+/// Chained hashes of the full blocks of `tokens`: hash_j = mix(hash_{j−1}, tokens of block j),
+/// so equal hashes mean equal prefixes (vLLM `hash_block_tokens`, with a 64-bit mix instead of
+/// sha256). A trailing partial block gets no hash.
+std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens,
+                                        std::int64_t block_size);
+
+/// A prefix-cache lookup: cached blocks that can be reused, in prefix order.
+struct CacheHit {
+  std::vector<BlockId> blocks;
+  std::int64_t num_tokens = 0;  ///< blocks.size() × block_size
+};
+
+/// The KV block pool of one model replica. Not thread-safe (the simulator is single-threaded).
+class BlockManager {
+ public:
+  /// `num_blocks` ≥ 1 blocks of `block_size` ≥ 1 tokens. vLLM's reserved null block is not
+  /// modelled: all `num_blocks` are usable.
+  BlockManager(std::int64_t num_blocks, std::int64_t block_size, bool enable_prefix_caching);
+
+  /// Longest cached prefix for a request with `num_tokens` tokens whose full prompt blocks hash to
+  /// `hashes`, limited to floor((num_tokens − 1) / block_size) blocks so the last token is always
+  /// recomputed (vLLM `max_cache_hit_length = num_tokens − 1`). Does not change any state.
+  [[nodiscard]] CacheHit find_cached(const std::vector<std::uint64_t>& hashes,
+                                     std::int64_t num_tokens) const;
+
+  /// Makes room for `request` to hold `num_computed + num_new` tokens: first takes the `hit`
+  /// blocks (only for a request that holds no blocks yet; `num_computed` then includes
+  /// `hit.num_tokens`), then pops fresh blocks from the head of the free queue, evicting their
+  /// cached hash. Afterwards every newly full block i < hashes.size() is registered in the
+  /// prefix cache. Returns false and changes nothing when too few blocks are free.
+  bool allocate_slots(std::int64_t request, std::int64_t num_computed, std::int64_t num_new,
+                      const CacheHit& hit, const std::vector<std::uint64_t>& hashes);
+
+  /// Releases every block of `request` (last block first, each appended to the free-queue tail,
+  /// so a prefix's first blocks are evicted last). Cached hashes are kept until eviction.
+  /// No-op when the request holds no blocks.
+  void free(std::int64_t request);
+
+  /// Blocks with reference count 0 (empty or cached-but-evictable).
+  [[nodiscard]] std::int64_t num_free_blocks() const noexcept {
+    return static_cast<std::int64_t>(free_queue_.size());
+  }
+  [[nodiscard]] std::int64_t num_blocks() const noexcept {
+    return static_cast<std::int64_t>(ref_.size());
+  }
+  [[nodiscard]] std::int64_t block_size() const noexcept { return block_size_; }
+  /// Blocks held by `request` (0 if none).
+  [[nodiscard]] std::int64_t blocks_of(std::int64_t request) const;
+  /// Blocks registered in the prefix cache (referenced or evictable).
+  [[nodiscard]] std::int64_t num_cached_blocks() const noexcept {
+    return static_cast<std::int64_t>(cached_.size());
+  }
+  /// KV usage in [0, 1]: 1 − free / num_blocks (vLLM `BlockPool.get_usage`, without the null
+  /// block).
+  [[nodiscard]] double usage() const noexcept;
+
+  /// Checks the internal invariants (reference counts equal the number of holders, free queue
+  /// holds exactly the blocks with count 0, cache map and block hashes agree); aborts via
+  /// `LLMBENCH_ASSERT` on a violation. O(num_blocks); for tests.
+  void check_invariants() const;
+
+ private:
+  struct Held {
+    std::vector<BlockId> blocks;
+    std::int64_t num_hashed = 0;  ///< leading blocks already registered in the cache
+  };
+
+  void take_from_free_queue(BlockId block);
+
+  std::int64_t block_size_;
+  bool prefix_caching_;
+  std::vector<std::int32_t> ref_;
+  std::vector<std::uint64_t> hash_;
+  std::vector<bool> has_hash_;
+  std::list<BlockId> free_queue_;
+  std::vector<std::list<BlockId>::iterator> free_pos_;
+  std::vector<bool> in_free_;
+  std::unordered_map<std::uint64_t, BlockId> cached_;
+  std::unordered_map<std::int64_t, Held> held_;
+};
+
+}  // namespace llmbench::sim

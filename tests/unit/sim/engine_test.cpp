@@ -1,0 +1,198 @@
+#include "llmbench/sim/engine.hpp"
+
+#include "llmbench/core/rng.hpp"
+#include "llmbench/metrics/summary.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <queue>
+
+namespace llmbench::sim {
+namespace {
+
+/// 1 ms per step plus 1 µs per token: easy to trace by hand.
+class SimpleModel final : public ExecTimeModel {
+ public:
+  [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override {
+    StepCost c;
+    c.fixed_s = 1e-3;
+    for (const auto& s : batch) c.dense_linear_s += 1e-6 * static_cast<double>(s.num_new_tokens);
+    return c;
+  }
+};
+
+TEST(EventOrder, TimeThenPriorityThenSeq) {
+  const Event a{10, EventKind::StepStart, 0, -1};
+  const Event b{11, EventKind::StepEnd, 1, -1};
+  EXPECT_TRUE(EventOrder::before(a, b));  // earlier time wins over priority
+  const Event end{10, EventKind::StepEnd, 9, -1};
+  const Event arrival{10, EventKind::Arrival, 3, 0};
+  const Event start{10, EventKind::StepStart, 1, -1};
+  EXPECT_TRUE(EventOrder::before(end, arrival));  // same time: StepEnd, Arrival, StepStart
+  EXPECT_TRUE(EventOrder::before(arrival, start));
+  EXPECT_FALSE(EventOrder::before(start, arrival));
+  const Event arrival2{10, EventKind::Arrival, 4, 1};
+  EXPECT_TRUE(EventOrder::before(arrival, arrival2));  // then insertion order
+  EXPECT_FALSE(EventOrder::before(arrival, arrival));  // irreflexive
+  // The queue pops in that order.
+  std::priority_queue<Event, std::vector<Event>, EventOrder> q;
+  for (const auto& e : {start, arrival2, b, arrival, end}) q.push(e);
+  std::vector<std::uint64_t> seqs;
+  while (!q.empty()) {
+    seqs.push_back(q.top().seq);
+    q.pop();
+  }
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{9, 3, 4, 1, 1}));
+}
+
+SimOptions small_options(std::int64_t blocks) {
+  SimOptions o;
+  o.num_gpu_blocks = blocks;
+  o.block_size = 16;
+  o.check_invariants = true;
+  return o;
+}
+
+TEST(Simulation, SingleRequestTimeline) {
+  Simulation sim(small_options(100), std::make_unique<SimpleModel>());
+  const auto result = sim.run({SimRequest{5'000'000, 100, 4, {}, false}});
+  ASSERT_EQ(result.records.size(), 1u);
+  const auto& r = result.records[0];
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.sent_ns, 5'000'000);
+  EXPECT_EQ(r.scheduled_ns, 5'000'000);
+  // Prefill step 1 ms + 100 µs; then three decodes of 1.001 ms.
+  ASSERT_EQ(r.chunks.size(), 4u);
+  EXPECT_EQ(r.chunks[0].time_ns, 5'000'000 + 1'100'000);
+  EXPECT_EQ(r.chunks[3].time_ns, 5'000'000 + 1'100'000 + 3 * 1'001'000);
+  EXPECT_EQ(r.done_ns, r.chunks[3].time_ns);
+  EXPECT_EQ(r.output_tokens, 4);
+  EXPECT_EQ(r.input_tokens, 100);
+  const auto lat = metrics::request_latency(r);
+  EXPECT_NEAR(lat.ttft_ms, 1.1, 1e-9);
+  EXPECT_NEAR(lat.tpot_ms, 1.001, 1e-9);
+  EXPECT_EQ(result.stats.steps, 4);
+}
+
+TEST(Simulation, StepTraceAndChromeTrace) {
+  auto o = small_options(100);
+  o.record_steps = true;
+  Simulation sim(o, std::make_unique<SimpleModel>());
+  const auto result = sim.run({SimRequest{0, 100, 3, {}, false}, SimRequest{0, 20, 1, {}, false}});
+  ASSERT_EQ(result.steps.size(), 3u);
+  EXPECT_EQ(result.stats.steps, 3);
+  // Step 1: both prefills (120 tokens); steps 2-3: one decode of the first request.
+  EXPECT_EQ(result.steps[0].num_seqs, 2);
+  EXPECT_EQ(result.steps[0].num_tokens, 120);
+  EXPECT_EQ(result.steps[0].num_decode_seqs, 0);
+  EXPECT_EQ(result.steps[0].end_ns, 1'120'000);
+  EXPECT_EQ(result.steps[1].num_decode_seqs, 1);
+  EXPECT_EQ(result.steps[1].start_ns, 1'120'000);
+  EXPECT_NEAR(result.steps[0].kv_usage, 9.0 / 100, 1e-12);  // 7 + 2 blocks of 16
+  const auto trace = nlohmann::json::parse(steps_to_chrome_trace(result.steps));
+  const auto& events = trace.at("traceEvents");
+  ASSERT_EQ(events.size(), 1u + 3 * 3);
+  EXPECT_EQ(events[1].at("ph"), "X");
+  EXPECT_DOUBLE_EQ(events[1].at("dur").get<double>(), 1120.0);
+  EXPECT_EQ(events[1].at("args").at("tokens"), 120);
+}
+
+TEST(Simulation, ClosedLoopReleasesTheNextRequestWhenOneFinishes) {
+  auto o = small_options(100);
+  o.max_concurrency = 1;
+  Simulation sim(o, std::make_unique<SimpleModel>());
+  const auto result = sim.run({SimRequest{0, 10, 2, {}, false}, SimRequest{0, 10, 2, {}, false}});
+  const auto& first = result.records[0];
+  const auto& second = result.records[1];
+  EXPECT_EQ(second.sent_ns, first.done_ns);
+  EXPECT_EQ(second.scheduled_ns, first.done_ns);
+  EXPECT_EQ(second.chunks.front().time_ns, first.done_ns + 1'010'000);
+  const auto summary = metrics::summarize(result.records, {});
+  EXPECT_EQ(summary.completed, 2u);
+  EXPECT_EQ(summary.total_output_tokens, 4);
+}
+
+TEST(Simulation, RejectsRequestsLargerThanTheCache) {
+  Simulation sim(small_options(2), std::make_unique<SimpleModel>());
+  const auto result = sim.run({SimRequest{0, 40, 1, {}, false}, SimRequest{0, 20, 2, {}, false}});
+  EXPECT_EQ(result.records[0].error_kind, metrics::ErrorKind::Http4xx);
+  EXPECT_TRUE(result.records[1].ok());
+  EXPECT_EQ(result.stats.rejected, 1);
+}
+
+TEST(Simulation, SharedPromptHitsThePrefixCache) {
+  const std::string text(400, 'x');
+  std::vector<SimRequest> reqs(2);
+  for (int i = 0; i < 2; ++i) {
+    reqs[static_cast<std::size_t>(i)] = SimRequest{
+        i * 100'000'000, 100, 2, pseudo_tokens(text, 100, static_cast<std::uint64_t>(i)), false};
+  }
+  Simulation sim(small_options(100), std::make_unique<SimpleModel>());
+  const auto result = sim.run(reqs);
+  EXPECT_EQ(result.records[0].cached_tokens, 0);
+  EXPECT_EQ(result.records[1].cached_tokens, 96);  // floor(99 / 16) full blocks
+  EXPECT_EQ(result.stats.prefix_hits, 96);
+  // The hit shortens the prefill: 4 tokens instead of 100.
+  EXPECT_EQ(result.records[1].chunks[0].time_ns - result.records[1].sent_ns, 1'004'000);
+}
+
+TEST(PseudoTokens, EqualTextGivesEqualPrefix) {
+  const auto a = pseudo_tokens("hello world, hello", 8, 1);
+  const auto b = pseudo_tokens("hello world, hello", 8, 2);
+  ASSERT_EQ(a.size(), 8u);
+  EXPECT_TRUE(std::equal(a.begin(), a.begin() + 5, b.begin()));  // 18 bytes → 5 text tokens
+  EXPECT_NE(a[6], b[6]);                                         // past the text: salted
+}
+
+// Invariants under random workloads with a tight cache (preemption and prefix hits happen).
+TEST(Simulation, RandomWorkloadInvariants) {
+  std::int64_t total_preemptions = 0;
+  std::int64_t total_hits = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    Rng rng(seed);
+    const std::string shared(2000, 's');
+    std::vector<SimRequest> reqs;
+    TimeNs t = 0;
+    const int n = 60;
+    for (int i = 0; i < n; ++i) {
+      t += static_cast<TimeNs>(rng.exponential(1.0 / 2e6));  // mean 2 ms gaps
+      const auto prompt = rng.uniform_int(1, 300);
+      const auto out = rng.uniform_int(1, 80);
+      const bool share = rng.uniform01() < 0.5;
+      reqs.push_back(SimRequest{t, prompt, out,
+                                share
+                                    ? pseudo_tokens(shared, prompt, 0)
+                                    : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
+                                false});
+    }
+    auto o = small_options(static_cast<std::int64_t>(rng.uniform_int(25, 60)));
+    o.scheduler.max_num_batched_tokens = rng.uniform_int(32, 512);
+    o.scheduler.max_num_seqs = rng.uniform_int(2, 32);
+    o.max_concurrency = seed % 3 == 0 ? 8 : -1;
+    Simulation sim(o, std::make_unique<SimpleModel>());
+    const auto result = sim.run(reqs);
+    ASSERT_EQ(result.records.size(), reqs.size());
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      const auto& r = result.records[i];
+      ASSERT_TRUE(r.ok()) << "seed " << seed << " request " << i;
+      EXPECT_EQ(r.id, static_cast<std::int64_t>(i));
+      EXPECT_GE(r.sent_ns, reqs[i].arrival_ns);
+      EXPECT_EQ(static_cast<std::int64_t>(r.chunks.size()), reqs[i].output_len);
+      EXPECT_EQ(r.output_tokens, reqs[i].output_len);
+      EXPECT_EQ(r.done_ns, r.chunks.back().time_ns);
+      EXPECT_GT(r.chunks.front().time_ns, r.sent_ns);
+      for (std::size_t k = 1; k < r.chunks.size(); ++k)
+        EXPECT_GT(r.chunks[k].time_ns, r.chunks[k - 1].time_ns);
+    }
+    EXPECT_LE(result.stats.max_running, o.scheduler.max_num_seqs);
+    total_preemptions += result.stats.preemptions;
+    total_hits += result.stats.prefix_hits;
+  }
+  EXPECT_GT(total_preemptions, 0);
+  EXPECT_GT(total_hits, 0);
+}
+
+}  // namespace
+}  // namespace llmbench::sim
