@@ -33,9 +33,13 @@ class RunClock {
 };
 
 /// Converts nanoseconds to milliseconds as a double.
-constexpr double ns_to_ms(TimeNs ns) noexcept { return static_cast<double>(ns) / 1e6; }
+constexpr double ns_to_ms(TimeNs ns) noexcept {
+  return static_cast<double>(ns) / 1e6;
+}
 /// Converts nanoseconds to seconds as a double.
-constexpr double ns_to_s(TimeNs ns) noexcept { return static_cast<double>(ns) / 1e9; }
+constexpr double ns_to_s(TimeNs ns) noexcept {
+  return static_cast<double>(ns) / 1e9;
+}
 /// Converts milliseconds to nanoseconds, rounding to nearest.
 constexpr TimeNs ms_to_ns(double ms) noexcept {
   return static_cast<TimeNs>(ms * 1e6 + (ms >= 0 ? 0.5 : -0.5));

@@ -44,14 +44,15 @@ using Result = boost::system::result<T, Error>;
 
 /// Aborts with `message`, file and line; used by `LLMBENCH_ASSERT` for broken invariants (also in
 /// release builds).
-[[noreturn]] void assert_fail(const char* condition, const char* message, const char* file, int line);
+[[noreturn]] void assert_fail(const char* condition, const char* message, const char* file,
+                              int line);
 
 }  // namespace llmbench
 
 /// Checks an internal invariant; on failure prints the condition and message, then aborts.
-#define LLMBENCH_ASSERT(cond, msg)                                \
-  do {                                                            \
-    if (!(cond)) {                                                \
+#define LLMBENCH_ASSERT(cond, msg)                               \
+  do {                                                           \
+    if (!(cond)) {                                               \
       ::llmbench::assert_fail(#cond, (msg), __FILE__, __LINE__); \
-    }                                                             \
+    }                                                            \
   } while (false)

@@ -22,19 +22,23 @@ void write(Level level, std::string_view message);
 /// fmt-style helpers.
 template <class... Args>
 void debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (level() <= Level::Debug) write(Level::Debug, fmt::format(f, std::forward<Args>(args)...));
+  if (level() <= Level::Debug)
+    write(Level::Debug, fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
 void info(fmt::format_string<Args...> f, Args&&... args) {
-  if (level() <= Level::Info) write(Level::Info, fmt::format(f, std::forward<Args>(args)...));
+  if (level() <= Level::Info)
+    write(Level::Info, fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
 void warn(fmt::format_string<Args...> f, Args&&... args) {
-  if (level() <= Level::Warn) write(Level::Warn, fmt::format(f, std::forward<Args>(args)...));
+  if (level() <= Level::Warn)
+    write(Level::Warn, fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
 void error(fmt::format_string<Args...> f, Args&&... args) {
-  if (level() <= Level::Error) write(Level::Error, fmt::format(f, std::forward<Args>(args)...));
+  if (level() <= Level::Error)
+    write(Level::Error, fmt::format(f, std::forward<Args>(args)...));
 }
 
 }  // namespace llmbench::log

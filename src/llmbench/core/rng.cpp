@@ -32,7 +32,9 @@ std::int64_t Rng::uniform_int(std::int64_t lo, std::int64_t hi) {
   return lo + k;
 }
 
-double Rng::exponential(double rate) { return -std::log1p(-uniform01()) / rate; }
+double Rng::exponential(double rate) {
+  return -std::log1p(-uniform01()) / rate;
+}
 
 double Rng::normal() {
   for (;;) {
@@ -61,7 +63,8 @@ double Rng::gamma(double shape, double scale) {
     } while (v <= 0.0);
     v = v * v * v;
     const double u = 1.0 - uniform01();  // (0, 1]
-    if (u < 1.0 - 0.0331 * x * x * x * x || std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) {
+    if (u < 1.0 - 0.0331 * x * x * x * x ||
+        std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) {
       return d * v * scale;
     }
   }

@@ -52,13 +52,13 @@ std::int64_t output_token_count(const RequestRecord& record) noexcept;
 
 /// Per-request derived latencies in ms; NaN where undefined (e.g. TPOT with N < 2).
 struct RequestLatency {
-  double ttft_ms;         ///< first output chunk − sent
-  double ttfat_ms;        ///< first answer chunk − sent (excludes reasoning)
-  double ttft_sched_ms;   ///< first output chunk − scheduled (queue-inclusive)
-  double e2el_ms;         ///< last output chunk − sent (done − sent if no output)
-  double e2el_sched_ms;   ///< as e2el from scheduled
-  double tpot_ms;         ///< (last − first output chunk) / (N − 1), N ≥ 2
-  double lateness_ms;     ///< sent − scheduled
+  double ttft_ms;        ///< first output chunk − sent
+  double ttfat_ms;       ///< first answer chunk − sent (excludes reasoning)
+  double ttft_sched_ms;  ///< first output chunk − scheduled (queue-inclusive)
+  double e2el_ms;        ///< last output chunk − sent (done − sent if no output)
+  double e2el_sched_ms;  ///< as e2el from scheduled
+  double tpot_ms;        ///< (last − first output chunk) / (N − 1), N ≥ 2
+  double lateness_ms;    ///< sent − scheduled
 };
 
 /// Computes the per-request latencies of one completed record.
@@ -78,20 +78,20 @@ struct SummaryOptions {
 
 /// Everything the console and JSON reports print for a run.
 struct Summary {
-  std::size_t total = 0;        ///< non-warm-up requests recorded
-  std::size_t completed = 0;    ///< ok non-warm-up requests
+  std::size_t total = 0;      ///< non-warm-up requests recorded
+  std::size_t completed = 0;  ///< ok non-warm-up requests
   std::size_t failed = 0;
   std::map<std::string, std::size_t> failures_by_kind;  ///< `to_string(ErrorKind)` → count
-  double duration_s = 0;        ///< first send → last completion over non-warm-up requests
-  std::int64_t total_input_tokens = 0;   ///< Σ input tokens of completed requests (usage, else
-                                         ///< prompt_len)
-  std::int64_t total_output_tokens = 0;  ///< Σ N of completed requests
-  double request_throughput = 0;     ///< completed / duration (req/s)
-  double output_throughput = 0;      ///< Σ N / duration (tok/s)
-  double total_token_throughput = 0; ///< (Σ input + Σ N) / duration (tok/s)
-  std::size_t good_requests = 0;     ///< completed requests meeting every SLO
-  double request_goodput = 0;        ///< good / duration (req/s)
-  double max_output_tokens_per_s = 0;  ///< peak of output tokens in 1 s windows
+  double duration_s = 0;  ///< first send → last completion over non-warm-up requests
+  std::int64_t total_input_tokens = 0;      ///< Σ input tokens of completed requests (usage, else
+                                            ///< prompt_len)
+  std::int64_t total_output_tokens = 0;     ///< Σ N of completed requests
+  double request_throughput = 0;            ///< completed / duration (req/s)
+  double output_throughput = 0;             ///< Σ N / duration (tok/s)
+  double total_token_throughput = 0;        ///< (Σ input + Σ N) / duration (tok/s)
+  std::size_t good_requests = 0;            ///< completed requests meeting every SLO
+  double request_goodput = 0;               ///< good / duration (req/s)
+  double max_output_tokens_per_s = 0;       ///< peak of output tokens in 1 s windows
   std::size_t max_concurrent_requests = 0;  ///< peak of requests in flight (sent..done)
   std::size_t token_count_mismatches = 0;   ///< server usage ≠ local count, both known
   std::size_t usage_missing = 0;            ///< completed requests without server usage

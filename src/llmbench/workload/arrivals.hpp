@@ -19,8 +19,8 @@ struct ArrivalOptions {
 };
 
 /// Arrival times (ns from run start, non-decreasing; the first request at 0, each later one a
-/// drawn gap after the one before) for `count` requests. Gaps are Gamma(k, 1/(rate·k)) so the mean is 1/rate
-/// and CV 1/sqrt(k). Throws `Exception` on rate NaN or burstiness ≤ 0.
+/// drawn gap after the one before) for `count` requests. Gaps are Gamma(k, 1/(rate·k)) so the mean
+/// is 1/rate and CV 1/sqrt(k). Throws `Exception` on rate NaN or burstiness ≤ 0.
 std::vector<TimeNs> arrival_times(std::int64_t count, const ArrivalOptions& options);
 
 /// Arrival times until `duration_ns` (exclusive), for `--duration` runs; at most `max_count`.

@@ -15,11 +15,12 @@ namespace llmbench::workload {
 
 /// One prompt to send.
 struct Sample {
-  std::string prompt;         ///< completions prompt (for chat: the user message if `messages` empty)
-  ChatMessages messages;      ///< chat form; may be empty (then {"user", prompt} is sent)
-  std::int64_t prompt_len = -1;  ///< intended input tokens if known (random), else an estimate or -1
-  std::int64_t output_len = 0;   ///< tokens to request as `max_tokens` (> 0)
-  std::string source_id;      ///< where it came from ("sharegpt:fzcoUcK_0", "mtbench:81", "line 12")
+  std::string prompt;     ///< completions prompt (for chat: the user message if `messages` empty)
+  ChatMessages messages;  ///< chat form; may be empty (then {"user", prompt} is sent)
+  std::int64_t prompt_len =
+      -1;                       ///< intended input tokens if known (random), else an estimate or -1
+  std::int64_t output_len = 0;  ///< tokens to request as `max_tokens` (> 0)
+  std::string source_id;  ///< where it came from ("sharegpt:fzcoUcK_0", "mtbench:81", "line 12")
 };
 
 /// Dataset kinds (`--dataset-name`).
@@ -32,8 +33,8 @@ DatasetKind parse_dataset_kind(std::string_view name);
 /// Everything that selects and shapes the samples.
 struct DatasetOptions {
   DatasetKind kind = DatasetKind::MtBench;
-  std::string path;              ///< `--dataset-path`: a file, or for random/sonnet a file or folder
-                                 ///< of .txt files; empty = the bundled default for the kind
+  std::string path;  ///< `--dataset-path`: a file, or for random/sonnet a file or folder
+                     ///< of .txt files; empty = the bundled default for the kind
   std::int64_t num_prompts = 1000;
   std::uint64_t seed = 0;
   std::int64_t output_len = -1;  ///< fixed output length for every sample (`--output-len`,
@@ -42,13 +43,13 @@ struct DatasetOptions {
   // random (vLLM semantics)
   std::int64_t random_input_len = 1024;
   std::int64_t random_output_len = 128;
-  double random_range_ratio = 0.0;  ///< lengths uniform in [L(1−r), L(1+r)], 0 ≤ r < 1
+  double random_range_ratio = 0.0;     ///< lengths uniform in [L(1−r), L(1+r)], 0 ≤ r < 1
   std::int64_t random_prefix_len = 0;  ///< tokens of a prefix shared by every random prompt
   // sonnet (vLLM defaults)
   std::int64_t sonnet_input_len = 550;
   std::int64_t sonnet_output_len = 150;
   std::int64_t sonnet_prefix_len = 200;
-  std::string data_dir;          ///< folder of bundled data (default prompts and corpus)
+  std::string data_dir;  ///< folder of bundled data (default prompts and corpus)
 };
 
 /// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled
