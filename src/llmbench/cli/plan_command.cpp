@@ -2,6 +2,7 @@
 // (sim/memory.hpp; SIMULATOR-NOTES.md §2.2 and §6.3), printed like vLLM's start-up log.
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/sim/cost_model.hpp"
@@ -33,12 +34,6 @@ struct PlanFlags {
   std::vector<std::int64_t> context_lens{1024, 2048, 8192, 32768, 131072};
   bool list = false;
 };
-
-std::string data_dir() {
-  if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr)
-    return d;
-  return std::string(build_info::data_dir());
-}
 
 void line(const std::string& label, const std::string& value) {
   std::printf("%-44s %s\n", label.c_str(), value.c_str());

@@ -1,4 +1,5 @@
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/log.hpp"
@@ -91,49 +92,6 @@ struct RunFlags {
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int /*sig*/) {
   g_stop.store(true);
-}
-
-double parse_positive_or_inf(const std::string& text, const char* flag) {
-  if (text == "inf" || text == "Inf" || text == "infinity") {
-    return std::numeric_limits<double>::infinity();
-  }
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(v > 0) || std::isnan(v)) {
-    throw Exception(Error{fmt::format("expected a positive number or 'inf', got '{}'", text), flag,
-                          end == nullptr ? 0 : end - text.c_str()});
-  }
-  return v;
-}
-
-std::vector<double> parse_percentiles(const std::string& text) {
-  std::vector<double> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0' || !(v >= 0 && v <= 100)) {
-      throw Exception(Error{fmt::format("'{}' is not a percentile in [0, 100]", item),
-                            "--metric-percentiles", static_cast<std::int64_t>(pos)});
-    }
-    out.push_back(v);
-    pos = comma + 1;
-  }
-  return out;
-}
-
-std::vector<std::string> split_csv(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    if (comma > pos)
-      out.push_back(text.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
 }
 
 json requested_config(const RunFlags& f) {
@@ -360,9 +318,7 @@ int execute_run(RunFlags& f) {
   dopt.sonnet_input_len = f.sonnet_input_len;
   dopt.sonnet_output_len = f.sonnet_output_len;
   dopt.sonnet_prefix_len = f.sonnet_prefix_len;
-  dopt.data_dir = std::string(build_info::data_dir());
-  if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr)
-    dopt.data_dir = d;
+  dopt.data_dir = data_dir();
   const auto samples = workload::load_samples(dopt);
   {
     // Fail on a bad --extra-body now, before any server is started or contacted.

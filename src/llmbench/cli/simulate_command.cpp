@@ -2,6 +2,7 @@
 // serving engine (sim module), reported with the same console table and results JSON.
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
@@ -75,60 +76,14 @@ struct SimulateFlags {
   std::string trace_path;
 };
 
-double parse_rate(const std::string& text, const char* flag) {
-  if (text == "inf" || text == "Inf" || text == "infinity")
-    return std::numeric_limits<double>::infinity();
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(v > 0)) {
-    throw Exception(Error{fmt::format("expected a positive number or 'inf', got '{}'", text), flag,
-                          end == nullptr ? 0 : end - text.c_str()});
-  }
-  return v;
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    if (comma > pos)
-      out.push_back(text.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
-std::vector<double> parse_percentile_list(const std::string& text) {
-  std::vector<double> out;
-  std::int64_t offset = 0;
-  for (const auto& item : split_list(text)) {
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (*end != '\0' || !(v >= 0 && v <= 100)) {
-      throw Exception(Error{fmt::format("'{}' is not a percentile in [0, 100]", item),
-                            "--metric-percentiles", offset});
-    }
-    out.push_back(v);
-    offset += static_cast<std::int64_t>(item.size()) + 1;
-  }
-  return out;
-}
-
-std::string data_dir() {
-  if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr)
-    return d;
-  return std::string(build_info::data_dir());
-}
-
 int execute_simulate(const SimulateFlags& f) {
   const std::string data = data_dir();
   const auto model = sim::load_model_profile(data, f.model_profile);
   const auto gpu = sim::load_hardware_profile(data, f.gpu);
-  const double rate = parse_rate(f.request_rate, "--request-rate");
-  const double burstiness = parse_rate(f.burstiness, "--burstiness");
-  const auto percentiles = parse_percentile_list(f.metric_percentiles);
-  const auto percentile_metrics = split_list(f.percentile_metrics);
+  const double rate = parse_positive_or_inf(f.request_rate, "--request-rate");
+  const double burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
+  const auto percentiles = parse_percentiles(f.metric_percentiles);
+  const auto percentile_metrics = split_csv(f.percentile_metrics);
   report::check_percentile_metrics(percentile_metrics);
   metrics::SummaryOptions summary_options;
   summary_options.percentiles = percentiles;

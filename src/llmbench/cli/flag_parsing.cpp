@@ -1,0 +1,66 @@
+#include "llmbench/cli/flag_parsing.hpp"
+
+#include "llmbench/core/build_info.hpp"
+#include "llmbench/core/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace llmbench::cli {
+
+double parse_positive_or_inf(const std::string& text, const char* flag) {
+  if (text == "inf" || text == "Inf" || text == "infinity") {
+    return std::numeric_limits<double>::infinity();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(v > 0) || std::isnan(v)) {
+    throw Exception(Error{fmt::format("expected a positive number or 'inf', got '{}'", text), flag,
+                          end == nullptr ? 0 : end - text.c_str()});
+  }
+  return v;
+}
+
+std::vector<std::string> split_csv(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    if (comma > pos) {
+      out.push_back(text.substr(pos, comma - pos));
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<double> parse_percentiles(const std::string& text) {
+  std::vector<double> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(v >= 0 && v <= 100)) {
+      throw Exception(Error{fmt::format("'{}' is not a percentile in [0, 100]", item),
+                            "--metric-percentiles", static_cast<std::int64_t>(pos)});
+    }
+    out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string data_dir() {
+  if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr && *d != '\0') {
+    return d;
+  }
+  return std::string(build_info::data_dir());
+}
+
+}  // namespace llmbench::cli
