@@ -21,6 +21,7 @@ int run(int argc, char** argv) {
   Command serve_cmd = add_serve_command(app);
   Command simulate_cmd = add_simulate_command(app);
   Command plan_cmd = add_plan_command(app);
+  Command tokenize_cmd = add_tokenize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -39,6 +40,9 @@ int run(int argc, char** argv) {
     }
     if (app.got_subcommand("plan")) {
       return plan_cmd();
+    }
+    if (app.got_subcommand("tokenize")) {
+      return tokenize_cmd();
     }
     return 2;
   } catch (const Exception& e) {

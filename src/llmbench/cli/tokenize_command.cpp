@@ -1,0 +1,153 @@
+/// @file
+/// `llmbench tokenize --tokenizer PATH [--add-special-tokens] [--jsonl] [FILES...]`: encodes text
+/// with an exact tokenizer.json tokenizer (llmbench::tokenizer) and prints ids, tokens and the
+/// count. Plain mode encodes each file (or stdin) as one text. `--jsonl` reads one JSON object per
+/// line with a string field "text" and writes {"ids": [...], "tokens": [...], "count": N} per
+/// line, in input order (blank lines are skipped).
+
+#include "llmbench/cli/commands.hpp"
+#include "llmbench/core/error.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+namespace {
+
+struct TokenizeOptions {
+  std::string tokenizer;
+  bool add_special_tokens = false;
+  bool jsonl = false;
+  std::vector<std::string> files;
+};
+
+// Appends `ids` as a JSON array of numbers.
+void append_ids(std::string& out, const std::vector<tokenizer::TokenId>& ids) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) {
+      out.push_back(',');
+    }
+    out += std::to_string(ids[i]);
+  }
+  out.push_back(']');
+}
+
+tokenizer::Encoding encode_or_throw(const tokenizer::Tokenizer& tok, std::string_view text,
+                                    const tokenizer::EncodeOptions& options,
+                                    tokenizer::Scratch& scratch, const std::string& where) {
+  auto enc = tok.encode(text, options, scratch);
+  if (!enc) {
+    Error e = enc.error();
+    e.source = where;
+    throw Exception(e);
+  }
+  return std::move(*enc);
+}
+
+void run_jsonl(const tokenizer::Tokenizer& tok, std::istream& in, const std::string& name,
+               const tokenizer::EncodeOptions& options, tokenizer::Scratch& scratch) {
+  std::string line;
+  std::string out;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    const std::string where = fmt::format("{}:{}", name, line_no);
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw Exception(Error{"not a JSON object (or invalid UTF-8 / lone surrogate)", where, -1});
+    }
+    const auto it = j.find("text");
+    if (it == j.end() || !it->is_string()) {
+      throw Exception(Error{"missing string field \"text\"", where, -1});
+    }
+    const auto enc = encode_or_throw(tok, it->get_ref<const std::string&>(), options, scratch,
+                                     where + " field text");
+    out.clear();
+    out += "{\"ids\":";
+    append_ids(out, enc.ids);
+    out += ",\"tokens\":";
+    out += nlohmann::json(enc.tokens).dump();
+    out += fmt::format(",\"count\":{}}}\n", enc.ids.size());
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+}
+
+void run_plain(const tokenizer::Tokenizer& tok, std::istream& in, const std::string& name,
+               const tokenizer::EncodeOptions& options, tokenizer::Scratch& scratch,
+               bool print_name) {
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto enc = encode_or_throw(tok, text, options, scratch, name);
+  std::string out;
+  if (print_name) {
+    out += fmt::format("file: {}\n", name);
+  }
+  out += "ids: ";
+  append_ids(out, enc.ids);
+  out += "\ntokens: ";
+  out += nlohmann::json(enc.tokens).dump();
+  out += fmt::format("\ncount: {}\n", enc.ids.size());
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+}  // namespace
+
+Command add_tokenize_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "tokenize", "Encode text with a Hugging Face tokenizer.json (exact, byte-level BPE)");
+  auto opts = std::make_shared<TokenizeOptions>();
+  sub->add_option("--tokenizer", opts->tokenizer,
+                  "tokenizer.json, or a folder holding it (+ tokenizer_config.json)")
+      ->required();
+  sub->add_flag("--add-special-tokens", opts->add_special_tokens,
+                "Add the post-processor's tokens (e.g. BOS for DeepSeek-V3, as transformers)");
+  sub->add_flag("--jsonl", opts->jsonl,
+                "Input lines are {\"text\": ...}; output one {\"ids\",\"tokens\",\"count\"} "
+                "object per line");
+  sub->add_option("files", opts->files, "Input files (default: stdin)");
+  return [opts] {
+    auto loaded = tokenizer::Tokenizer::load(opts->tokenizer);
+    if (!loaded) {
+      throw Exception(loaded.error());
+    }
+    const tokenizer::Tokenizer& tok = *loaded;
+    tokenizer::EncodeOptions options;
+    options.add_special_tokens = opts->add_special_tokens;
+    options.want_tokens = true;
+    tokenizer::Scratch scratch;
+    auto run_one = [&](std::istream& in, const std::string& name) {
+      if (opts->jsonl) {
+        run_jsonl(tok, in, name, options, scratch);
+      } else {
+        run_plain(tok, in, name, options, scratch, opts->files.size() > 1);
+      }
+    };
+    if (opts->files.empty()) {
+      run_one(std::cin, "<stdin>");
+    }
+    for (const auto& file : opts->files) {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) {
+        throw Exception(Error{"cannot open file", file, -1});
+      }
+      run_one(in, file);
+    }
+    std::fflush(stdout);
+    return 0;
+  };
+}
+
+}  // namespace llmbench::cli

@@ -1,0 +1,300 @@
+#include "llmbench/tokenizer/unicode.hpp"
+
+#include <cstdlib>
+#include <utf8proc.h>
+
+namespace llmbench::tokenizer::detail {
+namespace {
+
+// Length of the well-formed sequence starting at `p` (1-4), or 0 when it is not well formed.
+// Table 3-7 of The Unicode Standard ("Well-Formed UTF-8 Byte Sequences").
+std::size_t valid_sequence_length(const unsigned char* p, std::size_t avail) {
+  const unsigned c = p[0];
+  if (c < 0x80) {
+    return 1;
+  }
+  auto cont = [&](std::size_t i, unsigned lo, unsigned hi) {
+    return i < avail && p[i] >= lo && p[i] <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) {
+    return cont(1, 0x80, 0xBF) ? 1 + 1 : 0;
+  }
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
+    const unsigned hi = c == 0xED ? 0x9F : 0xBF;
+    if (!cont(1, lo, hi)) {
+      return 0;
+    }
+    return cont(2, 0x80, 0xBF) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
+    const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;
+    if (!cont(1, lo, hi)) {
+      return 0;
+    }
+    if (!cont(2, 0x80, 0xBF)) {
+      return 0;
+    }
+    return cont(3, 0x80, 0xBF) ? 4 : 0;
+  }
+  return 0;
+}
+
+// Length of the maximal invalid prefix ("maximal subpart", Unicode §3.9) starting at `p`.
+std::size_t invalid_subpart_length(const unsigned char* p, std::size_t avail) {
+  const unsigned c = p[0];
+  std::size_t need = 0;
+  unsigned lo = 0x80;
+  unsigned hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    lo = c == 0xE0 ? 0xA0 : 0x80;
+    hi = c == 0xED ? 0x9F : 0xBF;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 1;
+  }
+  std::size_t i = 1;
+  if (i < avail && p[i] >= lo && p[i] <= hi) {
+    ++i;
+    while (i <= need && i < avail && p[i] >= 0x80 && p[i] <= 0xBF) {
+      ++i;
+    }
+  }
+  return i;
+}
+
+std::array<char32_t, 256> make_byte_to_char() {
+  std::array<char32_t, 256> table{};
+  char32_t next = 0x100;
+  for (unsigned b = 0; b < 256; ++b) {
+    const bool self = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+    table[b] = self ? static_cast<char32_t>(b) : next++;
+  }
+  return table;
+}
+
+utf8proc_category_t category(char32_t cp) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+}
+
+}  // namespace
+
+std::int64_t find_invalid_utf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = valid_sequence_length(p + i, n - i);
+    if (len == 0) {
+      return static_cast<std::int64_t>(i);
+    }
+    i += len;
+  }
+  return -1;
+}
+
+char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& len) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + pos;
+  const unsigned c = p[0];
+  if (c < 0x80) {
+    len = 1;
+    return c;
+  }
+  if (c < 0xE0) {
+    len = 2;
+    return static_cast<char32_t>(((c & 0x1Fu) << 6) | (p[1] & 0x3Fu));
+  }
+  if (c < 0xF0) {
+    len = 3;
+    return static_cast<char32_t>(((c & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu));
+  }
+  len = 4;
+  return static_cast<char32_t>(((c & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) |
+                               ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu));
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  auto put = [&](unsigned v) { out.push_back(static_cast<char>(v)); };
+  const auto c = static_cast<unsigned>(cp);
+  if (c < 0x80) {
+    put(c);
+  } else if (c < 0x800) {
+    put(0xC0 | (c >> 6));
+    put(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    put(0xE0 | (c >> 12));
+    put(0x80 | ((c >> 6) & 0x3F));
+    put(0x80 | (c & 0x3F));
+  } else {
+    put(0xF0 | (c >> 18));
+    put(0x80 | ((c >> 12) & 0x3F));
+    put(0x80 | ((c >> 6) & 0x3F));
+    put(0x80 | (c & 0x3F));
+  }
+}
+
+const std::array<char32_t, 256>& byte_to_char() {
+  static const std::array<char32_t, 256> table = make_byte_to_char();
+  return table;
+}
+
+bool byte_level_to_bytes(std::string_view token, std::string& out) {
+  static const std::array<int, 512> reverse = [] {
+    std::array<int, 512> r{};
+    r.fill(-1);
+    const auto& fwd = byte_to_char();
+    for (unsigned b = 0; b < 256; ++b) {
+      r[fwd[b]] = static_cast<int>(b);
+    }
+    return r;
+  }();
+  out.clear();
+  if (find_invalid_utf8(token) >= 0) {
+    return false;
+  }
+  std::size_t i = 0;
+  while (i < token.size()) {
+    std::size_t len = 0;
+    const char32_t cp = decode_utf8(token, i, len);
+    if (cp >= reverse.size() || reverse[cp] < 0) {
+      return false;
+    }
+    out.push_back(static_cast<char>(reverse[cp]));
+    i += len;
+  }
+  return true;
+}
+
+std::string bytes_to_byte_level(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  const auto& fwd = byte_to_char();
+  for (const char c : bytes) {
+    append_utf8(out, fwd[static_cast<unsigned char>(c)]);
+  }
+  return out;
+}
+
+std::string utf8_lossy(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t len = valid_sequence_length(p + i, n - i);
+    if (len > 0) {
+      out.append(bytes.substr(i, len));
+      i += len;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      i += invalid_subpart_length(p + i, n - i);
+    }
+  }
+  return out;
+}
+
+bool is_white_space(char32_t cp) {
+  switch (cp) {
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return cp >= 0x2000 && cp <= 0x200A;
+  }
+}
+
+bool is_word_char(char32_t cp) {
+  if (cp < 0x80) {
+    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+           cp == '_';
+  }
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_PC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_numeric(char32_t cp) {
+  if (cp < 0x80) {
+    return cp >= '0' && cp <= '9';
+  }
+  const auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
+}
+
+std::string normalize(std::string_view text, NormForm form) {
+  bool ascii = true;
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) {
+    return std::string(text);
+  }
+  int options = UTF8PROC_STABLE;
+  switch (form) {
+    case NormForm::kNfc:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormForm::kNfd:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormForm::kNfkc:
+      options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+      break;
+    case NormForm::kNfkd:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
+  }
+  utf8proc_uint8_t* dst = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                          static_cast<utf8proc_ssize_t>(text.size()), &dst,
+                                          static_cast<utf8proc_option_t>(options));
+  if (n < 0) {
+    return std::string(text);  // only on invalid input, which callers have rejected
+  }
+  std::string out(reinterpret_cast<const char*>(dst), static_cast<std::size_t>(n));
+  std::free(dst);
+  return out;
+}
+
+}  // namespace llmbench::tokenizer::detail

@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// UTF-8 and Unicode helpers for the tokenizer (internal): validation, decoding, the GPT-2
+/// byte-level alphabet, lossy decoding and character classes.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace llmbench::tokenizer::detail {
+
+/// Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+/// overlongs, no surrogates, max U+10FFFF), or -1 when `text` is valid.
+std::int64_t find_invalid_utf8(std::string_view text);
+
+/// Decodes the code point at `text[pos]` of valid UTF-8; stores its byte length in `len`.
+char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& len);
+
+/// Appends the UTF-8 encoding of `cp`.
+void append_utf8(std::string& out, char32_t cp);
+
+/// GPT-2 byte-level alphabet (HF `bytes_char`): bytes 0x21-0x7E, 0xA1-0xAC, 0xAE-0xFF map to the
+/// same code point, the other 68 bytes to U+0100.. in increasing byte order.
+const std::array<char32_t, 256>& byte_to_char();
+
+/// Converts a byte-level token string back to raw bytes; false when a character is outside the
+/// alphabet (then `out` is unspecified).
+bool byte_level_to_bytes(std::string_view token, std::string& out);
+
+/// Converts raw bytes to their byte-level string.
+std::string bytes_to_byte_level(std::string_view bytes);
+
+/// Rust `String::from_utf8_lossy`: each maximal invalid subsequence becomes U+FFFD.
+std::string utf8_lossy(std::string_view bytes);
+
+/// Rust `char::is_whitespace` (Unicode White_Space property).
+bool is_white_space(char32_t cp);
+
+/// Word character as Rust `regex` \w (alphabetic, numeric, mark, connector punctuation).
+bool is_word_char(char32_t cp);
+
+/// Rust `char::is_numeric` (general category Nd, Nl or No).
+bool is_numeric(char32_t cp);
+
+/// Unicode normalization forms supported by the `normalizer` section.
+enum class NormForm { kNfc, kNfd, kNfkc, kNfkd };
+
+/// Normalizes valid UTF-8 `text` with utf8proc; pure-ASCII input is returned unchanged.
+std::string normalize(std::string_view text, NormForm form);
+
+}  // namespace llmbench::tokenizer::detail
