@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -108,9 +109,16 @@ void append_key(std::string& out, std::string_view key) {
   out += "\":";
 }
 
+/// Appends the decimal form of `value` (std::to_chars: no allocation, no locale).
+void append_number(std::string& out, std::int64_t value) {
+  std::array<char, 24> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), value);
+  out.append(buf.data(), res.ptr);
+}
+
 void append_int(std::string& out, std::string_view key, std::int64_t value) {
   append_key(out, key);
-  fmt::format_to(std::back_inserter(out), "{}", value);
+  append_number(out, value);
 }
 
 char channel_code(Channel channel) noexcept {
@@ -472,10 +480,20 @@ std::string record_to_json_line(const RequestRecord& r) {
   }
   append_key(out, "chunks");
   out += '[';
+  // The hot part of a long stream's line: one small array per chunk, written without fmt
+  // (format_to through a back_insert_iterator cost ~400 ns per chunk; this is a few tens).
+  out.reserve(out.size() + r.chunks.size() * 32 + 2);
   for (std::size_t i = 0; i < r.chunks.size(); ++i) {
     const Chunk& c = r.chunks[i];
-    fmt::format_to(std::back_inserter(out), "{}[{},{},{},\"{}\"]", i == 0 ? "" : ",", c.time_ns,
-                   c.tokens, c.bytes, channel_code(c.channel));
+    out += i == 0 ? "[" : ",[";
+    append_number(out, c.time_ns);
+    out += ',';
+    append_number(out, c.tokens);
+    out += ',';
+    append_number(out, c.bytes);
+    out += ",\"";
+    out += channel_code(c.channel);
+    out += "\"]";
   }
   out += "]}";
   return out;
