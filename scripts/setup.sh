@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # setup.sh [--deps-only] — install the Debian 12 packages llmbench needs, then build the release
-# preset into build/release (binary: build/release/llmbench). Safe to run again.
+# preset's llmbench binary into build/release/llmbench. Safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +23,7 @@ if ((${#missing[@]})); then
 fi
 [ "${1:-}" = "--deps-only" ] && exit 0
 
+# Only the binary: scripts/test.sh builds and runs the tests (preset "ci").
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)"
+cmake --build --preset release -j "$(nproc)" --target llmbench
 echo "setup: built build/release/llmbench"
