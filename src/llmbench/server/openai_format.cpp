@@ -22,36 +22,6 @@ void append_tokens(std::string& out, std::int64_t first, std::int64_t count) {
   for (std::int64_t i = first; i < first + count; ++i) out += token_text(i);
 }
 
-void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
 StreamContext make_stream_context(bool chat, std::string_view id, std::int64_t created,
                                   std::string_view model, std::int64_t prompt_tokens,
                                   bool continuous_usage) {

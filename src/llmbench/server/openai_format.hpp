@@ -6,6 +6,8 @@
 /// `ChatCompletionStreamResponse`). Pure functions on strings, hot-path friendly: they append to
 /// a caller-owned buffer and never allocate beyond its growth. Thread-safe.
 
+#include "llmbench/core/json_string.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,9 +24,8 @@ std::string_view token_text(std::int64_t index) noexcept;
 /// Appends the text of tokens [first, first + count) to `out`.
 void append_tokens(std::string& out, std::int64_t first, std::int64_t count);
 
-/// Appends `text` as a JSON string literal with quotes (RFC 8259 §7): escapes `"`, `\` and
-/// control characters; other bytes (UTF-8) pass through unchanged.
-void append_json_string(std::string& out, std::string_view text);
+/// JSON string literals are written by `llmbench::append_json_string` (core/json_string.hpp).
+using llmbench::append_json_string;
 
 /// Per-request constants of the streamed objects.
 struct StreamContext {
