@@ -1,6 +1,7 @@
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
@@ -36,8 +37,9 @@ namespace {
 
 using nlohmann::json;
 
-/// Everything `llmbench run` accepts, as typed (the "requested" configuration).
-struct RunFlags {
+/// Everything `llmbench run` accepts, as typed (the "requested" configuration); the workload
+/// and load-shape fields come from `WorkloadFlags`.
+struct RunFlags : WorkloadFlags {
   std::string base_url;
   std::string host;
   int port = 0;
@@ -45,21 +47,6 @@ struct RunFlags {
   std::string backend = "openai";
   std::string model;
   std::string tokenizer;
-  std::string dataset_name = "mtbench";
-  std::string dataset_path;
-  std::int64_t num_prompts = 200;
-  std::uint64_t seed = 0;
-  std::int64_t random_input_len = 1024;
-  std::int64_t random_output_len = 128;
-  double random_range_ratio = 0.0;
-  std::int64_t random_prefix_len = 0;
-  std::int64_t sonnet_input_len = 550;
-  std::int64_t sonnet_output_len = 150;
-  std::int64_t sonnet_prefix_len = 200;
-  std::int64_t output_len = -1;
-  std::int64_t max_concurrency = -1;
-  std::string request_rate = "inf";
-  std::string burstiness = "1.0";
   double duration_s = 0;
   std::int64_t num_warmups = 0;
   bool ignore_eos = false;
@@ -304,21 +291,10 @@ int execute_run(RunFlags& f) {
   lo.prewarm_connections = !f.no_prewarm;
 
   // ---- workload ----
-  workload::DatasetOptions dopt;
-  dopt.kind = workload::parse_dataset_kind(f.dataset_name);
-  dopt.path = f.dataset_path;
-  dopt.num_prompts = f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts;
-  dopt.num_prompts += f.num_warmups;
-  dopt.seed = f.seed;
-  dopt.output_len = f.output_len;
-  dopt.random_input_len = f.random_input_len;
-  dopt.random_output_len = f.random_output_len;
-  dopt.random_range_ratio = f.random_range_ratio;
-  dopt.random_prefix_len = f.random_prefix_len;
-  dopt.sonnet_input_len = f.sonnet_input_len;
-  dopt.sonnet_output_len = f.sonnet_output_len;
-  dopt.sonnet_prefix_len = f.sonnet_prefix_len;
-  dopt.data_dir = data_dir();
+  const std::int64_t sample_count =
+      (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
+      f.num_warmups;
+  const auto dopt = dataset_options(f, sample_count);
   const auto samples = workload::load_samples(dopt);
   {
     // Fail on a bad --extra-body now, before any server is started or contacted.
@@ -606,36 +582,7 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--model", f->model, "Model name (default: the first from /v1/models)");
   sub->add_option("--tokenizer", f->tokenizer, "Tokenizer name or path (recorded)");
-  sub->add_option("--dataset-name", f->dataset_name, "sharegpt, mtbench, custom, sonnet, random")
-      ->capture_default_str();
-  sub->add_option("--dataset-path", f->dataset_path, "Dataset file (or text folder for random)");
-  sub->add_option("--num-prompts", f->num_prompts, "Measured requests")->capture_default_str();
-  sub->add_option("--seed", f->seed, "Master seed for sampling, lengths and arrivals")
-      ->capture_default_str();
-  sub->add_option("--random-input-len", f->random_input_len, "random: prompt tokens")
-      ->capture_default_str();
-  sub->add_option("--random-output-len", f->random_output_len, "random: output tokens")
-      ->capture_default_str();
-  sub->add_option("--random-range-ratio", f->random_range_ratio,
-                  "Lengths uniform in [L(1-r), L(1+r)]")
-      ->capture_default_str();
-  sub->add_option("--random-prefix-len", f->random_prefix_len,
-                  "random: tokens of a prefix shared by every prompt")
-      ->capture_default_str();
-  sub->add_option("--sonnet-input-len", f->sonnet_input_len, "sonnet: prompt tokens")
-      ->capture_default_str();
-  sub->add_option("--sonnet-output-len", f->sonnet_output_len, "sonnet: output tokens")
-      ->capture_default_str();
-  sub->add_option("--sonnet-prefix-len", f->sonnet_prefix_len, "sonnet: shared prefix tokens")
-      ->capture_default_str();
-  sub->add_option("--output-len,--sharegpt-output-len,--custom-output-len", f->output_len,
-                  "Output tokens per request for datasets without their own lengths (default 256)");
-  sub->add_option("--max-concurrency", f->max_concurrency, "Closed-loop cap on requests in flight");
-  sub->add_option("--request-rate", f->request_rate, "Open-loop arrivals per second, or inf")
-      ->capture_default_str();
-  sub->add_option("--burstiness", f->burstiness,
-                  "Gamma shape of inter-arrival gaps: 1 = Poisson, inf = evenly spaced")
-      ->capture_default_str();
+  add_workload_flags(*sub, *f);
   sub->add_option("--duration", f->duration_s, "Send for this many seconds instead of a count");
   sub->add_option("--num-warmups", f->num_warmups, "Warm-up requests, excluded from results")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
@@ -38,19 +39,9 @@ namespace {
 using nlohmann::json;
 
 /// Everything `llmbench simulate` accepts.
-struct SimulateFlags {
-  std::string dataset_name = "random";
-  std::string dataset_path;
-  std::int64_t num_prompts = 200;
-  std::uint64_t seed = 0;
-  std::int64_t random_input_len = 1024;
-  std::int64_t random_output_len = 128;
-  double random_range_ratio = 0.0;
-  std::int64_t random_prefix_len = 0;
-  std::int64_t output_len = -1;
-  std::int64_t max_concurrency = -1;
-  std::string request_rate = "inf";
-  std::string burstiness = "1.0";
+struct SimulateFlags : WorkloadFlags {
+  SimulateFlags() { dataset_name = "random"; }  // synthetic lengths suit capacity what-ifs
+
   bool ignore_eos = false;
   std::string model_profile = "deepseek-r1";
   std::string gpu = "h200";
@@ -141,17 +132,7 @@ int execute_simulate(const SimulateFlags& f) {
       plan.kv_bytes / sim::kGiB);
 
   // ---- workload ----
-  workload::DatasetOptions dopt;
-  dopt.kind = workload::parse_dataset_kind(f.dataset_name);
-  dopt.path = f.dataset_path;
-  dopt.num_prompts = f.num_prompts;
-  dopt.seed = f.seed;
-  dopt.output_len = f.output_len;
-  dopt.random_input_len = f.random_input_len;
-  dopt.random_output_len = f.random_output_len;
-  dopt.random_range_ratio = f.random_range_ratio;
-  dopt.random_prefix_len = f.random_prefix_len;
-  dopt.data_dir = data;
+  const auto dopt = dataset_options(f, f.num_prompts);
   const auto samples = workload::load_samples(dopt);
   workload::ArrivalOptions aopt;
   aopt.request_rate = rate;
@@ -286,25 +267,7 @@ Command add_simulate_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "simulate", "Run a workload through the simulated serving engine in virtual time (no HTTP)");
   auto f = std::make_shared<SimulateFlags>();
-  sub->add_option("--dataset-name", f->dataset_name, "sharegpt, mtbench, custom, sonnet, random")
-      ->capture_default_str();
-  sub->add_option("--dataset-path", f->dataset_path, "Dataset file (or text folder for random)");
-  sub->add_option("--num-prompts", f->num_prompts, "Requests to simulate")->capture_default_str();
-  sub->add_option("--seed", f->seed, "Master seed for sampling, lengths and arrivals")
-      ->capture_default_str();
-  sub->add_option("--random-input-len", f->random_input_len)->capture_default_str();
-  sub->add_option("--random-output-len", f->random_output_len)->capture_default_str();
-  sub->add_option("--random-range-ratio", f->random_range_ratio,
-                  "Lengths uniform in [L(1-r), L(1+r)]")
-      ->capture_default_str();
-  sub->add_option("--random-prefix-len", f->random_prefix_len)->capture_default_str();
-  sub->add_option("--output-len,--sharegpt-output-len,--custom-output-len", f->output_len,
-                  "Output tokens per request for datasets without their own lengths");
-  sub->add_option("--max-concurrency", f->max_concurrency, "Closed-loop cap on requests in flight");
-  sub->add_option("--request-rate", f->request_rate, "Open-loop arrivals per second, or inf")
-      ->capture_default_str();
-  sub->add_option("--burstiness", f->burstiness, "Gamma shape of inter-arrival gaps")
-      ->capture_default_str();
+  add_workload_flags(*sub, *f);
   sub->add_flag("--ignore-eos", f->ignore_eos,
                 "Accepted for symmetry with run: the simulator always generates the full length");
   sub->add_option("--model-profile", f->model_profile,

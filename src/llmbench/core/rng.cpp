@@ -11,12 +11,7 @@ std::uint64_t derive_seed(std::uint64_t master_seed, std::string_view purpose) n
     h ^= static_cast<unsigned char>(c);
     h *= 0x100000001b3ULL;
   }
-  // SplitMix64 finalizer (Steele, Lea, Flood 2014) to spread the bits.
-  std::uint64_t z = master_seed ^ h;
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31U);
+  return splitmix64(master_seed ^ h);
 }
 
 double Rng::uniform01() {

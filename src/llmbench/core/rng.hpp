@@ -10,6 +10,15 @@
 
 namespace llmbench {
 
+/// SplitMix64 finalizer (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
+/// OOPSLA 2014): a fast, well-mixed 64-bit hash step, also used for block hashes in the simulator.
+constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31U);
+}
+
 /// Derives an independent 64-bit seed for one purpose ("arrivals", "lengths", "sampling") from
 /// the master seed: SplitMix64 of (master XOR FNV-1a-64(purpose)). Deterministic everywhere.
 std::uint64_t derive_seed(std::uint64_t master_seed, std::string_view purpose) noexcept;

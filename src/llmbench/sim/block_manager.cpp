@@ -1,22 +1,11 @@
 #include "llmbench/sim/block_manager.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/rng.hpp"
 
 #include <algorithm>
 
 namespace llmbench::sim {
-
-namespace {
-
-/// SplitMix64 finalizer: a fast, well-mixed 64-bit hash step.
-std::uint64_t mix(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens,
                                         std::int64_t block_size) {
@@ -26,7 +15,7 @@ std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens
   const auto bs = static_cast<std::size_t>(block_size);
   std::uint64_t h = 0x6c6c6d62656e6368ULL;  // chain seed ("llmbench")
   for (std::size_t start = 0; start + bs <= tokens.size(); start += bs) {
-    for (std::size_t i = start; i < start + bs; ++i) h = mix(h ^ tokens[i]);
+    for (std::size_t i = start; i < start + bs; ++i) h = splitmix64(h ^ tokens[i]);
     out.push_back(h);
   }
   return out;

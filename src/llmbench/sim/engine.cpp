@@ -1,6 +1,7 @@
 #include "llmbench/sim/engine.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/rng.hpp"
 
 #include <fmt/core.h>
 
@@ -9,17 +10,6 @@
 #include <tuple>
 
 namespace llmbench::sim {
-
-namespace {
-
-std::uint64_t mix(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 bool EventOrder::before(const Event& a, const Event& b) noexcept {
   return std::make_tuple(a.time_ns, static_cast<int>(a.kind), a.seq) <
@@ -48,9 +38,9 @@ std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t cou
     if (start < text.size()) {
       for (std::size_t k = start; k < std::min(start + 4, text.size()); ++k)
         h = (h << 8) | static_cast<unsigned char>(text[k]);
-      h = mix(h);
+      h = splitmix64(h);
     } else {
-      h = mix(salt ^ mix(static_cast<std::uint64_t>(i)));
+      h = splitmix64(salt ^ splitmix64(static_cast<std::uint64_t>(i)));
     }
     out.push_back(static_cast<std::uint32_t>(h));
   }

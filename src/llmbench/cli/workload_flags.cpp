@@ -1,0 +1,58 @@
+#include "llmbench/cli/workload_flags.hpp"
+
+#include "llmbench/cli/flag_parsing.hpp"
+
+namespace llmbench::cli {
+
+void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
+  app.add_option("--dataset-name", f.dataset_name, "sharegpt, mtbench, custom, sonnet, random")
+      ->capture_default_str();
+  app.add_option("--dataset-path", f.dataset_path, "Dataset file (or text folder for random)");
+  app.add_option("--num-prompts", f.num_prompts, "Measured requests")->capture_default_str();
+  app.add_option("--seed", f.seed, "Master seed for sampling, lengths and arrivals")
+      ->capture_default_str();
+  app.add_option("--random-input-len", f.random_input_len, "random: prompt tokens")
+      ->capture_default_str();
+  app.add_option("--random-output-len", f.random_output_len, "random: output tokens")
+      ->capture_default_str();
+  app.add_option("--random-range-ratio", f.random_range_ratio,
+                 "Lengths uniform in [L(1-r), L(1+r)]")
+      ->capture_default_str();
+  app.add_option("--random-prefix-len", f.random_prefix_len,
+                 "random: tokens of a prefix shared by every prompt")
+      ->capture_default_str();
+  app.add_option("--sonnet-input-len", f.sonnet_input_len, "sonnet: prompt tokens")
+      ->capture_default_str();
+  app.add_option("--sonnet-output-len", f.sonnet_output_len, "sonnet: output tokens")
+      ->capture_default_str();
+  app.add_option("--sonnet-prefix-len", f.sonnet_prefix_len, "sonnet: shared prefix tokens")
+      ->capture_default_str();
+  app.add_option("--output-len,--sharegpt-output-len,--custom-output-len", f.output_len,
+                 "Output tokens per request for datasets without their own lengths (default 256)");
+  app.add_option("--max-concurrency", f.max_concurrency, "Closed-loop cap on requests in flight");
+  app.add_option("--request-rate", f.request_rate, "Open-loop arrivals per second, or inf")
+      ->capture_default_str();
+  app.add_option("--burstiness", f.burstiness,
+                 "Gamma shape of inter-arrival gaps: 1 = Poisson, inf = evenly spaced")
+      ->capture_default_str();
+}
+
+workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts) {
+  workload::DatasetOptions d;
+  d.kind = workload::parse_dataset_kind(f.dataset_name);
+  d.path = f.dataset_path;
+  d.num_prompts = num_prompts;
+  d.seed = f.seed;
+  d.output_len = f.output_len;
+  d.random_input_len = f.random_input_len;
+  d.random_output_len = f.random_output_len;
+  d.random_range_ratio = f.random_range_ratio;
+  d.random_prefix_len = f.random_prefix_len;
+  d.sonnet_input_len = f.sonnet_input_len;
+  d.sonnet_output_len = f.sonnet_output_len;
+  d.sonnet_prefix_len = f.sonnet_prefix_len;
+  d.data_dir = data_dir();
+  return d;
+}
+
+}  // namespace llmbench::cli

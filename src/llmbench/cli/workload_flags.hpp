@@ -1,0 +1,43 @@
+#pragma once
+/// @file
+/// The workload and load-shape flags that `run` and `simulate` share (vLLM `bench serve` names),
+/// registered once so both commands accept the same spelling, defaults and help.
+
+#include "llmbench/workload/dataset.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace llmbench::cli {
+
+/// Dataset selection and load shape as typed on the command line.
+struct WorkloadFlags {
+  std::string dataset_name = "mtbench";
+  std::string dataset_path;
+  std::int64_t num_prompts = 200;
+  std::uint64_t seed = 0;
+  std::int64_t random_input_len = 1024;
+  std::int64_t random_output_len = 128;
+  double random_range_ratio = 0.0;
+  std::int64_t random_prefix_len = 0;
+  std::int64_t sonnet_input_len = 550;
+  std::int64_t sonnet_output_len = 150;
+  std::int64_t sonnet_prefix_len = 200;
+  std::int64_t output_len = -1;       ///< -1 = the dataset's own (else 256)
+  std::int64_t max_concurrency = -1;  ///< -1 = no cap
+  std::string request_rate = "inf";   ///< parsed by `parse_positive_or_inf`
+  std::string burstiness = "1.0";
+};
+
+/// Registers --dataset-name, --dataset-path, --num-prompts, --seed, --random-*, --sonnet-*,
+/// --output-len (aliases --sharegpt-output-len, --custom-output-len), --max-concurrency,
+/// --request-rate and --burstiness on `app`, bound to `flags` (which must outlive parsing).
+void add_workload_flags(CLI::App& app, WorkloadFlags& flags);
+
+/// The dataset options for `num_prompts` samples from the flags, with the bundled data folder
+/// (`data_dir()`) filled in.
+workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts);
+
+}  // namespace llmbench::cli
