@@ -451,14 +451,7 @@ int execute_run(RunFlags& f) {
     metrics::assign_chunk_tokens(r);
   }
   const auto summary = metrics::summarize(result.records, summary_options);
-  report::ConsoleOptions copt;
-  copt.percentile_metrics = percentile_metrics;
-  if (f.max_concurrency > 0)
-    copt.max_concurrency = static_cast<int>(f.max_concurrency);
-  if (std::isfinite(rate))
-    copt.request_rate = rate;
-  copt.show_goodput =
-      summary_options.slo.ttft_ms || summary_options.slo.tpot_ms || summary_options.slo.e2el_ms;
+  auto copt = console_options(f, rate, percentile_metrics, summary_options.slo);
   // Load accuracy: requested vs achieved send rate, and connection reuse.
   if (std::isfinite(rate) && result.schedule_span_ns > 0 && summary.total > 1) {
     TimeNs first_sent = std::numeric_limits<TimeNs>::max();

@@ -161,14 +161,7 @@ int execute_simulate(const SimulateFlags& f) {
   const double simulated_s = ns_to_s(st.end_ns);
 
   const auto summary = metrics::summarize(result.records, summary_options);
-  report::ConsoleOptions copt;
-  copt.percentile_metrics = percentile_metrics;
-  if (f.max_concurrency > 0)
-    copt.max_concurrency = static_cast<int>(f.max_concurrency);
-  if (std::isfinite(rate))
-    copt.request_rate = rate;
-  copt.show_goodput =
-      summary_options.slo.ttft_ms || summary_options.slo.tpot_ms || summary_options.slo.e2el_ms;
+  auto copt = console_options(f, rate, percentile_metrics, summary_options.slo);
   copt.load_lines.emplace_back("Simulated engine steps:", std::to_string(st.steps));
   copt.load_lines.emplace_back("Mean tokens per step:", fmt::format("{:.1f}", st.mean_step_tokens));
   copt.load_lines.emplace_back("Preemptions:", std::to_string(st.preemptions));

@@ -2,6 +2,8 @@
 
 #include "llmbench/cli/flag_parsing.hpp"
 
+#include <cmath>
+
 namespace llmbench::cli {
 
 void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
@@ -53,6 +55,21 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
   d.sonnet_prefix_len = f.sonnet_prefix_len;
   d.data_dir = data_dir();
   return d;
+}
+
+report::ConsoleOptions console_options(const WorkloadFlags& f, double request_rate,
+                                       const std::vector<std::string>& percentile_metrics,
+                                       const metrics::Slo& slo) {
+  report::ConsoleOptions copt;
+  copt.percentile_metrics = percentile_metrics;
+  if (f.max_concurrency > 0) {
+    copt.max_concurrency = static_cast<int>(f.max_concurrency);
+  }
+  if (std::isfinite(request_rate)) {
+    copt.request_rate = request_rate;
+  }
+  copt.show_goodput = slo.ttft_ms || slo.tpot_ms || slo.e2el_ms;
+  return copt;
 }
 
 }  // namespace llmbench::cli

@@ -3,12 +3,15 @@
 /// The workload and load-shape flags that `run` and `simulate` share (vLLM `bench serve` names),
 /// registered once so both commands accept the same spelling, defaults and help.
 
+#include "llmbench/metrics/summary.hpp"
+#include "llmbench/report/report.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace llmbench::cli {
 
@@ -39,5 +42,11 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& flags);
 /// The dataset options for `num_prompts` samples from the flags, with the bundled data folder
 /// (`data_dir()`) filled in.
 workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts);
+
+/// Console-table options for a run of this workload: the percentile sections asked for, the
+/// configured concurrency and (finite) request rate, and the goodput line when an SLO is set.
+report::ConsoleOptions console_options(const WorkloadFlags& flags, double request_rate,
+                                       const std::vector<std::string>& percentile_metrics,
+                                       const metrics::Slo& slo);
 
 }  // namespace llmbench::cli
