@@ -26,6 +26,11 @@ struct PlanFlags {
   std::string model_profile = "deepseek-r1";
   std::string gpu = "h200";
   int tp = 8;
+  int ep = 1;
+  int dp = 1;
+  double swap_space_gib = 0;
+  double capacity_factor = 1.0;
+  std::vector<std::int64_t> batch_tokens{256, 2048, 8192};
   std::int64_t block_size = 0;  // 0 = 64 for MLA, else 16
   double gpu_memory_utilization = 0.9;
   std::optional<double> activation_peak_gib;
@@ -53,6 +58,20 @@ int execute_plan(const PlanFlags& f) {
   const auto gpu = sim::load_hardware_profile(data, f.gpu);
   sim::MemoryOptions o;
   o.tp = f.tp;
+  o.ep = f.ep;
+  o.dp = f.dp;
+  o.swap_space_gib = f.swap_space_gib;
+  if (!(f.capacity_factor > 0))
+    throw Exception(
+        Error{fmt::format("must be > 0, got {}", f.capacity_factor), "--capacity-factor", -1});
+  for (const auto n : f.context_lens) {
+    if (n < 1)
+      throw Exception(Error{fmt::format("must be ≥ 1, got {}", n), "--context-len", -1});
+  }
+  for (const auto n : f.batch_tokens) {
+    if (n < 1)
+      throw Exception(Error{fmt::format("must be ≥ 1, got {}", n), "--batch-tokens", -1});
+  }
   o.gpu_memory_utilization = f.gpu_memory_utilization;
   o.block_size =
       f.block_size > 0 ? f.block_size : (model.attention == sim::AttentionKind::Mla ? 64 : 16);
@@ -66,7 +85,8 @@ int execute_plan(const PlanFlags& f) {
 
   std::printf("%s\n", std::string(60, '=').c_str());
   line("Model profile:", fmt::format("{} ({})", model.name, model.source));
-  line("GPU profile:", fmt::format("{} × {} (TP{})", f.tp, gpu.name, f.tp));
+  line("GPU profile:",
+       fmt::format("{} × {} (TP{}, EP{}, DP{})", f.tp * f.dp, gpu.name, f.tp, f.ep, f.dp));
   line("Parameters (B):", fmt::format("{:.2f}", static_cast<double>(model.total_params()) / 1e9));
   if (model.is_moe()) {
     const double active = static_cast<double>(model.dense_params() + model.experts_per_token *
@@ -85,6 +105,20 @@ int execute_plan(const PlanFlags& f) {
                                      static_cast<double>(model.n_routed_experts),
                                      static_cast<double>(model.experts_per_token), tokens)));
     }
+    line("Routed experts per GPU per MoE layer:",
+         f.ep > 1 ? fmt::format("{:g} whole (EP{})", p.experts_per_gpu, f.ep)
+                  : fmt::format("{} (each 1/{} TP-sharded)", model.n_routed_experts, f.tp));
+    line("Routed-expert weights per GPU (GiB):",
+         fmt::format("{:.2f}", p.expert_bytes_per_gpu / sim::kGiB));
+    // Tokens per expert for a step of T tokens (GShard capacity T·k/N·factor); with EP the
+    // MoE layer sees the tokens of all DP replicas.
+    for (const auto t : f.batch_tokens) {
+      const double global = static_cast<double>(t) * (f.ep > 1 ? f.dp : 1);
+      const double per_expert = sim::expert_capacity(model, global, f.capacity_factor);
+      line(fmt::format("Expert capacity, {} tokens/replica (x{:g}):", t, f.capacity_factor),
+           fmt::format("{:.1f} tokens per expert, {:.0f} per GPU", per_expert,
+                       per_expert * p.experts_per_gpu));
+    }
   }
   line("GPU memory (GiB):", fmt::format("{:.2f}", p.total_bytes / gib));
   line("GPU memory utilization:", fmt::format("{:.2f}", f.gpu_memory_utilization));
@@ -98,15 +132,29 @@ int execute_plan(const PlanFlags& f) {
   line("Block size (tokens):", std::to_string(p.block_size));
   line("# GPU blocks:", std::to_string(p.num_gpu_blocks));
   line("KV cache tokens:", std::to_string(p.kv_tokens()));
+  if (f.dp > 1)
+    line(fmt::format("KV cache tokens, all {} replicas:", f.dp),
+         std::to_string(p.kv_tokens() * f.dp));
+  if (f.swap_space_gib > 0) {
+    line("Swap space per GPU (GiB):", fmt::format("{:.2f}", f.swap_space_gib));
+    line("# CPU blocks:", std::to_string(p.num_cpu_blocks));
+    if (gpu.host_link_bandwidth_gb_s > 0)
+      line("Swap of one block (ms):",
+           fmt::format("{:.4f}", static_cast<double>(p.block_size) * p.kv_bytes_per_token /
+                                     (gpu.host_link_bandwidth_gb_s * 1e9) * 1e3));
+  }
   for (const auto n : f.context_lens) {
     line(fmt::format("Maximum concurrency for {} tokens:", n),
          fmt::format("{:.2f}x", sim::max_concurrency(p.num_gpu_blocks, p.block_size, n)));
   }
   std::printf("%s\n", std::string(60, '=').c_str());
   if (p.num_gpu_blocks == 0) {
-    std::fprintf(stderr,
-                 "llmbench: warning: the model does not fit: no memory is left for the KV cache "
-                 "(raise --tp or --gpu-memory-utilization)\n");
+    try {
+      sim::require_fit(p, model, gpu, o);
+    } catch (const Exception& e) {
+      std::fprintf(stderr, "llmbench: error: %s: %s\n", e.error().source.c_str(),
+                   e.error().message.c_str());
+    }
     return 1;
   }
   return 0;
@@ -123,6 +171,18 @@ Command add_plan_command(CLI::App& app) {
   sub->add_option("--gpu", f->gpu, "GPU profile name or .json path")->capture_default_str();
   sub->add_option("--tp,--tensor-parallel-size", f->tp, "Tensor-parallel GPUs per replica")
       ->capture_default_str();
+  sub->add_option("--ep,--expert-parallel-size", f->ep,
+                  "Expert-parallel GPUs (1 = experts TP-sharded; else must equal tp × dp)")
+      ->capture_default_str();
+  sub->add_option("--dp,--data-parallel-size", f->dp, "Attention data-parallel replicas")
+      ->capture_default_str();
+  sub->add_option("--swap-space", f->swap_space_gib, "CPU swap space per GPU, GiB (vLLM V0)")
+      ->capture_default_str();
+  sub->add_option("--capacity-factor", f->capacity_factor,
+                  "Expert capacity factor for the tokens-per-expert lines")
+      ->capture_default_str();
+  sub->add_option("--batch-tokens", f->batch_tokens,
+                  "Step sizes (tokens per replica) for the expert-capacity lines (repeatable)");
   sub->add_option("--block-size", f->block_size, "Tokens per KV block (default 64 MLA, 16 GQA)");
   sub->add_option("--gpu-memory-utilization", f->gpu_memory_utilization)->capture_default_str();
   sub->add_option("--activation-peak-gib", f->activation_peak_gib,

@@ -29,10 +29,10 @@ BlockManager::BlockManager(std::int64_t num_blocks, std::int64_t block_size,
   ref_.assign(n, 0);
   hash_.assign(n, 0);
   has_hash_.assign(n, false);
-  in_free_.assign(n, true);
-  free_pos_.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
-    free_pos_[i] = free_queue_.insert(free_queue_.end(), static_cast<BlockId>(i));
+  in_free_.assign(n, false);
+  free_prev_.assign(n, -1);
+  free_next_.assign(n, -1);
+  for (std::size_t i = 0; i < n; ++i) append_to_free_queue(static_cast<BlockId>(i));
 }
 
 CacheHit BlockManager::find_cached(const std::vector<std::uint64_t>& hashes,
@@ -55,8 +55,32 @@ CacheHit BlockManager::find_cached(const std::vector<std::uint64_t>& hashes,
 void BlockManager::take_from_free_queue(BlockId block) {
   const auto b = static_cast<std::size_t>(block);
   LLMBENCH_ASSERT(in_free_[b], "block not in the free queue");
-  free_queue_.erase(free_pos_[b]);
+  const BlockId prev = free_prev_[b];
+  const BlockId next = free_next_[b];
+  if (prev >= 0)
+    free_next_[static_cast<std::size_t>(prev)] = next;
+  else
+    free_head_ = next;
+  if (next >= 0)
+    free_prev_[static_cast<std::size_t>(next)] = prev;
+  else
+    free_tail_ = prev;
+  free_prev_[b] = free_next_[b] = -1;
   in_free_[b] = false;
+  --free_count_;
+}
+
+void BlockManager::append_to_free_queue(BlockId block) {
+  const auto b = static_cast<std::size_t>(block);
+  free_prev_[b] = free_tail_;
+  free_next_[b] = -1;
+  if (free_tail_ >= 0)
+    free_next_[static_cast<std::size_t>(free_tail_)] = block;
+  else
+    free_head_ = block;
+  free_tail_ = block;
+  in_free_[b] = true;
+  ++free_count_;
 }
 
 bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_computed,
@@ -87,7 +111,7 @@ bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_compute
   if (held.num_hashed == 0)
     held.num_hashed = static_cast<std::int64_t>(hit.blocks.size());
   for (std::int64_t k = 0; k < needed; ++k) {
-    const BlockId b = free_queue_.front();
+    const BlockId b = free_head_;
     const auto i = static_cast<std::size_t>(b);
     take_from_free_queue(b);
     if (has_hash_[i]) {  // evict the least recently freed cached block
@@ -123,8 +147,7 @@ void BlockManager::free(std::int64_t request) {
     const auto i = static_cast<std::size_t>(*b);
     LLMBENCH_ASSERT(ref_[i] > 0, "freeing a block with reference count 0");
     if (--ref_[i] == 0) {
-      free_pos_[i] = free_queue_.insert(free_queue_.end(), *b);
-      in_free_[i] = true;
+      append_to_free_queue(*b);
     }
   }
   held_.erase(it);
@@ -155,7 +178,14 @@ void BlockManager::check_invariants() const {
                       "hashed block missing from the cache map");
     }
   }
-  LLMBENCH_ASSERT(zero == free_queue_.size(), "free queue size differs from free blocks");
+  LLMBENCH_ASSERT(static_cast<std::int64_t>(zero) == free_count_,
+                  "free queue size differs from free blocks");
+  std::int64_t walked = 0;
+  for (BlockId b = free_head_; b >= 0; b = free_next_[static_cast<std::size_t>(b)]) {
+    LLMBENCH_ASSERT(in_free_[static_cast<std::size_t>(b)], "free-queue link to a used block");
+    ++walked;
+  }
+  LLMBENCH_ASSERT(walked == free_count_, "free-queue links differ from its size");
   for (const auto& [h, b] : cached_) {
     LLMBENCH_ASSERT(
         has_hash_[static_cast<std::size_t>(b)] && hash_[static_cast<std::size_t>(b)] == h,

@@ -6,7 +6,6 @@
 /// and a map from chained block hash to cached block. Only FULL prompt blocks are hashed.
 
 #include <cstdint>
-#include <list>
 #include <unordered_map>
 #include <vector>
 
@@ -54,9 +53,7 @@ class BlockManager {
   void free(std::int64_t request);
 
   /// Blocks with reference count 0 (empty or cached-but-evictable).
-  [[nodiscard]] std::int64_t num_free_blocks() const noexcept {
-    return static_cast<std::int64_t>(free_queue_.size());
-  }
+  [[nodiscard]] std::int64_t num_free_blocks() const noexcept { return free_count_; }
   [[nodiscard]] std::int64_t num_blocks() const noexcept {
     return static_cast<std::int64_t>(ref_.size());
   }
@@ -83,14 +80,20 @@ class BlockManager {
   };
 
   void take_from_free_queue(BlockId block);
+  void append_to_free_queue(BlockId block);
 
   std::int64_t block_size_;
   bool prefix_caching_;
   std::vector<std::int32_t> ref_;
   std::vector<std::uint64_t> hash_;
   std::vector<bool> has_hash_;
-  std::list<BlockId> free_queue_;
-  std::vector<std::list<BlockId>::iterator> free_pos_;
+  // Free queue: an intrusive doubly linked list over block ids (O(1) remove/append, no
+  // allocation); -1 ends it.
+  std::vector<BlockId> free_prev_;
+  std::vector<BlockId> free_next_;
+  BlockId free_head_ = -1;
+  BlockId free_tail_ = -1;
+  std::int64_t free_count_ = 0;
   std::vector<bool> in_free_;
   std::unordered_map<std::uint64_t, BlockId> cached_;
   std::unordered_map<std::int64_t, Held> held_;

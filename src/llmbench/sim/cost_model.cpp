@@ -18,10 +18,59 @@ double expected_distinct_experts(double n, double k, double tokens) noexcept {
   return n * (1.0 - std::pow(1.0 - k / n, tokens));
 }
 
+double ExecTimeModel::swap_time_s(std::int64_t num_blocks, std::int64_t block_size) const {
+  (void)num_blocks;
+  (void)block_size;
+  return 0;
+}
+
 RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
-  LLMBENCH_ASSERT(p_.tp >= 1, "tp must be >= 1");
+  LLMBENCH_ASSERT(p_.tp >= 1 && p_.ep >= 1 && p_.dp >= 1, "tp, ep and dp must be >= 1");
   peak_flops_ = p_.gpu.peak_flops(p_.model.weight_bytes) * p_.efficiency.compute;
   bandwidth_ = p_.gpu.memory_bandwidth_gb_s * 1e9 * p_.efficiency.memory;
+  const ModelProfile& m = p_.model;
+  const auto& e = p_.efficiency;
+  const double t = p_.tp;
+  const double L = static_cast<double>(m.num_layers);
+  fixed_layer_s_ = (e.step_overhead_us + L * e.layer_overhead_us) * 1e-6;
+  per_seq_s_ = e.request_overhead_us * 1e-6;
+  p_dense_ = static_cast<double>(m.dense_params());
+  if (m.is_moe()) {
+    const double n = static_cast<double>(m.n_routed_experts);
+    const double k = static_cast<double>(m.experts_per_token);
+    moe_layers_ = static_cast<double>(m.num_moe_layers());
+    params_per_expert_ = static_cast<double>(m.params_per_expert());
+    log_miss_ = k < n ? std::log1p(-k / n) : -1e300;
+    if (p_.ep > 1) {  // whole experts per GPU, tokens of all DP replicas
+      experts_local_ = n / p_.ep;
+      moe_shards_ = 1;
+      moe_gpus_ = p_.ep;
+    } else {  // every expert TP-sharded inside the replica
+      experts_local_ = n;
+      moe_shards_ = t;
+      moe_gpus_ = t;
+    }
+  }
+  nh_ = static_cast<double>(m.num_heads) / t;
+  const double bkv = m.kv_cache_bytes;
+  if (m.attention == AttentionKind::Mla) {
+    const double lat = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim);
+    dec_flops_per_tok_ = 2.0 * nh_ * static_cast<double>(2 * m.kv_lora_rank + m.qk_rope_head_dim);
+    dec_bytes_per_tok_ = lat * bkv;
+    pre_flops_qk_ =
+        2.0 * nh_ * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+    pre_flops_up_ = 2.0 * static_cast<double>(m.kv_lora_rank) * nh_ *
+                    static_cast<double>(m.qk_nope_head_dim + m.v_head_dim);
+    pre_bytes_per_tok_ = lat * bkv;
+  } else {
+    const double kv_layer = static_cast<double>(m.kv_elements_per_token_per_layer(p_.tp)) * bkv;
+    const double d = static_cast<double>(m.head_dim);
+    dec_flops_per_tok_ = 4.0 * nh_ * d;
+    dec_bytes_per_tok_ = kv_layer;
+    pre_flops_qk_ = 4.0 * nh_ * d;
+    pre_flops_up_ = 0;
+    pre_bytes_per_tok_ = kv_layer;
+  }
 }
 
 StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
@@ -30,73 +79,69 @@ StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
   const double L = static_cast<double>(m.num_layers);
   const double h = static_cast<double>(m.hidden_size);
   const double bw = m.weight_bytes;
-  const double bkv = m.kv_cache_bytes;
   // Roofline per operator group: the slower of compute and memory.
   const auto roof = [&](double flops, double bytes) {
     return std::max(flops / peak_flops_, bytes / bandwidth_);
   };
 
-  double tokens = 0;
-  double sampling = 0;
+  // One pass: every attention term is linear in these sums (decode: context c = p + 1;
+  // prefill chunk q after p: q·(p + q/2), p for the latent up-projection, p + q read).
+  std::int64_t tokens_i = 0, sampling_i = 0, dec_ctx_i = 0, pre_p_i = 0, pre_pq_i = 0;
+  double pre_qp = 0;
+  bool any_pre = false;
   for (const auto& s : batch) {
-    tokens += static_cast<double>(s.num_new_tokens);
-    sampling += s.samples ? 1 : 0;
+    const std::int64_t q = s.num_new_tokens;
+    const std::int64_t p = s.num_context_tokens;
+    tokens_i += q;
+    sampling_i += s.samples ? 1 : 0;
+    if (q == 1 && p > 0) {
+      dec_ctx_i += p + 1;
+    } else {
+      any_pre = true;
+      pre_qp += static_cast<double>(q) * (static_cast<double>(p) + static_cast<double>(q) / 2.0);
+      pre_p_i += p;
+      pre_pq_i += p + q;
+    }
   }
+  const double tokens = static_cast<double>(tokens_i);
+  const double sampling = static_cast<double>(sampling_i);
   StepCost c;
   const auto& e = p_.efficiency;
-  c.fixed_s = (e.step_overhead_us + L * e.layer_overhead_us +
-               static_cast<double>(batch.size()) * e.request_overhead_us) *
-              1e-6;
+  c.fixed_s = fixed_layer_s_ + static_cast<double>(batch.size()) * per_seq_s_;
 
   // Dense linears: F = 2·T·P/t, M = P·b_w/t.
-  const double p_dense = static_cast<double>(m.dense_params());
-  c.dense_linear_s = roof(2.0 * tokens * p_dense / t, p_dense * bw / t);
+  c.dense_linear_s = roof(2.0 * tokens * p_dense_ / t, p_dense_ * bw / t);
 
-  // Routed experts per MoE layer: F = 2·T·k·P_e/t; weights of the distinct experts hit.
+  // Routed experts per MoE layer: F = 2·T·k·P_e spread over the MoE GPUs; weights of the
+  // distinct local experts hit (expected N_local·(1 − (1 − k/N)^T)).
   if (m.is_moe()) {
-    const double pe = static_cast<double>(m.params_per_expert());
-    const double lm = static_cast<double>(m.num_moe_layers());
     const double k = static_cast<double>(m.experts_per_token);
-    const double hit =
-        expected_distinct_experts(static_cast<double>(m.n_routed_experts), k, tokens);
-    c.moe_s = roof(lm * 2.0 * tokens * k * pe / t, lm * hit * pe * bw / t);
+    const double moe_tokens = p_.ep > 1 ? tokens * p_.dp : tokens;
+    const double hit = moe_tokens > 0 ? experts_local_ * -std::expm1(moe_tokens * log_miss_) : 0;
+    c.moe_s = roof(moe_layers_ * 2.0 * moe_tokens * k * params_per_expert_ / moe_gpus_,
+                   moe_layers_ * hit * params_per_expert_ * bw / moe_shards_);
+    // EP all-to-all: dispatch (FP8 for FP8 models, else BF16) + combine (BF16) of each GPU's
+    // T/tp tokens × k, the (ep − 1)/ep share leaving the GPU, plus one latency per collective.
+    if (p_.ep > 1) {
+      const double link = p_.gpu.link_bandwidth_gb_s * 1e9;
+      const double dispatch_bytes = bw <= 1.0 ? 1.0 : 2.0;
+      const double ep = p_.ep;
+      c.alltoall_s =
+          moe_layers_ * (2.0 * e.allreduce_latency_us * 1e-6 +
+                         tokens / t * h * k * (dispatch_bytes + 2.0) * (ep - 1) / ep / link);
+    }
   }
 
   // Attention: heads are sharded over TP; MLA latents are replicated, GQA KV heads sharded.
-  const double nh = static_cast<double>(m.num_heads) / t;
-  double f_pre = 0, m_pre = 0, f_dec = 0, m_dec = 0;
-  for (const auto& s : batch) {
-    const double q = static_cast<double>(s.num_new_tokens);
-    const double p = static_cast<double>(s.num_context_tokens);
-    if (m.attention == AttentionKind::Mla) {
-      const double lat = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim);
-      if (q == 1 && p > 0) {  // absorbed decode: 2·n_h·(2·r_kv + d_r) FLOPs per cached token
-        f_dec += 2.0 * nh * static_cast<double>(2 * m.kv_lora_rank + m.qk_rope_head_dim) * (p + 1);
-        m_dec += (p + 1) * lat * bkv;
-      } else {  // MHA form; prior latents are up-projected (kv_b_proj)
-        const double dqk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
-        const double dv = static_cast<double>(m.v_head_dim);
-        f_pre += 2.0 * nh * (dqk + dv) * q * (p + q / 2.0) +
-                 2.0 * p * static_cast<double>(m.kv_lora_rank) * nh *
-                     static_cast<double>(m.qk_nope_head_dim + m.v_head_dim);
-        m_pre += (p + q) * lat * bkv;
-      }
-    } else {
-      const double kv_layer = static_cast<double>(m.kv_elements_per_token_per_layer(p_.tp)) * bkv;
-      const double d = static_cast<double>(m.head_dim);
-      if (q == 1 && p > 0) {
-        f_dec += 4.0 * nh * d * (p + 1);
-        m_dec += (p + 1) * kv_layer;
-      } else {
-        f_pre += 4.0 * nh * d * q * (p + q / 2.0);
-        m_pre += (p + q) * kv_layer;
-      }
-    }
-  }
-  if (f_pre > 0 || m_pre > 0)
+  if (any_pre) {
+    const double f_pre = pre_flops_qk_ * pre_qp + pre_flops_up_ * static_cast<double>(pre_p_i);
+    const double m_pre = pre_bytes_per_tok_ * static_cast<double>(pre_pq_i);
     c.attention_prefill_s = roof(L * f_pre, L * m_pre);
-  if (f_dec > 0 || m_dec > 0)
-    c.attention_decode_s = roof(L * f_dec, L * m_dec);
+  }
+  if (dec_ctx_i > 0) {
+    const double ctx = static_cast<double>(dec_ctx_i);
+    c.attention_decode_s = roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx);
+  }
 
   // lm_head (BF16) only for sequences that sample.
   if (sampling > 0) {
@@ -112,6 +157,15 @@ StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
         2.0 * L * (e.allreduce_latency_us * 1e-6 + 2.0 * (t - 1) / t * tokens * h * 2.0 / link);
   }
   return c;
+}
+
+double RooflineModel::swap_time_s(std::int64_t num_blocks, std::int64_t block_size) const {
+  const double link = p_.gpu.host_link_bandwidth_gb_s * 1e9;
+  if (num_blocks <= 0 || !(link > 0))
+    return 0;
+  const double bytes = static_cast<double>(num_blocks) * static_cast<double>(block_size) *
+                       p_.model.kv_bytes_per_token(p_.tp);
+  return bytes / link;
 }
 
 ExecModelKind parse_exec_model_kind(std::string_view name) {

@@ -33,9 +33,10 @@ struct StepCost {
   double attention_decode_s = 0;
   double lm_head_s = 0;
   double allreduce_s = 0;  ///< 2 ring all-reduces per layer at TP > 1
+  double alltoall_s = 0;   ///< EP dispatch + combine per MoE layer at EP > 1
   [[nodiscard]] double total_s() const noexcept {
     return fixed_s + dense_linear_s + moe_s + attention_prefill_s + attention_decode_s + lm_head_s +
-           allreduce_s;
+           allreduce_s + alltoall_s;
   }
 };
 
@@ -47,6 +48,9 @@ class ExecTimeModel {
   [[nodiscard]] virtual StepCost step_cost(const std::vector<SeqWork>& batch) const = 0;
   /// `step_cost(batch).total_s()` in ns, at least 1.
   [[nodiscard]] TimeNs step_time_ns(const std::vector<SeqWork>& batch) const;
+  /// Seconds to copy `num_blocks` KV blocks of `block_size` tokens between GPU and host memory
+  /// (swap out or in; every GPU of the replica copies its own share in parallel). Default 0.
+  [[nodiscard]] virtual double swap_time_s(std::int64_t num_blocks, std::int64_t block_size) const;
 };
 
 /// Expected distinct routed experts hit by `tokens` tokens each picking `k` of `n` uniformly:
@@ -57,8 +61,15 @@ double expected_distinct_experts(double n, double k, double tokens) noexcept;
 struct ExecModelParams {
   ModelProfile model;
   HardwareProfile gpu;
-  int tp = 1;  ///< tensor-parallel size; experts are sharded TP-wise (no EP)
+  int tp = 1;  ///< tensor-parallel size of attention/dense layers (GPUs per replica)
   Efficiency efficiency;
+  /// Expert-parallel size: 1 = routed experts TP-sharded inside the replica; > 1 = each GPU holds
+  /// n_routed_experts / ep whole experts and tokens are dispatched/combined all-to-all (vLLM
+  /// `--enable-expert-parallel`: ep = tp × dp).
+  int ep = 1;
+  /// Attention data-parallel replicas stepping in lockstep (DP-attention + EP MoE). The simulated
+  /// batch is one replica's; the MoE layers see dp × its tokens (replicas assumed equally loaded).
+  int dp = 1;
 };
 
 /// The roofline model of SIMULATOR-NOTES.md §6.2.
@@ -66,11 +77,28 @@ class RooflineModel final : public ExecTimeModel {
  public:
   explicit RooflineModel(ExecModelParams params);
   [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override;
+  /// bytes = blocks × block_size × KV bytes per token per GPU, over the GPU's host link
+  /// (`HardwareProfile::host_link_bandwidth_gb_s`, PCIe per direction); 0 when the profile has
+  /// no host link figure.
+  [[nodiscard]] double swap_time_s(std::int64_t num_blocks, std::int64_t block_size) const override;
 
  private:
   ExecModelParams p_;
   double peak_flops_;
   double bandwidth_;  ///< η_M × HBM bytes/s
+  // Per-model constants of step_cost, computed once.
+  double fixed_layer_s_ = 0;  ///< (T_step0 + L·τ_layer) s
+  double per_seq_s_ = 0;      ///< τ_req s
+  double p_dense_ = 0;        ///< dense parameters
+  double moe_layers_ = 0;
+  double params_per_expert_ = 0;
+  double log_miss_ = 0;       ///< log(1 − k/N) for the expected-distinct-experts term
+  double experts_local_ = 0;  ///< routed experts whose weights one GPU reads (N/ep or N)
+  double moe_shards_ = 1;     ///< GPUs one expert's FLOPs/weights are split over (tp or 1)
+  double moe_gpus_ = 1;       ///< GPUs the routed-expert FLOPs spread over (tp, or ep)
+  double nh_ = 0;             ///< heads per GPU
+  double dec_flops_per_tok_ = 0, dec_bytes_per_tok_ = 0;  ///< attention decode, per layer
+  double pre_flops_qk_ = 0, pre_flops_up_ = 0, pre_bytes_per_tok_ = 0;
 };
 
 /// Execution-time model kinds.

@@ -283,6 +283,7 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
   const double none = 0;
   h.fp8_tflops = get_number(j, origin, "fp8_tflops", 0, &none);
   h.link_bandwidth_gb_s = get_number(j, origin, "link_bandwidth_gb_s", 1);
+  h.host_link_bandwidth_gb_s = get_number(j, origin, "host_link_bandwidth_gb_s", 0, &none);
   const auto it = j.find("efficiency");
   if (it != j.end()) {
     if (!it->is_object())

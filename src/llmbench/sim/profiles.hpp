@@ -96,6 +96,9 @@ struct HardwareProfile {
   double bf16_tflops = 0;
   double fp8_tflops = 0;           ///< 0 = no FP8 tensor cores (then BF16 rate is used)
   double link_bandwidth_gb_s = 0;  ///< GPU-GPU per direction (NVLink, else PCIe)
+  /// GPU-host per direction (PCIe; JSON `host_link_bandwidth_gb_s`, optional, 0 = unknown):
+  /// prices swap-out/in of KV blocks. Theoretical link rate from the vendor datasheet.
+  double host_link_bandwidth_gb_s = 0;
   Efficiency efficiency;
   std::string source;
 

@@ -1,16 +1,21 @@
 #include "llmbench/sim/scheduler.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/sim/batch_schedulers.hpp"
+
+#include <fmt/core.h>
 
 #include <algorithm>
+#include <string>
 
 namespace llmbench::sim {
 
 VllmV1Scheduler::VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks,
                                  std::int64_t block_size)
-    : config_(config), blocks_(num_blocks, block_size, config.enable_prefix_caching) {
-  LLMBENCH_ASSERT(config.max_num_seqs >= 1 && config.max_num_batched_tokens >= 1,
-                  "max_num_seqs and max_num_batched_tokens must be >= 1");
+    : config_(config),
+      blocks_(num_blocks, block_size, config.enable_prefix_caching),
+      cpu_free_(config.num_cpu_blocks) {
+  validate_scheduler_config(config);
 }
 
 void VllmV1Scheduler::add_request(RequestState* request) {
@@ -20,7 +25,53 @@ void VllmV1Scheduler::add_request(RequestState* request) {
 
 SchedulerOutput VllmV1Scheduler::schedule() {
   SchedulerOutput out;
+  schedule_into(out);
+  return out;
+}
+
+void VllmV1Scheduler::preempt(RequestState* victim, SchedulerOutput& out) {
+  const std::int64_t held = blocks_.blocks_of(victim->id);
+  blocks_.free(victim->id);  // hashes stay cached
+  victim->num_kv_slots = 0;
+  ++victim->num_preemptions;
+  ++stats_.preemptions;
+  out.preempted.push_back(victim->id);
+  if (config_.num_cpu_blocks > 0 && held > 0 && held <= cpu_free_) {
+    // Swap out: the KV stays valid on the CPU, computed tokens are kept.
+    cpu_free_ -= held;
+    victim->num_swapped_blocks = held;
+    victim->status = RequestStatus::Swapped;
+    swapped_.push_front(victim);
+    out.swapped_out.push_back(victim->id);
+    out.num_swap_out_blocks += held;
+    ++stats_.swap_outs;
+    stats_.swap_out_blocks += held;
+    return;
+  }
+  if (config_.num_cpu_blocks > 0)
+    ++stats_.recompute_fallbacks;
+  // Recompute: drop the KV, re-queue at the head of WAITING.
+  victim->num_computed_tokens = 0;
+  victim->status = RequestStatus::Preempted;
+  waiting_.push_front(victim);
+}
+
+std::int64_t VllmV1Scheduler::slots_for(std::int64_t tokens) const noexcept {
+  const std::int64_t bs = blocks_.block_size();
+  return (tokens + bs - 1) / bs * bs;
+}
+
+void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
+  if (out.seqs.capacity() < running_.size() + 1)
+    out.seqs.reserve(2 * running_.size() + 16);
+  out.seqs.clear();
+  out.preempted.clear();
+  out.swapped_out.clear();
+  out.swapped_in.clear();
+  out.num_swap_out_blocks = 0;
+  out.num_swap_in_blocks = 0;
   std::int64_t budget = config_.max_num_batched_tokens;
+  const std::int64_t threshold = config_.long_prefill_token_threshold;
   const CacheHit no_hit;
 
   // ---- RUNNING first, in admission order ----
@@ -28,29 +79,26 @@ SchedulerOutput VllmV1Scheduler::schedule() {
   while (index < running_.size() && budget > 0) {
     RequestState* req = running_[index];
     std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
-    if (config_.long_prefill_token_threshold > 0)
-      n = std::min(n, config_.long_prefill_token_threshold);
+    if (threshold > 0)
+      n = std::min(n, threshold);
     if (n <= 0) {
       ++index;
       continue;
     }
-    bool scheduled = false;
-    while (true) {
+    // Fast path: a decode (prompt blocks already hashed) whose last block has room needs no
+    // new block, so the block manager would change nothing.
+    bool scheduled = req->num_computed_tokens >= req->prompt_len &&
+                     req->num_computed_tokens + n <= req->num_kv_slots;
+    while (!scheduled) {
       if (blocks_.allocate_slots(req->id, req->num_computed_tokens, n, no_hit, req->block_hashes)) {
         scheduled = true;
+        req->num_kv_slots = slots_for(req->num_computed_tokens + n);
         break;
       }
-      // Preempt the most recently admitted request (FCFS `self.running.pop()`): free its
-      // blocks (hashes stay cached), recompute from scratch, re-queue at the head of WAITING.
+      // Preempt the most recently admitted request (FCFS `self.running.pop()`).
       RequestState* victim = running_.back();
       running_.pop_back();
-      blocks_.free(victim->id);
-      victim->num_computed_tokens = 0;
-      victim->status = RequestStatus::Preempted;
-      ++victim->num_preemptions;
-      ++stats_.preemptions;
-      waiting_.push_front(victim);
-      out.preempted.push_back(victim->id);
+      preempt(victim, out);
       if (victim == req)
         break;
     }
@@ -61,8 +109,31 @@ SchedulerOutput VllmV1Scheduler::schedule() {
     ++index;
   }
 
-  // ---- WAITING, only when nothing was preempted this step ----
+  // ---- SWAPPED, then WAITING, only when nothing was preempted this step ----
   if (out.preempted.empty()) {
+    while (!swapped_.empty() && budget > 0 &&
+           static_cast<std::int64_t>(running_.size()) < config_.max_num_seqs) {
+      RequestState* req = swapped_.front();
+      std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
+      if (threshold > 0)
+        n = std::min(n, threshold);
+      if (!blocks_.allocate_slots(req->id, req->num_computed_tokens, n, no_hit, req->block_hashes))
+        break;
+      swapped_.pop_front();
+      req->num_kv_slots = slots_for(req->num_computed_tokens + n);
+      cpu_free_ += req->num_swapped_blocks;
+      out.num_swap_in_blocks += req->num_swapped_blocks;
+      stats_.swap_in_blocks += req->num_swapped_blocks;
+      ++stats_.swap_ins;
+      req->num_swapped_blocks = 0;
+      req->status = RequestStatus::Running;
+      running_.push_back(req);
+      out.swapped_in.push_back(req->id);
+      out.seqs.push_back(ScheduledSeq{req, n, req->num_computed_tokens});
+      budget -= n;
+    }
+  }
+  if (out.preempted.empty() && swapped_.empty()) {
     while (!waiting_.empty() && budget > 0) {
       if (static_cast<std::int64_t>(running_.size()) >= config_.max_num_seqs)
         break;
@@ -72,14 +143,15 @@ SchedulerOutput VllmV1Scheduler::schedule() {
         hit = blocks_.find_cached(req->block_hashes, req->num_tokens());
       const std::int64_t computed = req->num_computed_tokens + hit.num_tokens;
       std::int64_t n = req->num_tokens() - computed;
-      if (config_.long_prefill_token_threshold > 0)
-        n = std::min(n, config_.long_prefill_token_threshold);
+      if (threshold > 0)
+        n = std::min(n, threshold);
       if (!config_.enable_chunked_prefill && n > budget)
         break;
       n = std::min(n, budget);
       if (!blocks_.allocate_slots(req->id, computed, n, hit, req->block_hashes))
         break;  // no preemption on behalf of waiting requests
       waiting_.pop_front();
+      req->num_kv_slots = slots_for(computed + n);
       stats_.prefix_queries += req->num_tokens();
       stats_.prefix_hits += hit.num_tokens;
       if (req->cached_tokens < 0)
@@ -93,11 +165,19 @@ SchedulerOutput VllmV1Scheduler::schedule() {
   }
   out.num_tokens = config_.max_num_batched_tokens - budget;
   stats_.max_running = std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()));
-  return out;
 }
 
 StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
   StepResult result;
+  update_into(output, result);
+  return result;
+}
+
+void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& result) {
+  result.emitted.clear();
+  result.finished.clear();
+  if (result.emitted.capacity() < output.seqs.size())
+    result.emitted.reserve(output.seqs.size());
   for (const auto& s : output.seqs) {
     RequestState* req = s.request;
     LLMBENCH_ASSERT(req->status == RequestStatus::Running, "updating a request not running");
@@ -110,6 +190,7 @@ StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
     if (req->num_output_tokens >= req->output_len) {
       req->status = RequestStatus::Finished;
       blocks_.free(req->id);
+      req->num_kv_slots = 0;
       result.finished.push_back(req);
     }
   }
@@ -119,7 +200,6 @@ StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
                        [](const RequestState* r) { return r->status == RequestStatus::Finished; }),
         running_.end());
   }
-  return result;
 }
 
 std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {
@@ -134,10 +214,43 @@ std::vector<std::int64_t> VllmV1Scheduler::waiting_ids() const {
   return out;
 }
 
+std::vector<std::int64_t> VllmV1Scheduler::swapped_ids() const {
+  std::vector<std::int64_t> out;
+  for (const auto* r : swapped_) out.push_back(r->id);
+  return out;
+}
+
+void validate_scheduler_config(const SchedulerConfig& c) {
+  const auto bad = [](const char* flag, const std::string& what) {
+    throw Exception(Error{what, flag, -1});
+  };
+  if (c.max_num_seqs < 1)
+    bad("--max-num-seqs", fmt::format("must be ≥ 1, got {}", c.max_num_seqs));
+  if (c.max_num_batched_tokens < 1)
+    bad("--max-num-batched-tokens", fmt::format("must be ≥ 1, got {}", c.max_num_batched_tokens));
+  if (c.long_prefill_token_threshold < 0)
+    bad("--long-prefill-token-threshold",
+        fmt::format("must be ≥ 0 (0 = off), got {}", c.long_prefill_token_threshold));
+  if (c.num_cpu_blocks < 0)
+    bad("--swap-space", fmt::format("must give ≥ 0 CPU blocks, got {}", c.num_cpu_blocks));
+  if (!(c.batch_window_ms >= 0))
+    bad("--batch-window-ms", fmt::format("τ must be ≥ 0 ms, got {}", c.batch_window_ms));
+  if (!(c.batch_length_beta > 0))
+    bad("--batch-length-beta", fmt::format("β must be > 0, got {}", c.batch_length_beta));
+  if (c.length_history < 1)
+    bad("--batch-length-history", fmt::format("must be ≥ 1, got {}", c.length_history));
+}
+
 SchedulerKind parse_scheduler_kind(std::string_view name) {
-  if (name == "vllm-v1" || name == "vllm")
+  if (name == "vllm-v1" || name == "vllm" || name == "continuous")
     return SchedulerKind::VllmV1;
-  throw Exception(Error{"unknown scheduler (known: vllm-v1)", "--scheduler", -1});
+  if (name == "static")
+    return SchedulerKind::Static;
+  if (name == "dynamic")
+    return SchedulerKind::Dynamic;
+  throw Exception(
+      Error{fmt::format("unknown scheduler '{}' (known: vllm-v1, static, dynamic)", name),
+            "--scheduler", -1});
 }
 
 const std::map<SchedulerKind, SchedulerFactory>& scheduler_registry() {
@@ -145,6 +258,14 @@ const std::map<SchedulerKind, SchedulerFactory>& scheduler_registry() {
       {SchedulerKind::VllmV1,
        [](const SchedulerConfig& c, std::int64_t blocks, std::int64_t block_size) {
          return std::make_unique<VllmV1Scheduler>(c, blocks, block_size);
+       }},
+      {SchedulerKind::Static,
+       [](const SchedulerConfig& c, std::int64_t blocks, std::int64_t block_size) {
+         return std::make_unique<StaticBatchScheduler>(c, blocks, block_size);
+       }},
+      {SchedulerKind::Dynamic,
+       [](const SchedulerConfig& c, std::int64_t blocks, std::int64_t block_size) {
+         return std::make_unique<DynamicBatchScheduler>(c, blocks, block_size);
        }},
   };
   return registry;

@@ -6,6 +6,7 @@
 /// requests first, then WAITING ones; preemption by recompute of the newest running request.
 /// Schedulers are chosen by `SchedulerKind` through a registry (STYLE.md "Simulator").
 
+#include "llmbench/core/clock.hpp"
 #include "llmbench/sim/block_manager.hpp"
 
 #include <deque>
@@ -24,10 +25,27 @@ struct SchedulerConfig {
   bool enable_chunked_prefill = true;          ///< V1: always on
   bool enable_prefix_caching = true;
   std::int64_t long_prefill_token_threshold = 0;  ///< per-request chunk cap; 0 = off
+  /// CPU swap blocks of the replica (vLLM V0 `--swap-space` GiB per GPU turned into blocks by
+  /// `num_cpu_blocks`). 0 = recompute preemption only (V1). When > 0 a preempted request's
+  /// blocks are swapped out while CPU blocks last; otherwise it falls back to recompute.
+  std::int64_t num_cpu_blocks = 0;
+  /// Dynamic batching (`SchedulerKind::Dynamic`, seeds note 003 §4.1): τ, the arrival window in
+  /// ms — a request arriving more than τ after the first request of the open group opens a new
+  /// group.
+  double batch_window_ms = 50;
+  /// Dynamic batching β: a request whose length (prompt + output tokens) is ≥ ⌈β·L̂⌉ opens a new
+  /// group, L̂ = mean length of the previous `length_history` requests (note 003: 1.2, 3).
+  double batch_length_beta = 1.2;
+  std::int64_t length_history = 3;  ///< requests averaged into L̂
 };
 
+/// Checks every knob; throws `Exception` naming the flag (`--max-num-seqs`,
+/// `--max-num-batched-tokens`, `--long-prefill-token-threshold`, `--swap-space`,
+/// `--batch-window-ms`, `--batch-length-beta`) and the bad value.
+void validate_scheduler_config(const SchedulerConfig& config);
+
 /// Lifecycle of a simulated request.
-enum class RequestStatus { Waiting, Running, Preempted, Finished };
+enum class RequestStatus { Waiting, Running, Preempted, Finished, Swapped };
 
 /// One request's engine-side state. Owned by the simulation; schedulers keep pointers.
 struct RequestState {
@@ -40,6 +58,10 @@ struct RequestState {
   std::int64_t num_preemptions = 0;
   std::int64_t cached_tokens = -1;  ///< prefix hit at first scheduling
   RequestStatus status = RequestStatus::Waiting;
+  std::int64_t num_swapped_blocks = 0;  ///< CPU blocks held while `Swapped`
+  /// Tokens the request's GPU blocks can hold (blocks held × block_size; 0 when it holds none):
+  /// the scheduler's cache that lets a decode skip the block manager when its block has room.
+  std::int64_t num_kv_slots = 0;
   /// Prompt + generated tokens (the last generated token is not yet in the KV cache).
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return prompt_len + num_output_tokens; }
 };
@@ -57,9 +79,13 @@ struct ScheduledSeq {
 
 /// A step's batch.
 struct SchedulerOutput {
-  std::vector<ScheduledSeq> seqs;       ///< running requests first, then newly admitted
-  std::vector<std::int64_t> preempted;  ///< ids preempted while building this batch, in order
-  std::int64_t num_tokens = 0;          ///< Σ num_new_tokens ≤ max_num_batched_tokens
+  std::vector<ScheduledSeq> seqs;         ///< running requests first, then newly admitted
+  std::vector<std::int64_t> preempted;    ///< ids preempted while building this batch, in order
+  std::int64_t num_tokens = 0;            ///< Σ num_new_tokens ≤ max_num_batched_tokens
+  std::vector<std::int64_t> swapped_out;  ///< of `preempted`, those swapped to CPU (not recomputed)
+  std::vector<std::int64_t> swapped_in;   ///< ids brought back from CPU for this step
+  std::int64_t num_swap_out_blocks = 0;   ///< GPU→CPU blocks copied before this step
+  std::int64_t num_swap_in_blocks = 0;    ///< CPU→GPU blocks copied before this step
   [[nodiscard]] bool empty() const noexcept { return seqs.empty(); }
 };
 
@@ -75,6 +101,12 @@ struct SchedulerStats {
   std::int64_t prefix_queries = 0;  ///< Σ num_tokens looked up (vLLM prefix_cache_queries)
   std::int64_t prefix_hits = 0;     ///< Σ tokens found cached (vLLM prefix_cache_hits)
   std::int64_t max_running = 0;
+  std::int64_t swap_outs = 0;  ///< preemptions by swap (⊂ preemptions)
+  std::int64_t swap_ins = 0;
+  std::int64_t swap_out_blocks = 0;      ///< Σ blocks copied GPU→CPU
+  std::int64_t swap_in_blocks = 0;       ///< Σ blocks copied CPU→GPU
+  std::int64_t recompute_fallbacks = 0;  ///< swap wanted but the CPU pool was full
+  std::int64_t batches = 0;              ///< static/dynamic policies: batches started
 };
 
 /// A batch-forming policy over a `BlockManager`.
@@ -91,35 +123,68 @@ class Scheduler {
   [[nodiscard]] virtual std::size_t num_waiting() const = 0;
   [[nodiscard]] virtual const BlockManager& blocks() const = 0;
   [[nodiscard]] virtual const SchedulerStats& stats() const = 0;
+  /// Same as `schedule` but reuses `out`'s storage (cleared first): no allocation per step
+  /// once the vectors have grown. The default forwards to `schedule`.
+  virtual void schedule_into(SchedulerOutput& out) { out = schedule(); }
+  /// Same as `update` but reuses `result`'s storage (cleared first).
+  virtual void update_into(const SchedulerOutput& output, StepResult& result) {
+    result = update(output);
+  }
+  /// Tells the scheduler the current time (virtual or real ns) before `add_request` /
+  /// `schedule`; policies that group by arrival time (`Dynamic`) use it, others ignore it.
+  virtual void set_now(TimeNs now_ns) { (void)now_ns; }
+  /// Free CPU swap blocks (0 when swap is off).
+  [[nodiscard]] virtual std::int64_t num_free_cpu_blocks() const { return 0; }
 };
 
-/// vLLM V1's policy (FCFS).
+/// vLLM V1's policy (FCFS), plus V0's swap preemption when `num_cpu_blocks` > 0: a victim whose
+/// blocks fit the free CPU pool is swapped out (keeps `num_computed_tokens`, goes to the SWAPPED
+/// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
+/// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
+/// victim is recomputed (V0 would abort the request instead).
 class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
   void add_request(RequestState* request) override;
   SchedulerOutput schedule() override;
   StepResult update(const SchedulerOutput& output) override;
+  void schedule_into(SchedulerOutput& out) override;
+  void update_into(const SchedulerOutput& output, StepResult& result) override;
   [[nodiscard]] std::size_t num_running() const override { return running_.size(); }
-  [[nodiscard]] std::size_t num_waiting() const override { return waiting_.size(); }
+  /// WAITING plus SWAPPED requests (both wait for the engine).
+  [[nodiscard]] std::size_t num_waiting() const override {
+    return waiting_.size() + swapped_.size();
+  }
   [[nodiscard]] const BlockManager& blocks() const override { return blocks_; }
   [[nodiscard]] const SchedulerStats& stats() const override { return stats_; }
   /// Request ids in RUNNING order (admission order), for tests.
   [[nodiscard]] std::vector<std::int64_t> running_ids() const;
   /// Request ids in WAITING order, for tests.
   [[nodiscard]] std::vector<std::int64_t> waiting_ids() const;
+  /// Request ids in SWAPPED order, for tests.
+  [[nodiscard]] std::vector<std::int64_t> swapped_ids() const;
+  [[nodiscard]] std::int64_t num_free_cpu_blocks() const override { return cpu_free_; }
 
  private:
+  void preempt(RequestState* victim, SchedulerOutput& out);
+  /// Tokens that the blocks covering `tokens` tokens hold (rounded up to whole blocks).
+  [[nodiscard]] std::int64_t slots_for(std::int64_t tokens) const noexcept;
+
   SchedulerConfig config_;
   BlockManager blocks_;
   std::vector<RequestState*> running_;
   std::deque<RequestState*> waiting_;
+  std::deque<RequestState*> swapped_;
+  std::int64_t cpu_free_ = 0;
   SchedulerStats stats_;
 };
 
-/// Scheduler kinds.
-enum class SchedulerKind { VllmV1 };
-/// Parses "vllm-v1"; throws `Exception` (source `--scheduler`) otherwise.
+/// Scheduler kinds: vLLM V1 continuous batching, static batching (`StaticBatchScheduler`) and
+/// the seeds notes' adaptive dynamic batching (`DynamicBatchScheduler`), both in
+/// batch_schedulers.hpp.
+enum class SchedulerKind { VllmV1, Static, Dynamic };
+/// Parses "vllm-v1" (or "vllm", "continuous"), "static", "dynamic"; throws `Exception` (source
+/// `--scheduler`) listing the known names otherwise.
 SchedulerKind parse_scheduler_kind(std::string_view name);
 
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(

@@ -1,0 +1,169 @@
+// Simulator speed: runs N requests (IN tokens in, OUT out) closed-loop at a concurrency cap on
+// a model/GPU/TP profile and prints simulated seconds, wall seconds and their ratio (the
+// speed-up over real time). Two modes:
+//   engine  the full `Simulation` (events, records, scheduler, cost model), as `simulate` runs;
+//   core    scheduler + cost model only, driven by a minimal loop (the share of sim/'s policy
+//           and cost code, without the engine's event queue and per-token records).
+// Usage: sim_speed_bench [--mode engine|core] [--model deepseek-v3] [--gpu h200] [--tp 8]
+//        [--requests 2000] [--in 1024] [--out 256] [--concurrency 256] [--repeat 3]
+//        [--scheduler vllm-v1|static|dynamic] [--data DIR]
+
+#include "llmbench/core/clock.hpp"
+#include "llmbench/sim/cost_model.hpp"
+#include "llmbench/sim/engine.hpp"
+#include "llmbench/sim/memory.hpp"
+#include "llmbench/sim/profiles.hpp"
+#include "llmbench/sim/scheduler.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace llmbench;
+using namespace llmbench::sim;
+
+struct Args {
+  std::string mode = "engine";
+  std::string model = "deepseek-v3";
+  std::string gpu = "h200";
+  std::string data = LLMBENCH_SOURCE_DATA_DIR;
+  std::string scheduler = "vllm-v1";
+  int tp = 8;
+  std::int64_t requests = 2000;
+  std::int64_t in = 1024;
+  std::int64_t out = 256;
+  std::int64_t concurrency = 256;
+  int repeat = 3;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const std::string v = argv[i + 1];
+    if (k == "--mode")
+      a.mode = v;
+    else if (k == "--model")
+      a.model = v;
+    else if (k == "--gpu")
+      a.gpu = v;
+    else if (k == "--data")
+      a.data = v;
+    else if (k == "--scheduler")
+      a.scheduler = v;
+    else if (k == "--tp")
+      a.tp = std::atoi(v.c_str());
+    else if (k == "--requests")
+      a.requests = std::atoll(v.c_str());
+    else if (k == "--in")
+      a.in = std::atoll(v.c_str());
+    else if (k == "--out")
+      a.out = std::atoll(v.c_str());
+    else if (k == "--concurrency")
+      a.concurrency = std::atoll(v.c_str());
+    else if (k == "--repeat")
+      a.repeat = std::atoi(v.c_str());
+    else {
+      fmt::print(stderr, "unknown flag {}\n", k);
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+/// Scheduler + cost model on a virtual clock; all requests arrive at 0, `concurrency` in flight.
+double run_core(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
+                std::int64_t block_size, const ExecTimeModel& model, double& wall_s) {
+  auto sched = make_scheduler(parse_scheduler_kind(a.scheduler), sc, blocks, block_size);
+  std::vector<RequestState> states(static_cast<std::size_t>(a.requests));
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    states[i].id = static_cast<std::int64_t>(i);
+    states[i].prompt_len = a.in;
+    states[i].output_len = a.out;
+  }
+  const TimeNs t0 = steady_now_ns();
+  std::size_t next = 0;
+  std::int64_t in_flight = 0;
+  TimeNs now = 0;
+  SchedulerOutput out;
+  StepResult res;
+  std::vector<SeqWork> work;
+  while (true) {
+    while (next < states.size() && in_flight < a.concurrency) {
+      sched->set_now(now);
+      sched->add_request(&states[next++]);
+      ++in_flight;
+    }
+    sched->schedule_into(out);
+    if (out.empty())
+      break;
+    work.clear();
+    for (const auto& s : out.seqs)
+      work.push_back(SeqWork{s.num_new_tokens, s.num_computed_before, s.samples()});
+    now += model.step_time_ns(work);
+    sched->update_into(out, res);
+    in_flight -= static_cast<std::int64_t>(res.finished.size());
+  }
+  wall_s = ns_to_s(steady_now_ns() - t0);
+  return ns_to_s(now);
+}
+
+double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
+                  std::int64_t block_size, const ExecModelParams& p, double& wall_s) {
+  SimOptions o;
+  o.scheduler = sc;
+  o.scheduler_kind = parse_scheduler_kind(a.scheduler);
+  o.num_gpu_blocks = blocks;
+  o.block_size = block_size;
+  o.max_concurrency = a.concurrency;
+  std::vector<SimRequest> reqs(static_cast<std::size_t>(a.requests),
+                               SimRequest{0, a.in, a.out, {}, false});
+  Simulation sim(o, make_exec_model(ExecModelKind::Roofline, p));
+  const TimeNs t0 = steady_now_ns();
+  const auto result = sim.run(std::move(reqs));
+  wall_s = ns_to_s(steady_now_ns() - t0);
+  return ns_to_s(result.stats.end_ns);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  const auto model = load_model_profile(a.data, a.model);
+  const auto gpu = load_hardware_profile(a.data, a.gpu);
+  MemoryOptions mem;
+  mem.tp = a.tp;
+  mem.block_size = model.attention == AttentionKind::Mla ? 64 : 16;
+  const auto plan = plan_memory(model, gpu, mem);
+  SchedulerConfig sc;
+  sc.max_num_seqs = 1024;
+  sc.max_num_batched_tokens = 8192;
+  ExecModelParams p;
+  p.model = model;
+  p.gpu = gpu;
+  p.tp = a.tp;
+  p.efficiency = gpu.efficiency;
+  const auto cost = make_exec_model(ExecModelKind::Roofline, p);
+  double best = 0;
+  for (int r = 0; r < a.repeat; ++r) {
+    double wall = 0;
+    const double simulated =
+        a.mode == "core" ? run_core(a, sc, plan.num_gpu_blocks, plan.block_size, *cost, wall)
+                         : run_engine(a, sc, plan.num_gpu_blocks, plan.block_size, p, wall);
+    const double ratio = wall > 0 ? simulated / wall : 0;
+    best = std::max(best, ratio);
+    fmt::print(
+        "{} {} {} TP{} {} req {}/{} conc {} [{}]: simulated {:.1f} s, wall {:.4f} s, "
+        "speed-up {:.0f}x\n",
+        a.mode, model.name, gpu.name, a.tp, a.requests, a.in, a.out, a.concurrency, a.scheduler,
+        simulated, wall, ratio);
+  }
+  fmt::print("best speed-up: {:.0f}x\n", best);
+  return 0;
+}

@@ -1,0 +1,26 @@
+#include "llmbench/sim/step_pricing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmbench::sim {
+
+void step_work(const SchedulerOutput& output, std::vector<SeqWork>& work) {
+  work.resize(output.seqs.size());
+  for (std::size_t i = 0; i < output.seqs.size(); ++i) {
+    const auto& s = output.seqs[i];
+    work[i] = SeqWork{s.num_new_tokens, s.num_computed_before, s.samples()};
+  }
+}
+
+TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
+                  std::int64_t block_size, std::vector<SeqWork>& work) {
+  step_work(output, work);
+  double s = model.step_cost(work).total_s();
+  const std::int64_t swapped = output.num_swap_out_blocks + output.num_swap_in_blocks;
+  if (swapped > 0)
+    s += model.swap_time_s(swapped, block_size);
+  return std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(s * 1e9)));
+}
+
+}  // namespace llmbench::sim

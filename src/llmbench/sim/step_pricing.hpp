@@ -1,0 +1,25 @@
+#pragma once
+/// @file
+/// Glue between a scheduler's batch and an execution-time model: the per-sequence work of a
+/// `SchedulerOutput` and the step's duration including swap copies (docs/simulator.md "Swap
+/// preemption"). For engine drivers (`EngineCore::begin_step`).
+
+#include "llmbench/core/clock.hpp"
+#include "llmbench/sim/cost_model.hpp"
+#include "llmbench/sim/scheduler.hpp"
+
+#include <vector>
+
+namespace llmbench::sim {
+
+/// Fills `work` (cleared first, storage reused) with one `SeqWork` per scheduled sequence, in
+/// batch order: {num_new_tokens, num_computed_before, samples()}.
+void step_work(const SchedulerOutput& output, std::vector<SeqWork>& work);
+
+/// Duration of the step in ns (≥ 1): `model.step_cost(work).total_s()` plus
+/// `model.swap_time_s(num_swap_out_blocks + num_swap_in_blocks, block_size)` (V0 copies the
+/// swapped blocks before the forward pass). `work` is scratch storage (filled by `step_work`).
+TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
+                  std::int64_t block_size, std::vector<SeqWork>& work);
+
+}  // namespace llmbench::sim
