@@ -1,12 +1,19 @@
 #include "llmbench/cli/workload_flags.hpp"
 
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/core/log.hpp"
+#include "llmbench/workload/tokenizer_spec.hpp"
+
+#include <fmt/core.h>
 
 #include <cmath>
 
 namespace llmbench::cli {
 
 void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
+  app.add_option("--tokenizer", f.tokenizer,
+                 "tokenizer.json or a folder holding it, or a name under $LLMBENCH_DATA/tokenizers "
+                 "(e.g. deepseek-v3): exact random-prompt lengths and local token counts");
   app.add_option("--dataset-name", f.dataset_name, "sharegpt, mtbench, custom, sonnet, random")
       ->capture_default_str();
   app.add_option("--dataset-path", f.dataset_path, "Dataset file (or text folder for random)");
@@ -22,6 +29,10 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
   app.add_option("--random-prefix-len", f.random_prefix_len,
                  "random: tokens of a prefix shared by every prompt")
+      ->capture_default_str();
+  app.add_option("--random-prompt-kind", f.random_prompt_kind,
+                 "random with --tokenizer: text (corpus text of exact length) or token-ids "
+                 "(the ids as a completions prompt array)")
       ->capture_default_str();
   app.add_option("--sonnet-input-len", f.sonnet_input_len, "sonnet: prompt tokens")
       ->capture_default_str();
@@ -39,8 +50,12 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
 }
 
-workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts) {
+workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,
+                                         const tokenizer::Tokenizer* tok, bool chat) {
   workload::DatasetOptions d;
+  d.tokenizer = tok;
+  d.count_special_tokens = !chat;
+  d.random_prompt_kind = workload::parse_random_prompt_kind(f.random_prompt_kind);
   d.kind = workload::parse_dataset_kind(f.dataset_name);
   d.path = f.dataset_path;
   d.num_prompts = num_prompts;
@@ -55,6 +70,26 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
   d.sonnet_prefix_len = f.sonnet_prefix_len;
   d.data_dir = data_dir();
   return d;
+}
+
+std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
+  if (f.tokenizer.empty()) {
+    return std::nullopt;
+  }
+  const auto path =
+      workload::resolve_tokenizer_spec(f.tokenizer, workload::llmbench_data_env(), data_dir());
+  auto loaded = tokenizer::Tokenizer::load(path);
+  if (!loaded) {
+    throw Exception(Error{fmt::format("cannot load '{}': {}", path.string(), loaded.error().what()),
+                          "--tokenizer", -1});
+  }
+  std::string prefix;
+  for (const auto id : loaded->special_prefix()) {
+    prefix += fmt::format("{}{} ({})", prefix.empty() ? "" : ", ", id, loaded->id_to_token(id));
+  }
+  log::info("tokenizer {} ({} tokens); completions prompt lengths include its special prefix: {}",
+            path.string(), loaded->vocab_size(), prefix.empty() ? "none" : prefix);
+  return std::move(*loaded);
 }
 
 report::ConsoleOptions console_options(const WorkloadFlags& f, double request_rate,

@@ -5,11 +5,13 @@
 
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,8 @@ struct WorkloadFlags {
   std::int64_t random_output_len = 128;
   double random_range_ratio = 0.0;
   std::int64_t random_prefix_len = 0;
+  std::string random_prompt_kind = "text";  ///< text | token-ids
+  std::string tokenizer;                    ///< `--tokenizer` PATH or NAME; empty = none
   std::int64_t sonnet_input_len = 550;
   std::int64_t sonnet_output_len = 150;
   std::int64_t sonnet_prefix_len = 200;
@@ -34,14 +38,23 @@ struct WorkloadFlags {
   std::string burstiness = "1.0";
 };
 
-/// Registers --dataset-name, --dataset-path, --num-prompts, --seed, --random-*, --sonnet-*,
+/// Registers --tokenizer, --dataset-name, --dataset-path, --num-prompts, --seed, --random-*
+/// (--random-prompt-kind included), --sonnet-*,
 /// --output-len (aliases --sharegpt-output-len, --custom-output-len), --max-concurrency,
 /// --request-rate and --burstiness on `app`, bound to `flags` (which must outlive parsing).
 void add_workload_flags(CLI::App& app, WorkloadFlags& flags);
 
 /// The dataset options for `num_prompts` samples from the flags, with the bundled data folder
-/// (`data_dir()`) filled in.
-workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts);
+/// (`data_dir()`) filled in. `tok` (may be null; must outlive sampling) makes lengths exact,
+/// counted as a completions server counts them unless `chat` (then the content alone).
+workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts,
+                                         const tokenizer::Tokenizer* tok = nullptr,
+                                         bool chat = false);
+
+/// Loads `--tokenizer` (`workload::resolve_tokenizer_spec`: a path, else a name under
+/// `$LLMBENCH_DATA/tokenizers/`, else under the bundled data folder) and logs what it resolved to
+/// and the special tokens it adds; `std::nullopt` when the flag is empty. Throws `Exception`.
+std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& flags);
 
 /// Console-table options for a run of this workload: the percentile sections asked for, the
 /// configured concurrency and (finite) request rate, and the goodput line when an SLO is set.

@@ -45,6 +45,7 @@ struct Worker {
   net::executor_work_guard<net::io_context::executor_type> guard{ioc.get_executor()};
   http::ConnectionPool pool;
   protocol::Decoder decoder;
+  tokenizer::Scratch scratch;  // local token counting (`LoadOptions::tokenizer`)
   std::thread thread;
 
   Worker(const http::Url& url, const http::ClientOptions& options) : pool(ioc, url, options) {}
@@ -86,6 +87,7 @@ struct Run {
       g.model = opt.model;
       g.chat = opt.chat;
       g.prompt = s.prompt;
+      g.prompt_token_ids = s.prompt_token_ids;
       g.messages = s.messages;
       g.max_tokens = s.output_len;
       g.stream = opt.stream;
@@ -109,12 +111,19 @@ struct Run {
     const auto& sample = samples[job.sample];
     rec.prompt_len = sample.prompt_len;
     rec.max_tokens = sample.output_len;
+    if (sample.prompt_len_exact && !opt.chat) {
+      // The workload counted it as a completions server does (special tokens included).
+      rec.input_tokens_local = sample.prompt_len;
+    }
     http::Request req;
     req.target = target();
     req.body = bodies[job.sample];
     req.accept = opt.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
     RecordingHandler handler(rec, w.decoder, opt.stream, clock.start_ns());
+    if (opt.tokenizer != nullptr) {
+      handler.count_output_with(*opt.tokenizer, w.scratch);
+    }
     if (progress != nullptr && !job.warmup) {
       progress->sent.fetch_add(1, std::memory_order_relaxed);
     }
@@ -148,7 +157,7 @@ struct Run {
       if (!rec.ok()) {
         progress->failed.fetch_add(1, std::memory_order_relaxed);
       }
-      std::int64_t n = rec.output_tokens;
+      std::int64_t n = rec.output_tokens >= 0 ? rec.output_tokens : rec.output_tokens_local;
       if (n < 0) {
         n = static_cast<std::int64_t>(rec.chunks.size());
       }

@@ -9,6 +9,7 @@
 #include "llmbench/http/client.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/openai.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <atomic>
@@ -48,6 +49,10 @@ struct LoadOptions {
   std::string extra_body_json;
   std::vector<std::string> secrets;  ///< credential values to redact from recorded messages
   bool prewarm_connections = true;   ///< closed loop: open min(cap, prompts) connections first
+  /// `--tokenizer`: count each response's output tokens locally (`RecordingHandler::
+  /// count_output_with`) and record exact prompt counts (`input_tokens_local`, completions only).
+  /// Must outlive `run_load`; null = no local counting.
+  const tokenizer::Tokenizer* tokenizer = nullptr;
 };
 
 /// Live counters for a progress display; read from any thread.

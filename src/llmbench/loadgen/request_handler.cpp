@@ -91,6 +91,10 @@ void RecordingHandler::apply_delta(const protocol::Delta& d, TimeNs t) {
   if (!d.has_output()) {
     return;
   }
+  if (tok_ != nullptr) {
+    answer_text_ += d.answer;
+    reasoning_text_ += d.reasoning;
+  }
   // Tokens in this chunk: the growth of usage when the server streams it on every chunk (vLLM
   // continuous_usage_stats); otherwise unknown (-1) and estimated later. Usage that shows up
   // only on the last content chunk (OpenAI style) covers the whole stream, not that chunk.
@@ -184,6 +188,17 @@ void RecordingHandler::finish(const http::Outcome& outcome, TimeNs now_ns) {
   }
   if (rec_.ok() && per_chunk_usage_ && !rec_.chunks.empty() && stream_) {
     rec_.output_tokens_local = chunk_token_sum_;
+    rec_.output_tokens_local_source = metrics::LocalCount::ChunkUsage;
+  }
+  if (rec_.ok() && tok_ != nullptr) {
+    // Each channel on its own: a reasoning model's think delimiters are tokens in the server's
+    // count but in neither text, and the two texts are not one string to the model either.
+    auto answer = tok_->count(answer_text_, false, *scratch_);
+    auto reasoning = tok_->count(reasoning_text_, false, *scratch_);
+    if (answer && reasoning) {
+      rec_.output_tokens_local = static_cast<std::int64_t>(*answer + *reasoning);
+      rec_.output_tokens_local_source = metrics::LocalCount::Tokenizer;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/openai.hpp"
 #include "llmbench/sse/parser.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <string>
 
@@ -25,6 +26,16 @@ class RecordingHandler final : public http::ResponseHandler {
   void on_headers(int status, TimeNs now_ns) override;
   void on_body(std::string_view bytes, TimeNs now_ns) override;
   bool want_stop() override { return stop_; }
+
+  /// Counts output tokens locally (`--tokenizer`): the received answer and reasoning text is
+  /// kept, and `finish` of a completed request encodes each channel's text without special
+  /// tokens and stores the sum in `output_tokens_local` (source `LocalCount::Tokenizer`), beside
+  /// the server's `usage.completion_tokens` when it sent one. Tool-call arguments are not counted.
+  /// `tok` and `scratch` must outlive the handler; call before the response arrives.
+  void count_output_with(const tokenizer::Tokenizer& tok, tokenizer::Scratch& scratch) {
+    tok_ = &tok;
+    scratch_ = &scratch;
+  }
 
   /// Classifies the request from the transport outcome and what the stream said; sets
   /// `done_ns`, `error_kind`, `error_message`, token counts. Call once, after `execute`.
@@ -47,7 +58,11 @@ class RecordingHandler final : public http::ResponseHandler {
   bool error_status_ = false;
   bool saw_done_ = false;
   bool stop_ = false;
-  bool per_chunk_usage_ = true;  // every output chunk so far carried usage
+  bool per_chunk_usage_ = true;                // every output chunk so far carried usage
+  const tokenizer::Tokenizer* tok_ = nullptr;  // local counting when set
+  tokenizer::Scratch* scratch_ = nullptr;
+  std::string answer_text_;  // received text, kept only for local counting
+  std::string reasoning_text_;
 };
 
 /// Maps a transport failure to the record's error kind.

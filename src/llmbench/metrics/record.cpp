@@ -53,4 +53,26 @@ std::string_view to_string(Channel channel) noexcept {
   return "answer";
 }
 
+std::string_view to_string(LocalCount source) noexcept {
+  switch (source) {
+    case LocalCount::None:
+      return "none";
+    case LocalCount::ChunkUsage:
+      return "chunk_usage";
+    case LocalCount::Tokenizer:
+      return "tokenizer";
+  }
+  return "none";
+}
+
+LocalCount local_count_from_string(std::string_view name) noexcept {
+  if (name == "chunk_usage") {
+    return LocalCount::ChunkUsage;
+  }
+  if (name == "tokenizer") {
+    return LocalCount::Tokenizer;
+  }
+  return LocalCount::None;
+}
+
 }  // namespace llmbench::metrics

@@ -41,6 +41,18 @@ enum class ErrorKind : std::uint8_t {
   Other,
 };
 
+/// Where `RequestRecord::output_tokens_local` came from.
+enum class LocalCount : std::uint8_t {
+  None,        ///< no client-side count
+  ChunkUsage,  ///< the sum of per-chunk usage deltas (vLLM continuous_usage_stats)
+  Tokenizer,   ///< the received text (answer and reasoning) encoded with `--tokenizer`
+};
+
+/// Stable name of a local-count source ("none", "chunk_usage", "tokenizer").
+std::string_view to_string(LocalCount source) noexcept;
+/// Inverse of `to_string(LocalCount)`; unknown names map to `LocalCount::None`.
+LocalCount local_count_from_string(std::string_view name) noexcept;
+
 /// Stable lower-case name of an error kind, as written in JSON ("connect", "http_4xx", ...).
 std::string_view to_string(ErrorKind kind) noexcept;
 /// Inverse of `to_string`; unknown names map to `ErrorKind::Other`.
@@ -65,12 +77,16 @@ struct RequestRecord {
 
   std::int64_t input_tokens = -1;         ///< server `usage.prompt_tokens`, -1 if not sent
   std::int64_t output_tokens = -1;        ///< server `usage.completion_tokens`, -1 if not sent
+  std::int64_t input_tokens_local = -1;   ///< the sent prompt counted by `--tokenizer` as a
+                                          ///< completions server counts it (BOS included);
+                                          ///< -1 for chat (the template is the server's)
   std::int64_t output_tokens_local = -1;  ///< counted by the client (tokenizer / per-chunk usage)
-  std::int64_t reasoning_tokens = -1;     ///< server `completion_tokens_details.reasoning_tokens`
-  std::int64_t prompt_len = -1;     ///< input length the workload intended (tokens), -1 unknown
-  std::int64_t max_tokens = -1;     ///< output length requested (`max_tokens`)
-  std::int64_t cached_tokens = -1;  ///< server `prompt_tokens_details.cached_tokens`
-  std::string finish_reason;        ///< last `finish_reason` seen ("stop", "length", ...)
+  LocalCount output_tokens_local_source = LocalCount::None;  ///< what `output_tokens_local` is
+  std::int64_t reasoning_tokens = -1;  ///< server `completion_tokens_details.reasoning_tokens`
+  std::int64_t prompt_len = -1;        ///< input length the workload intended (tokens), -1 unknown
+  std::int64_t max_tokens = -1;        ///< output length requested (`max_tokens`)
+  std::int64_t cached_tokens = -1;     ///< server `prompt_tokens_details.cached_tokens`
+  std::string finish_reason;           ///< last `finish_reason` seen ("stop", "length", ...)
   double server_prompt_ms = -1;  ///< server-reported prefill time (llama.cpp `timings.prompt_ms`)
   double server_predicted_ms = -1;  ///< server-reported decode time (`timings.predicted_ms`)
 

@@ -125,6 +125,12 @@ class LineReader {
         good = read_int(value, record.output_tokens);
       } else if (key == "output_tokens_local") {
         good = read_int(value, record.output_tokens_local);
+      } else if (key == "input_tokens_local") {
+        good = read_int(value, record.input_tokens_local);
+      } else if (key == "output_tokens_local_source") {
+        std::string name;
+        good = read_string(value, name);
+        record.output_tokens_local_source = local_count_from_string(name);
       } else if (key == "reasoning_tokens") {
         good = read_int(value, record.reasoning_tokens);
       } else if (key == "cached_tokens") {
@@ -384,7 +390,12 @@ std::string record_to_json_line(const RequestRecord& r) {
   append_json_string(out, r.error_message);
   append_int(out, "input_tokens", r.input_tokens);
   append_int(out, "output_tokens", r.output_tokens);
+  append_int(out, "input_tokens_local", r.input_tokens_local);
   append_int(out, "output_tokens_local", r.output_tokens_local);
+  if (r.output_tokens_local_source != LocalCount::None) {
+    append_key(out, "output_tokens_local_source");
+    append_json_string(out, to_string(r.output_tokens_local_source));
+  }
   append_int(out, "reasoning_tokens", r.reasoning_tokens);
   append_int(out, "cached_tokens", r.cached_tokens);
   append_int(out, "prompt_len", r.prompt_len);

@@ -40,6 +40,9 @@ std::int64_t input_token_count(const RequestRecord& record) noexcept {
   if (record.input_tokens >= 0) {
     return record.input_tokens;
   }
+  if (record.input_tokens_local >= 0) {
+    return record.input_tokens_local;
+  }
   return record.prompt_len >= 0 ? record.prompt_len : 0;
 }
 
@@ -345,8 +348,16 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     const std::int64_t n = output_token_count(record);
     s.total_output_tokens += n;
     s.total_input_tokens += input_token_count(record);
+    if (record.input_tokens >= 0 && record.input_tokens_local >= 0 &&
+        record.input_tokens != record.input_tokens_local) {
+      ++s.prompt_token_mismatches;
+    }
     if (record.output_tokens < 0) {
       ++s.usage_missing;
+      if (record.output_tokens_local >= 0 &&
+          record.output_tokens_local_source == LocalCount::Tokenizer) {
+        ++s.output_tokens_counted_locally;
+      }
     } else if (record.output_tokens_local >= 0 &&
                record.output_tokens != record.output_tokens_local) {
       ++s.token_count_mismatches;

@@ -83,18 +83,20 @@ struct Summary {
   std::size_t failed = 0;
   std::map<std::string, std::size_t> failures_by_kind;  ///< `to_string(ErrorKind)` → count
   double duration_s = 0;  ///< first send → last completion over non-warm-up requests
-  std::int64_t total_input_tokens = 0;      ///< Σ input tokens of completed requests (usage, else
-                                            ///< prompt_len)
-  std::int64_t total_output_tokens = 0;     ///< Σ N of completed requests
-  double request_throughput = 0;            ///< completed / duration (req/s)
-  double output_throughput = 0;             ///< Σ N / duration (tok/s)
-  double total_token_throughput = 0;        ///< (Σ input + Σ N) / duration (tok/s)
-  std::size_t good_requests = 0;            ///< completed requests meeting every SLO
-  double request_goodput = 0;               ///< good / duration (req/s)
-  double max_output_tokens_per_s = 0;       ///< peak of output tokens in 1 s windows
-  std::size_t max_concurrent_requests = 0;  ///< peak of requests in flight (sent..done)
-  std::size_t token_count_mismatches = 0;   ///< server usage ≠ local count, both known
-  std::size_t usage_missing = 0;            ///< completed requests without server usage
+  std::int64_t total_input_tokens = 0;            ///< Σ input tokens of completed requests (usage,
+                                                  ///< else the local count, else prompt_len)
+  std::int64_t total_output_tokens = 0;           ///< Σ N of completed requests
+  double request_throughput = 0;                  ///< completed / duration (req/s)
+  double output_throughput = 0;                   ///< Σ N / duration (tok/s)
+  double total_token_throughput = 0;              ///< (Σ input + Σ N) / duration (tok/s)
+  std::size_t good_requests = 0;                  ///< completed requests meeting every SLO
+  double request_goodput = 0;                     ///< good / duration (req/s)
+  double max_output_tokens_per_s = 0;             ///< peak of output tokens in 1 s windows
+  std::size_t max_concurrent_requests = 0;        ///< peak of requests in flight (sent..done)
+  std::size_t token_count_mismatches = 0;         ///< server usage ≠ local count, both known
+  std::size_t usage_missing = 0;                  ///< completed requests without server usage
+  std::size_t output_tokens_counted_locally = 0;  ///< of those, N from the `--tokenizer` count
+  std::size_t prompt_token_mismatches = 0;  ///< server `prompt_tokens` ≠ `input_tokens_local`
   Stats ttft_ms, ttfat_ms, ttft_sched_ms, tpot_ms, itl_ms, inter_chunk_ms, e2el_ms, e2el_sched_ms,
       lateness_ms;
 };

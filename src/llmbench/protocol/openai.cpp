@@ -167,6 +167,8 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
       }
     }
     body["messages"] = std::move(messages);
+  } else if (!request.prompt_token_ids.empty()) {
+    body["prompt"] = request.prompt_token_ids;
   } else {
     body["prompt"] = request.prompt;
   }

@@ -66,6 +66,32 @@ std::vector<Sample> sample_fixed(std::vector<Sample> all, std::int64_t count, st
   return out;
 }
 
+/// With a tokenizer: replaces the estimated `prompt_len` of single-text samples by the exact count
+/// (special tokens included when `count_special_tokens`). Multi-message chat samples keep theirs.
+std::vector<Sample> count_exactly(std::vector<Sample> samples, const DatasetOptions& options) {
+  if (options.tokenizer == nullptr) {
+    return samples;
+  }
+  tokenizer::Scratch scratch;
+  for (auto& sample : samples) {
+    const bool single_text =
+        sample.messages.empty() || (sample.messages.size() == 1 && sample.prompt.empty());
+    if (!single_text) {
+      continue;
+    }
+    const std::string_view text =
+        sample.messages.empty() ? std::string_view(sample.prompt) : sample.messages[0].content;
+    auto n = options.tokenizer->count(text, options.count_special_tokens, scratch);
+    if (!n) {
+      throw Exception(
+          Error{"cannot encode prompt: " + n.error().message, sample.source_id, n.error().offset});
+    }
+    sample.prompt_len = static_cast<std::int64_t>(*n);
+    sample.prompt_len_exact = true;
+  }
+  return samples;
+}
+
 }  // namespace
 
 namespace detail {
@@ -104,6 +130,17 @@ DatasetKind parse_dataset_kind(std::string_view name) {
       "--dataset-name", -1});
 }
 
+RandomPromptKind parse_random_prompt_kind(std::string_view name) {
+  if (name == "text") {
+    return RandomPromptKind::Text;
+  }
+  if (name == "token-ids") {
+    return RandomPromptKind::TokenIds;
+  }
+  throw Exception(Error{fmt::format("unknown prompt kind \"{}\"; valid: text, token-ids", name),
+                        "--random-prompt-kind", -1});
+}
+
 std::int64_t estimate_tokens(std::string_view text) noexcept {
   // Rule of thumb for English with BPE vocabularies (~4 characters per token); CJK and other
   // non-ASCII scripts are closer to one token per character. Mixed text adds the two parts.
@@ -119,11 +156,23 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   }
   const std::string path =
       options.path.empty() ? bundled_path(options.kind, options.data_dir) : options.path;
+  if (options.random_prompt_kind == RandomPromptKind::TokenIds &&
+      (options.kind != DatasetKind::Random || options.tokenizer == nullptr ||
+       !options.count_special_tokens)) {
+    throw Exception(
+        Error{"token-ids needs --dataset-name random, --tokenizer and a completions "
+              "endpoint (chat messages are text)",
+              "--random-prompt-kind", -1});
+  }
+  if (options.kind == DatasetKind::Random) {
+    return detail::make_random_samples(options, path);
+  }
+  if (options.kind == DatasetKind::Sonnet) {
+    return count_exactly(detail::make_sonnet_samples(options, path), options);
+  }
   switch (options.kind) {
     case DatasetKind::Random:
-      return detail::make_random_samples(options, path);
     case DatasetKind::Sonnet:
-      return detail::make_sonnet_samples(options, path);
     case DatasetKind::ShareGpt:
     case DatasetKind::MtBench:
     case DatasetKind::Custom:
@@ -143,7 +192,7 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   if (static_cast<std::size_t>(options.num_prompts) > all.size()) {
     log::info("{}: {} prompts, repeating them to reach {}", path, all.size(), options.num_prompts);
   }
-  return sample_fixed(std::move(all), options.num_prompts, options.seed);
+  return count_exactly(sample_fixed(std::move(all), options.num_prompts, options.seed), options);
 }
 
 }  // namespace llmbench::workload

@@ -5,6 +5,7 @@
 /// has the dataset.
 
 #include "llmbench/core/chat.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -21,7 +22,23 @@ struct Sample {
       -1;                       ///< intended input tokens if known (random), else an estimate or -1
   std::int64_t output_len = 0;  ///< tokens to request as `max_tokens` (> 0)
   std::string source_id;  ///< where it came from ("sharegpt:fzcoUcK_0", "mtbench:81", "line 12")
+  /// The prompt as token ids, sent instead of `prompt` (completions `prompt: [ids]`) when
+  /// `prompt` is empty; filled by `--random-prompt-kind token-ids`. Special tokens (BOS) are
+  /// included here, since a server adds none to an id prompt.
+  std::vector<tokenizer::TokenId> prompt_token_ids;
+  /// True when `prompt_len` is a tokenizer count of exactly what is sent, counted as the server
+  /// counts it (see `DatasetOptions::count_special_tokens`); false for estimates.
+  bool prompt_len_exact = false;
 };
+
+/// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
+enum class RandomPromptKind {
+  Text,      ///< text cut from the corpus at token boundaries, re-encoded to the exact length
+  TokenIds,  ///< the corpus token ids themselves, sent as a completions id-array prompt
+};
+
+/// Parses "text" or "token-ids"; throws `Exception` naming `--random-prompt-kind` otherwise.
+RandomPromptKind parse_random_prompt_kind(std::string_view name);
 
 /// Dataset kinds (`--dataset-name`).
 enum class DatasetKind { ShareGpt, MtBench, Custom, Sonnet, Random };
@@ -50,6 +67,14 @@ struct DatasetOptions {
   std::int64_t sonnet_output_len = 150;
   std::int64_t sonnet_prefix_len = 200;
   std::string data_dir;  ///< folder of bundled data (default prompts and corpus)
+  /// `--tokenizer`: when set, random prompts have exactly their sampled token length under it
+  /// and every text prompt's `prompt_len` is its exact count; must outlive `load_samples`.
+  const tokenizer::Tokenizer* tokenizer = nullptr;
+  RandomPromptKind random_prompt_kind = RandomPromptKind::Text;
+  /// Count lengths as a completions server reports `usage.prompt_tokens`: with the tokenizer's
+  /// post-processor tokens (DeepSeek-V3: the BOS) included. False for chat, where the server's
+  /// count also holds its chat template and the lengths count the message content alone.
+  bool count_special_tokens = true;
 };
 
 /// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled

@@ -1,7 +1,7 @@
 // Synthetic prompts: the random dataset (vLLM `RandomDataset` length semantics, text cut from a
-// long-document corpus instead of token ids, since no tokenizer is involved here) and the sonnet
+// long-document corpus; with a tokenizer, exact lengths come from exact_random.cpp) and the sonnet
 // dataset (vLLM `SonnetDataset`: a fixed instruction, a shared prefix of poem lines, then random
-// lines). Lengths are counted with `estimate_tokens`; exact token lengths need a tokenizer.
+// lines). Without a tokenizer lengths are counted with `estimate_tokens`.
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/rng.hpp"
@@ -15,9 +15,7 @@
 #include <utility>
 
 namespace llmbench::workload::detail {
-namespace {
 
-/// Joins the text of every file (one file, or a folder's .txt files in name order).
 std::string load_text(const std::string& path) {
   std::string text;
   for (const auto& file : text_files(path)) {
@@ -28,6 +26,8 @@ std::string load_text(const std::string& path) {
   }
   return text;
 }
+
+namespace {
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -142,6 +142,9 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
         options.random_input_len, r));
   }
 
+  if (options.tokenizer != nullptr) {
+    return make_exact_random_samples(options, corpus_path);
+  }
   const Corpus corpus(load_text(corpus_path), corpus_path);
   const auto n = options.num_prompts;
   const auto input_lens =

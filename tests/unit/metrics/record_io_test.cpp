@@ -26,6 +26,8 @@ RequestRecord full_record() {
   r.input_tokens = 17;
   r.output_tokens = 4;
   r.output_tokens_local = 5;
+  r.input_tokens_local = 18;
+  r.output_tokens_local_source = LocalCount::Tokenizer;
   r.reasoning_tokens = 1;
   r.cached_tokens = 16;
   r.prompt_len = 18;
@@ -56,6 +58,8 @@ void expect_same(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.input_tokens, b.input_tokens);
   EXPECT_EQ(a.output_tokens, b.output_tokens);
   EXPECT_EQ(a.output_tokens_local, b.output_tokens_local);
+  EXPECT_EQ(a.input_tokens_local, b.input_tokens_local);
+  EXPECT_EQ(a.output_tokens_local_source, b.output_tokens_local_source);
   EXPECT_EQ(a.reasoning_tokens, b.reasoning_tokens);
   EXPECT_EQ(a.cached_tokens, b.cached_tokens);
   EXPECT_EQ(a.prompt_len, b.prompt_len);
@@ -76,12 +80,13 @@ TEST(RecordIo, ExactLineForASmallRecord) {
   r.chunks = {Chunk{15, 2, 6, Channel::Answer}, Chunk{18, 1, 3, Channel::Reasoning}};
   r.output_tokens = 3;
   r.finish_reason = "stop";
-  EXPECT_EQ(record_to_json_line(r),
-            R"({"id":7,"warmup":false,"scheduled_ns":10,"sent_ns":11,"headers_ns":12,)"
-            R"("done_ns":20,"http_status":200,"ok":true,"error_kind":"none","error_message":"",)"
-            R"("input_tokens":-1,"output_tokens":3,"output_tokens_local":-1,)"
-            R"("reasoning_tokens":-1,"cached_tokens":-1,"prompt_len":-1,"max_tokens":-1,)"
-            R"("finish_reason":"stop","chunks":[[15,2,6,"a"],[18,1,3,"r"]]})");
+  EXPECT_EQ(
+      record_to_json_line(r),
+      R"({"id":7,"warmup":false,"scheduled_ns":10,"sent_ns":11,"headers_ns":12,)"
+      R"("done_ns":20,"http_status":200,"ok":true,"error_kind":"none","error_message":"",)"
+      R"("input_tokens":-1,"output_tokens":3,"input_tokens_local":-1,"output_tokens_local":-1,)"
+      R"("reasoning_tokens":-1,"cached_tokens":-1,"prompt_len":-1,"max_tokens":-1,)"
+      R"("finish_reason":"stop","chunks":[[15,2,6,"a"],[18,1,3,"r"]]})");
 }
 
 TEST(RecordIo, RoundTrip) {
@@ -90,6 +95,8 @@ TEST(RecordIo, RoundTrip) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_THAT(line, HasSubstr(R"("error_message":"bad \"quote\"\\ line\nbreak\u0001 café")"));
   EXPECT_THAT(line, HasSubstr(R"("ok":false,"error_kind":"stream_error")"));
+  EXPECT_THAT(line, HasSubstr(R"("input_tokens_local":18,"output_tokens_local":5,)"
+                              R"("output_tokens_local_source":"tokenizer")"));
   auto back = record_from_json_line(line);
   ASSERT_TRUE(back.has_value()) << back.error().what();
   expect_same(r, *back);

@@ -430,3 +430,42 @@ TEST(ErrorKindNames, RoundTrip) {
 
 }  // namespace
 }  // namespace llmbench::metrics
+
+namespace llmbench::metrics {
+namespace {
+
+TEST(Summarize, LocalTokenCountsAndPromptMismatches) {
+  // A: usage and a matching local prompt count. B: prompt usage 101 vs local 100 (mismatch),
+  // output usage missing and counted by the tokenizer (7). C: usage missing, local count from
+  // per-chunk usage (not the tokenizer). D: no local prompt count (chat): never a mismatch.
+  RequestRecord a = make_record(1, 0, {{10, 2}});
+  a.input_tokens_local = 100;
+  RequestRecord b = make_record(2, 0, {{10, 3}, {20, 4}});
+  b.input_tokens = 101;
+  b.input_tokens_local = 100;
+  b.output_tokens = -1;
+  b.output_tokens_local = 7;
+  b.output_tokens_local_source = LocalCount::Tokenizer;
+  RequestRecord c = make_record(3, 0, {{10, 1}});
+  c.output_tokens = -1;
+  c.output_tokens_local_source = LocalCount::ChunkUsage;
+  RequestRecord d = make_record(4, 0, {{10, 1}});
+  d.input_tokens = 120;
+  const Summary s = summarize({a, b, c, d}, SummaryOptions{});
+  EXPECT_EQ(s.prompt_token_mismatches, 1u);
+  EXPECT_EQ(s.usage_missing, 2u);
+  EXPECT_EQ(s.output_tokens_counted_locally, 1u);
+  EXPECT_EQ(s.token_count_mismatches, 0u);
+  EXPECT_EQ(s.total_output_tokens, 2 + 7 + 1 + 1);
+  // Input: usage where sent (100, 101, 100, 120).
+  EXPECT_EQ(s.total_input_tokens, 421);
+  // Without usage the local prompt count is the input length.
+  RequestRecord e = make_record(5, 0, {{10, 1}});
+  e.input_tokens = -1;
+  e.input_tokens_local = 33;
+  e.prompt_len = 40;
+  EXPECT_EQ(summarize({e}, SummaryOptions{}).total_input_tokens, 33);
+}
+
+}  // namespace
+}  // namespace llmbench::metrics

@@ -57,10 +57,26 @@ std::vector<std::int64_t> sample_lengths(std::int64_t count, std::int64_t len, d
                                          std::int64_t min_value, std::uint64_t seed,
                                          std::string_view purpose);
 
+/// Joins the text of every file (one file, or a folder's .txt files in name order, a blank line
+/// between files).
+std::string load_text(const std::string& path);
+
 /// `num_prompts` random-dataset samples cut from the corpus at `corpus_path` (file or folder of
-/// .txt). Validates lengths and ratio (throws `Exception`).
+/// .txt). Validates lengths and ratio (throws `Exception`). With `options.tokenizer` set it
+/// returns `make_exact_random_samples`.
 std::vector<Sample> make_random_samples(const DatasetOptions& options,
                                         const std::string& corpus_path);
+
+/// Random-dataset samples whose token count under `*options.tokenizer` is exactly
+/// `random_prefix_len` + the sampled input length (vLLM `RandomDataset` lengths), counted with
+/// the tokenizer's special tokens when `options.count_special_tokens`. Text prompts are corpus
+/// cuts at token boundaries re-encoded until exact, then verified; id prompts are the corpus ids
+/// (special tokens included). A shared prefix of `random_prefix_len` tokens (counting the leading
+/// special tokens) starts every prompt. A length below the special tokens plus one text token is
+/// raised to that. Throws `Exception` naming the prompt index when no cut is exact after 32
+/// positions, or the corpus when it cannot be encoded.
+std::vector<Sample> make_exact_random_samples(const DatasetOptions& options,
+                                              const std::string& corpus_path);
 
 /// `num_prompts` sonnet-dataset samples from the poem file (or folder) at `poem_path`.
 std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
