@@ -1,5 +1,7 @@
 #include "llmbench/tokenizer/bpe.hpp"
 
+#include "llmbench/tokenizer/unicode.hpp"
+
 #include <algorithm>
 
 namespace llmbench::tokenizer::detail {
@@ -12,6 +14,10 @@ void MergeTable::reserve(std::size_t n) {
   slots_.assign(cap, Slot{});
   mask_ = cap - 1;
   size_ = 0;
+}
+
+std::size_t MergeTable::memory_bytes() const {
+  return slots_.capacity() * sizeof(Slot);
 }
 
 bool MergeTable::insert(TokenId left, TokenId right, std::uint32_t rank, TokenId merged) {
@@ -115,6 +121,68 @@ bool heap_less(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) {
 
 }  // namespace
 
+void Bpe::char_symbols(std::string_view piece, BpeScratch& scratch) const {
+  auto& syms = scratch.symbols;
+  std::string key;
+  bool last_unk = false;
+  for (std::size_t i = 0; i < piece.size();) {
+    std::size_t len = 0;
+    decode_utf8(piece, i, len);
+    const bool first = i == 0;
+    const bool last = i + len == piece.size();
+    std::string_view lookup = piece.substr(i, len);
+    if ((!first && !prefix.empty()) || (last && !suffix.empty())) {
+      key.clear();
+      if (!first) {
+        key.append(prefix);
+      }
+      key.append(lookup);
+      if (last) {
+        key.append(suffix);
+      }
+      lookup = key;
+    }
+    const auto it = bytes_to_id.find(lookup);
+    const auto ulen = static_cast<std::uint32_t>(len);
+    if (it != bytes_to_id.end()) {
+      syms.push_back({it->second, 0, 0, ulen});
+      last_unk = false;
+    } else {
+      bool fell_back = false;
+      if (byte_fallback) {
+        fell_back = true;
+        for (std::size_t k = 0; k < len; ++k) {
+          fell_back = fell_back && fallback_id[static_cast<unsigned char>(piece[i + k])] >= 0;
+        }
+        if (fell_back) {
+          for (std::size_t k = 0; k < len; ++k) {
+            const auto id = fallback_id[static_cast<unsigned char>(piece[i + k])];
+            syms.push_back({static_cast<TokenId>(id), 0, 0, 1});
+          }
+          last_unk = false;
+        }
+      }
+      if (!fell_back && unk_id >= 0) {
+        if (fuse_unk && last_unk) {
+          syms.back().len += ulen;
+        } else {
+          syms.push_back({static_cast<TokenId>(unk_id), 0, 0, ulen});
+        }
+        last_unk = true;
+      }
+    }
+    i += len;
+  }
+}
+
+std::size_t Bpe::memory_bytes() const {
+  std::size_t n = merges.memory_bytes() + bytes_to_id.bucket_count() * sizeof(void*);
+  for (const auto& [key, id] : bytes_to_id) {
+    n += 48 + (key.size() > 15 ? key.capacity() + 1 : 0);
+  }
+  return n + prefix.capacity() + suffix.capacity();
+}
+
 void Bpe::encode(std::string_view piece, std::vector<TokenId>& ids,
                  std::vector<std::uint32_t>* lens, BpeScratch& scratch) const {
   if (piece.empty()) {
@@ -132,9 +200,12 @@ void Bpe::encode(std::string_view piece, std::vector<TokenId>& ids,
   }
   auto& syms = scratch.symbols;
   syms.clear();
+  if (!byte_level) {
+    char_symbols(piece, scratch);
+  }
   // One symbol per byte; bytes without an id become unk (fused when fuse_unk) or are dropped,
   // as HF `BPE::merge_word` does.
-  for (std::size_t i = 0; i < piece.size(); ++i) {
+  for (std::size_t i = 0; byte_level && i < piece.size(); ++i) {
     const std::int64_t id = byte_id[static_cast<unsigned char>(piece[i])];
     if (id >= 0) {
       syms.push_back({static_cast<TokenId>(id), 0, 0, 1});

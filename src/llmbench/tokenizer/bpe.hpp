@@ -1,7 +1,13 @@
 #pragma once
 /// @file
-/// Byte-level BPE model (internal). Works on the raw bytes of a pre-token; the vocabulary and the
-/// merges are converted from the GPT-2 byte alphabet to byte strings once at load time.
+/// BPE model (internal). Byte-level form (GPT-2 alphabet tokenizers and tiktoken rank files): works
+/// on the raw bytes of a pre-token; the vocabulary and the merges are converted from the GPT-2 byte
+/// alphabet to byte strings once at load time. Character form (SentencePiece-style BPE, e.g. with
+/// a Metaspace pre-tokenizer): starts from one symbol per character (with
+/// `continuing_subword_prefix` on all but the first and `end_of_word_suffix` on the last); a
+/// character missing from the vocabulary becomes its `<0xNN>` byte tokens with `byte_fallback`,
+/// else the unk token (consecutive unks fused with `fuse_unk`), else is dropped
+/// (HF `models/bpe/model.rs` `merge_word`).
 /// Algorithm as HF tokenizers `models/bpe/word.rs` `merge_all` (without dropout): a min-heap of
 /// (merge rank, position) merges the lowest-rank adjacent pair, leftmost on ties, until no
 /// adjacent pair has a merge.
@@ -24,6 +30,10 @@ class MergeTable {
   void reserve(std::size_t n);
   /// Inserts; returns false when the pair is already present (first occurrence wins, as HF).
   bool insert(TokenId left, TokenId right, std::uint32_t rank, TokenId merged);
+  /// Number of pairs.
+  [[nodiscard]] std::size_t size() const { return size_; }
+  /// Approximate heap bytes held.
+  [[nodiscard]] std::size_t memory_bytes() const;
   /// Looks up a pair; returns false when it has no merge.
   bool find(TokenId left, TokenId right, std::uint32_t& rank, TokenId& merged) const {
     if (slots_.empty()) {
@@ -118,9 +128,17 @@ struct BpeScratch {
 
 /// The loaded BPE model.
 struct Bpe {
-  std::array<std::int64_t, 256> byte_id{};  ///< id of each single byte, -1 when absent
+  bool byte_level = true;  ///< byte form (true) or character form (false), see the file comment
+  std::array<std::int64_t, 256> byte_id{};  ///< byte form: id of each single byte, -1 when absent
+  /// Character form with `byte_fallback`: id of `<0xNN>` per byte, -1 when absent.
+  std::array<std::int64_t, 256> fallback_id{};
+  bool byte_fallback = false;
+  std::string prefix;  ///< character form: continuing_subword_prefix
+  std::string suffix;  ///< character form: end_of_word_suffix
   MergeTable merges;
-  BytesMap bytes_to_id;  ///< every vocabulary token expressible as bytes
+  /// Byte form: every vocabulary token expressible as bytes, by its bytes. Character form: every
+  /// vocabulary token by its string.
+  BytesMap bytes_to_id;
   bool ignore_merges = false;
   std::int64_t unk_id = -1;  ///< unk token id, -1 when none
   bool fuse_unk = false;
@@ -129,6 +147,12 @@ struct Bpe {
   /// when `lens` is not null.
   void encode(std::string_view piece, std::vector<TokenId>& ids, std::vector<std::uint32_t>* lens,
               BpeScratch& scratch) const;
+  /// Approximate heap bytes held.
+  [[nodiscard]] std::size_t memory_bytes() const;
+
+ private:
+  // Character form: the initial symbols of `piece`.
+  void char_symbols(std::string_view piece, BpeScratch& scratch) const;
 };
 
 }  // namespace llmbench::tokenizer::detail

@@ -2,7 +2,7 @@
 /// Loading tokenizer.json (HF tokenizers serialization format, `tokenizers/src/tokenizer/
 /// serialization.rs` and each component's serde form) and tokenizer_config.json (transformers).
 
-#include "llmbench/tokenizer/impl.hpp"
+#include "llmbench/tokenizer/loader.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <fmt/core.h>
@@ -13,186 +13,7 @@
 #include <sstream>
 
 namespace llmbench::tokenizer {
-namespace {
-
-namespace dom = simdjson::dom;
-
-// GPT-2 split regex used by the ByteLevel pre-tokenizer when `use_regex` is true
-// (tokenizers `pre_tokenizers/byte_level.rs`).
-constexpr std::string_view kGpt2Regex =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-// Collects the state while loading; errors carry the file name and the JSON field path.
-class Loader {
- public:
-  Loader(std::string_view source, Tokenizer::Impl& impl) : source_(source), impl_(impl) {}
-
-  Error error(const std::string& field, const std::string& message) const {
-    return Error{field.empty() ? message : field + ": " + message, source_, -1};
-  }
-
-  Result<void> load(dom::element root, const nlohmann::json* config);
-
- private:
-  Result<std::string_view> string_field(dom::element obj, const char* key,
-                                        const std::string& path) const {
-    std::string_view out;
-    if (obj[key].get_string().get(out) != simdjson::SUCCESS) {
-      return error(path + "." + key, "missing or not a string");
-    }
-    return out;
-  }
-  static bool bool_field(dom::element obj, const char* key, bool fallback) {
-    bool out = fallback;
-    if (obj[key].get_bool().get(out) != simdjson::SUCCESS) {
-      return fallback;
-    }
-    return out;
-  }
-  static bool is_null_or_absent(dom::element obj, const char* key) {
-    dom::element v;
-    return obj[key].get(v) != simdjson::SUCCESS || v.is_null();
-  }
-  Result<void> load_normalizer(dom::element n, const std::string& path);
-  Result<void> load_pre_tokenizer(dom::element p, const std::string& path);
-  Result<void> load_model(dom::element m);
-  Result<void> load_added_tokens(dom::element root);
-  Result<void> load_post_processor(dom::element p, const std::string& path);
-  Result<void> apply_config(const nlohmann::json& config);
-  Result<TokenId> lookup(std::string_view token, const std::string& path) const {
-    const auto it = impl_.token_to_id.find(token);
-    if (it == impl_.token_to_id.end()) {
-      return error(path, fmt::format("token '{}' is not in the vocabulary", token));
-    }
-    return it->second;
-  }
-
-  std::string source_;
-  Tokenizer::Impl& impl_;
-  bool byte_level_ = false;
-};
-
-Result<void> Loader::load_normalizer(dom::element n, const std::string& path) {
-  if (n.is_null()) {
-    return {};
-  }
-  auto type = string_field(n, "type", path);
-  if (!type) {
-    return type.error();
-  }
-  if (*type == "Sequence") {
-    dom::array list;
-    if (n["normalizers"].get_array().get(list) != simdjson::SUCCESS) {
-      return error(path + ".normalizers", "missing or not an array");
-    }
-    std::size_t i = 0;
-    for (dom::element child : list) {
-      auto r = load_normalizer(child, fmt::format("{}.normalizers[{}]", path, i++));
-      if (!r) {
-        return r;
-      }
-    }
-    return {};
-  }
-  if (*type == "NFC") {
-    impl_.normalizers.push_back(detail::NormForm::kNfc);
-  } else if (*type == "NFD") {
-    impl_.normalizers.push_back(detail::NormForm::kNfd);
-  } else if (*type == "NFKC") {
-    impl_.normalizers.push_back(detail::NormForm::kNfkc);
-  } else if (*type == "NFKD") {
-    impl_.normalizers.push_back(detail::NormForm::kNfkd);
-  } else {
-    return error(path + ".type", fmt::format("unsupported normalizer '{}'", *type));
-  }
-  return {};
-}
-
-Result<void> Loader::load_pre_tokenizer(dom::element p, const std::string& path) {
-  if (p.is_null()) {
-    return {};
-  }
-  auto type = string_field(p, "type", path);
-  if (!type) {
-    return type.error();
-  }
-  if (*type == "Sequence") {
-    dom::array list;
-    if (p["pretokenizers"].get_array().get(list) != simdjson::SUCCESS) {
-      return error(path + ".pretokenizers", "missing or not an array");
-    }
-    std::size_t i = 0;
-    for (dom::element child : list) {
-      auto r = load_pre_tokenizer(child, fmt::format("{}.pretokenizers[{}]", path, i++));
-      if (!r) {
-        return r;
-      }
-    }
-    return {};
-  }
-  detail::PreStep step;
-  if (*type == "Split") {
-    dom::element pattern;
-    if (p["pattern"].get(pattern) != simdjson::SUCCESS || !pattern.is_object()) {
-      return error(path + ".pattern", "missing or not an object");
-    }
-    std::string_view text;
-    if (pattern["Regex"].get_string().get(text) == simdjson::SUCCESS) {
-      auto re = detail::Regex::compile(text, source_ + ": " + path + ".pattern.Regex");
-      if (!re) {
-        return re.error();
-      }
-      step.kind = detail::PreStep::Kind::kSplitRegex;
-      step.regex = std::move(*re);
-      detail::use_fast_path(text, step);
-    } else if (pattern["String"].get_string().get(text) == simdjson::SUCCESS) {
-      step.kind = detail::PreStep::Kind::kSplitLiteral;
-      step.literal = std::string(text);
-    } else {
-      return error(path + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
-    }
-    auto behavior = string_field(p, "behavior", path);
-    if (!behavior) {
-      return behavior.error();
-    }
-    if (*behavior == "Isolated") {
-      step.behavior = detail::SplitBehavior::kIsolated;
-    } else if (*behavior == "Removed") {
-      step.behavior = detail::SplitBehavior::kRemoved;
-    } else if (*behavior == "MergedWithPrevious") {
-      step.behavior = detail::SplitBehavior::kMergedWithPrevious;
-    } else if (*behavior == "MergedWithNext") {
-      step.behavior = detail::SplitBehavior::kMergedWithNext;
-    } else if (*behavior == "Contiguous") {
-      step.behavior = detail::SplitBehavior::kContiguous;
-    } else {
-      return error(path + ".behavior", fmt::format("unknown split behavior '{}'", *behavior));
-    }
-    step.invert = bool_field(p, "invert", false);
-  } else if (*type == "Digits") {
-    step.kind = detail::PreStep::Kind::kDigits;
-    step.behavior = bool_field(p, "individual_digits", false) ? detail::SplitBehavior::kIsolated
-                                                              : detail::SplitBehavior::kContiguous;
-  } else if (*type == "ByteLevel") {
-    if (bool_field(p, "add_prefix_space", false)) {
-      return error(path + ".add_prefix_space", "unsupported: ByteLevel with add_prefix_space");
-    }
-    byte_level_ = true;
-    if (!bool_field(p, "use_regex", true)) {
-      return {};
-    }
-    auto re = detail::Regex::compile(kGpt2Regex, source_ + ": " + path);
-    if (!re) {
-      return re.error();
-    }
-    step.kind = detail::PreStep::Kind::kSplitRegex;
-    step.regex = std::move(*re);
-  } else {
-    return error(path + ".type", fmt::format("unsupported pre_tokenizer '{}'", *type));
-  }
-  impl_.pre_steps.push_back(std::move(step));
-  return {};
-}
+namespace detail {
 
 Result<void> Loader::load_model(dom::element m) {
   auto type = string_field(m, "type", "model");
@@ -200,11 +21,13 @@ Result<void> Loader::load_model(dom::element m) {
     return type.error();
   }
   if (*type != "BPE") {
-    return error("model.type", fmt::format("unsupported model type '{}' (only BPE)", *type));
+    return error(
+        "model.type",
+        fmt::format("unsupported model type '{}' (supported: BPE, and tiktoken rank files)",
+                    *type));
   }
-  if (!byte_level_) {
-    return error("pre_tokenizer", "unsupported: BPE without a ByteLevel pre-tokenizer");
-  }
+  // Without a ByteLevel pre-tokenizer the vocabulary is plain text (SentencePiece-style BPE).
+  impl_.bpe.byte_level = byte_level_;
   double dropout = 0.0;
   if (!is_null_or_absent(m, "dropout") &&
       m["dropout"].get_double().get(dropout) == simdjson::SUCCESS && dropout > 0.0) {
@@ -213,11 +36,16 @@ Result<void> Loader::load_model(dom::element m) {
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     std::string_view v;
     if (m[key].get_string().get(v) == simdjson::SUCCESS && !v.empty()) {
-      return error(std::string("model.") + key, "unsupported: non-empty value");
+      if (byte_level_) {
+        return error(std::string("model.") + key,
+                     "unsupported: non-empty value with a ByteLevel pre-tokenizer");
+      }
+      (key[0] == 'c' ? impl_.bpe.prefix : impl_.bpe.suffix) = std::string(v);
     }
   }
   impl_.bpe.ignore_merges = bool_field(m, "ignore_merges", false);
   impl_.bpe.fuse_unk = bool_field(m, "fuse_unk", false);
+  impl_.bpe.byte_fallback = bool_field(m, "byte_fallback", false);
   dom::object vocab;
   if (m["vocab"].get_object().get(vocab) != simdjson::SUCCESS) {
     return error("model.vocab", "missing or not an object");
@@ -235,14 +63,21 @@ Result<void> Loader::load_model(dom::element m) {
       impl_.id_to_token.resize(tid + 1);
     }
     impl_.id_to_token[tid] = std::string(field.key);
-    if (detail::byte_level_to_bytes(field.key, bytes)) {
+    if (!byte_level_) {
+      impl_.bpe.bytes_to_id.emplace(std::string(field.key), tid);
+    } else if (detail::byte_level_to_bytes(field.key, bytes)) {
       impl_.bpe.bytes_to_id.emplace(bytes, tid);
     }
   }
   for (unsigned b = 0; b < 256; ++b) {
     const std::string one(1, static_cast<char>(b));
     const auto it = impl_.bpe.bytes_to_id.find(one);
-    impl_.bpe.byte_id[b] = it == impl_.bpe.bytes_to_id.end() ? -1 : it->second;
+    impl_.bpe.byte_id[b] = it == impl_.bpe.bytes_to_id.end() || !byte_level_
+                               ? std::int64_t{-1}
+                               : std::int64_t{it->second};
+    const auto fb = impl_.token_to_id.find(fmt::format("<0x{:02X}>", b));
+    impl_.bpe.fallback_id[b] =
+        fb == impl_.token_to_id.end() ? std::int64_t{-1} : std::int64_t{fb->second};
   }
   std::string_view unk;
   if (m["unk_token"].get_string().get(unk) == simdjson::SUCCESS) {
@@ -287,7 +122,10 @@ Result<void> Loader::load_model(dom::element m) {
       return r.error();
     }
     joined.assign(left);
-    joined.append(right);
+    const std::string& prefix = impl_.bpe.prefix;
+    joined.append(!prefix.empty() && right.substr(0, prefix.size()) == prefix
+                      ? right.substr(prefix.size())
+                      : right);
     auto merged = lookup(joined, path);
     if (!merged) {
       return merged.error();
@@ -335,91 +173,17 @@ Result<void> Loader::load_added_tokens(dom::element root) {
     impl_.id_to_token[tok.id] = tok.content;
     impl_.token_to_id.emplace(tok.content, tok.id);
     if (tok.normalized) {
-      std::string pattern = tok.content;
-      for (const auto form : impl_.normalizers) {
-        pattern = detail::normalize(pattern, form);
+      // HF runs the whole normalizer over the content (so a `Prepend` applies to it too).
+      detail::PreScratch scratch;
+      std::string pattern;
+      detail::apply_normalizers(impl_.normalizers, tok.content, pattern, scratch);
+      if (!pattern.empty()) {
+        impl_.norm_matcher.add(pattern, k);
       }
-      impl_.norm_matcher.add(pattern, k);
     } else {
       impl_.raw_matcher.add(tok.content, k);
     }
   }
-  return {};
-}
-
-Result<void> Loader::load_post_processor(dom::element p, const std::string& path) {
-  if (p.is_null()) {
-    return {};
-  }
-  auto type = string_field(p, "type", path);
-  if (!type) {
-    return type.error();
-  }
-  if (*type == "ByteLevel") {
-    return {};
-  }
-  if (*type == "Sequence") {
-    dom::array list;
-    if (p["processors"].get_array().get(list) != simdjson::SUCCESS) {
-      return error(path + ".processors", "missing or not an array");
-    }
-    std::size_t i = 0;
-    for (dom::element child : list) {
-      auto r = load_post_processor(child, fmt::format("{}.processors[{}]", path, i++));
-      if (!r) {
-        return r;
-      }
-    }
-    return {};
-  }
-  if (*type == "RobertaProcessing" || *type == "BertProcessing") {
-    std::uint64_t cls = 0;
-    std::uint64_t sep = 0;
-    if (p["cls"].at(1).get_uint64().get(cls) != simdjson::SUCCESS ||
-        p["sep"].at(1).get_uint64().get(sep) != simdjson::SUCCESS) {
-      return error(path, "expected cls and sep as [token, id]");
-    }
-    impl_.prefix.push_back(static_cast<TokenId>(cls));
-    impl_.suffix.insert(impl_.suffix.begin(), static_cast<TokenId>(sep));
-    return {};
-  }
-  if (*type != "TemplateProcessing") {
-    return error(path + ".type", fmt::format("unsupported post_processor '{}'", *type));
-  }
-  dom::array single;
-  if (p["single"].get_array().get(single) != simdjson::SUCCESS) {
-    return error(path + ".single", "missing or not an array");
-  }
-  std::vector<TokenId> before;
-  std::vector<TokenId> after;
-  bool seen_sequence = false;
-  std::size_t i = 0;
-  for (dom::element piece : single) {
-    const std::string ppath = fmt::format("{}.single[{}]", path, i++);
-    dom::element special;
-    if (piece["Sequence"].get(special) == simdjson::SUCCESS) {
-      seen_sequence = true;
-      continue;
-    }
-    std::string_view name;
-    if (piece["SpecialToken"]["id"].get_string().get(name) != simdjson::SUCCESS) {
-      return error(ppath, "expected {\"SpecialToken\": {\"id\": ...}} or {\"Sequence\": ...}");
-    }
-    dom::array ids;
-    if (p["special_tokens"][name]["ids"].get_array().get(ids) != simdjson::SUCCESS) {
-      return error(path + ".special_tokens",
-                   fmt::format("no entry with ids for special token '{}'", name));
-    }
-    for (dom::element v : ids) {
-      std::uint64_t id = 0;
-      if (v.get_uint64().get(id) != simdjson::SUCCESS) {
-        return error(path + ".special_tokens", fmt::format("bad id for '{}'", name));
-      }
-      (seen_sequence ? after : before).push_back(static_cast<TokenId>(id));
-    }
-  }
-  impl_.prefix.insert(impl_.prefix.end(), before.begin(), before.end());
-  impl_.suffix.insert(impl_.suffix.begin(), after.begin(), after.end());
   return {};
 }
 
@@ -506,11 +270,13 @@ Result<void> Loader::load(dom::element root, const nlohmann::json* config) {
   if (auto r = load_added_tokens(root); !r) {
     return r;
   }
-  std::string_view decoder;
-  if (root["decoder"]["type"].get_string().get(decoder) != simdjson::SUCCESS ||
-      decoder != "ByteLevel") {
-    return error("decoder", "unsupported decoder (only ByteLevel)");
+  if (root["decoder"].get(part) == simdjson::SUCCESS) {
+    if (auto r = load_decoder(part, "decoder"); !r) {
+      return r;
+    }
   }
+  impl_.bytes_decoder =
+      impl_.decoders.size() == 1 && impl_.decoders[0].kind == detail::DecodeStep::Kind::kByteLevel;
   if (root["post_processor"].get(part) == simdjson::SUCCESS) {
     if (auto r = load_post_processor(part, "post_processor"); !r) {
       return r;
@@ -545,35 +311,63 @@ Result<std::string> read_file(const std::filesystem::path& path) {
   return Result<std::string>(boost::system::in_place_value, ss.str());
 }
 
-}  // namespace
+// Error for JSON `text` that failed to parse: nlohmann's parser (slower than simdjson, used only
+// here) gives the byte where it stopped, reported with its line and column.
+Error json_error(std::string_view text, std::string_view what, std::string_view source) {
+  try {
+    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const std::size_t at = e.byte > 0 ? std::min<std::size_t>(e.byte - 1, text.size()) : 0;
+    std::size_t line = 1;
+    std::size_t line_start = 0;
+    for (std::size_t k = 0; k < at; ++k) {
+      if (text[k] == '\n') {
+        ++line;
+        line_start = k + 1;
+      }
+    }
+    const bool at_end = at >= text.size() || e.byte > text.size();
+    return Error{
+        fmt::format(
+            "{}invalid JSON at line {}, column {}{}: {}", what, line, at - line_start + 1,
+            at_end ? fmt::format(" (end of the {}-byte text: truncated?)", text.size()) : "",
+            e.what()),
+        std::string(source), static_cast<std::int64_t>(at)};
+  }
+  return Error{fmt::format("{}invalid JSON ({} bytes)", what, text.size()), std::string(source),
+               -1};
+}
+
+}  // namespace detail
 
 Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json,
                                        std::string_view config_json, std::string_view source) {
-  dom::parser parser;
-  dom::element root;
+  detail::dom::parser parser;
+  detail::dom::element root;
   const simdjson::padded_string padded(tokenizer_json);
   if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
-    return Error{fmt::format("invalid JSON ({}); the text is {} bytes, truncated?",
-                             simdjson::error_message(err), tokenizer_json.size()),
-                 std::string(source), -1};
+    return detail::json_error(tokenizer_json, "", source);
   }
   nlohmann::json config;
   const bool have_config = !config_json.empty();
   if (have_config) {
     config = nlohmann::json::parse(config_json, nullptr, false);
-    if (config.is_discarded() || !config.is_object()) {
-      return Error{"tokenizer_config.json: invalid JSON or not an object", std::string(source), -1};
+    if (config.is_discarded()) {
+      return detail::json_error(config_json, "tokenizer_config.json: ", source);
+    }
+    if (!config.is_object()) {
+      return Error{"tokenizer_config.json: not a JSON object", std::string(source), -1};
     }
   }
   auto impl = std::make_shared<Impl>();
-  Loader loader(source, *impl);
+  detail::Loader loader(source, *impl);
   if (auto r = loader.load(root, have_config ? &config : nullptr); !r) {
     return r.error();
   }
   return Tokenizer(std::move(impl));
 }
 
-Result<Tokenizer> Tokenizer::load(const std::filesystem::path& path) {
+Result<Tokenizer> Tokenizer::load(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code ec;
   std::filesystem::path file = path;
   if (std::filesystem::is_directory(path, ec)) {
@@ -582,14 +376,22 @@ Result<Tokenizer> Tokenizer::load(const std::filesystem::path& path) {
       return Error{"folder has no tokenizer.json", path.string(), -1};
     }
   }
-  auto text = read_file(file);
+  auto text = detail::read_file(file);
   if (!text) {
     return text.error();
+  }
+  const std::size_t first = text->find_first_not_of(" \t\r\n");
+  if (file.extension() == ".tiktoken" || (first != std::string::npos && (*text)[first] != '{')) {
+    std::string pattern = options.tiktoken_pattern;
+    if (pattern.empty()) {
+      pattern = file.filename().string().find("o200k") != std::string::npos ? "o200k" : "cl100k";
+    }
+    return from_tiktoken(*text, pattern, file.string());
   }
   std::string config;
   const auto config_path = file.parent_path() / "tokenizer_config.json";
   if (file.filename() != "tokenizer_config.json" && std::filesystem::exists(config_path, ec)) {
-    auto c = read_file(config_path);
+    auto c = detail::read_file(config_path);
     if (!c) {
       return c.error();
     }

@@ -154,6 +154,50 @@ void find_matches(const PreStep& step, std::string_view subject, PreScratch& s) 
       }
       break;
     }
+    case PreStep::Kind::kWhitespace:
+    case PreStep::Kind::kWhitespaceSplit:
+    case PreStep::Kind::kPunctuation: {
+      // kWhitespace: runs of word characters and runs of other non-space characters (kept via
+      // invert); kWhitespaceSplit: runs of white space; kPunctuation: each punctuation char.
+      std::size_t i = 0;
+      int run = -1;  // class of the open run, -1 none
+      std::size_t run_begin = 0;
+      auto close = [&](std::size_t at) {
+        if (run >= 0) {
+          s.found.push_back(
+              {static_cast<std::uint32_t>(run_begin), static_cast<std::uint32_t>(at)});
+        }
+        run = -1;
+      };
+      while (i < subject.size()) {
+        std::size_t len = 0;
+        const char32_t cp = decode_utf8(subject, i, len);
+        int cls = -1;
+        if (step.kind == PreStep::Kind::kWhitespace) {
+          cls = is_word_char(cp) ? 0 : is_white_space(cp) ? -1 : 1;
+        } else if (step.kind == PreStep::Kind::kWhitespaceSplit) {
+          cls = is_white_space(cp) ? 0 : -1;
+        } else if (is_punctuation(cp)) {
+          close(i);
+          s.found.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i + len)});
+          i += len;
+          continue;
+        }
+        if (cls != run) {
+          close(i);
+          if (cls >= 0) {
+            run = cls;
+            run_begin = i;
+          }
+        }
+        i += len;
+      }
+      close(subject.size());
+      break;
+    }
+    case PreStep::Kind::kMetaspace:
+    case PreStep::Kind::kPrefixSpace:
+      break;  // rewriting steps: handled in pre_tokenize
     case PreStep::Kind::kDigits: {
       std::size_t i = 0;
       while (i < subject.size()) {
@@ -289,17 +333,62 @@ PreScratch::~PreScratch() {
   }
 }
 
-void pre_tokenize(const std::vector<PreStep>& steps, std::string_view text, PreScratch& s,
-                  std::vector<Span>& pieces) {
+namespace {
+
+// Rewrites each piece of `cur` into `out` (Metaspace / ByteLevel prefix space); `pieces` becomes
+// the rewritten pieces' spans in `out`.
+void rewrite(const PreStep& step, std::string_view cur, bool at_start, std::vector<Span>& pieces,
+             std::string& out) {
+  out.clear();
+  for (Span& piece : pieces) {
+    const std::string_view sub = cur.substr(piece.b, piece.e - piece.b);
+    const auto begin = static_cast<std::uint32_t>(out.size());
+    if (step.kind == PreStep::Kind::kPrefixSpace) {
+      if (sub.front() != ' ') {
+        out.push_back(' ');
+      }
+      out.append(sub);
+    } else {
+      const std::string& rep = step.literal;
+      const bool starts = sub.front() == ' ' || sub.substr(0, rep.size()) == rep;
+      if (!starts && (step.prepend == PreStep::Prepend::kAlways ||
+                      (step.prepend == PreStep::Prepend::kFirst && at_start && piece.b == 0))) {
+        out.append(rep);
+      }
+      for (const char c : sub) {
+        if (c == ' ') {
+          out.append(rep);
+        } else {
+          out.push_back(c);
+        }
+      }
+    }
+    piece = Span{begin, static_cast<std::uint32_t>(out.size())};
+  }
+}
+
+}  // namespace
+
+std::string_view pre_tokenize(const std::vector<PreStep>& steps, std::string_view text,
+                              bool at_start, PreScratch& s, std::vector<Span>& pieces) {
   pieces.clear();
   if (text.empty()) {
-    return;
+    return text;
   }
   pieces.push_back({0, static_cast<std::uint32_t>(text.size())});
+  std::string_view cur = text;
+  bool in_a = false;  // whether `cur` is buf_a
   for (const PreStep& step : steps) {
+    if (rewrites_text(step.kind)) {
+      std::string& out = in_a ? s.buf_b : s.buf_a;
+      rewrite(step, cur, at_start, pieces, out);
+      cur = out;
+      in_a = !in_a;
+      continue;
+    }
     s.next.clear();
     for (const Span piece : pieces) {
-      const std::string_view subject = text.substr(piece.b, piece.e - piece.b);
+      const std::string_view subject = cur.substr(piece.b, piece.e - piece.b);
       find_matches(step, subject, s);
       // Matches and gaps as consecutive parts (HF `Pattern::find_matches`).
       s.parts.clear();
@@ -322,6 +411,7 @@ void pre_tokenize(const std::vector<PreStep>& steps, std::string_view text, PreS
     }
     pieces.swap(s.next);
   }
+  return cur;
 }
 
 }  // namespace llmbench::tokenizer::detail

@@ -30,11 +30,14 @@ class Emitter {
   Encoding& out_;
 };
 
-// Pre-tokenizes and BPE-encodes one text segment `text`. `identity` says whether `text` is the
-// input itself starting at byte `base` (else every token gets the span [base, base_end)).
-void encode_plain(const Tokenizer::Impl& impl, std::string_view text, bool identity,
+// Pre-tokenizes and BPE-encodes one text segment `input`. `identity` says whether `input` is
+// the input itself starting at byte `base` (else every token gets the span [base, base_end)).
+// `at_start`: the segment begins the input.
+void encode_plain(const Tokenizer::Impl& impl, std::string_view input, bool identity, bool at_start,
                   std::uint32_t base, std::uint32_t base_end, Scratch::State& s, Emitter& emit) {
-  detail::pre_tokenize(impl.pre_steps, text, s.pre, s.pieces);
+  const std::string_view text =
+      detail::pre_tokenize(impl.pre_steps, input, at_start, s.pre, s.pieces);
+  identity = identity && text.data() == input.data();
   std::vector<TokenId>& ids = s.piece_ids;
   for (const detail::Span piece : s.pieces) {
     const std::string_view bytes = text.substr(piece.b, piece.e - piece.b);
@@ -121,10 +124,7 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
     std::string_view work = sub;
     bool identity = true;
     if (!impl.normalizers.empty()) {
-      s.normalized.assign(sub);
-      for (const auto form : impl.normalizers) {
-        s.normalized = detail::normalize(s.normalized, form);
-      }
+      detail::apply_normalizers(impl.normalizers, sub, s.normalized, s.pre);
       identity = s.normalized == sub;
       work = identity ? sub : std::string_view(s.normalized);
     }
@@ -140,7 +140,8 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
       if (ns.id >= 0) {
         emit.push(static_cast<TokenId>(ns.id), b, e);
       } else {
-        encode_plain(impl, work.substr(ns.b, ns.e - ns.b), identity, b, e, s, emit);
+        encode_plain(impl, work.substr(ns.b, ns.e - ns.b), identity, seg.b == 0 && ns.b == 0, b, e,
+                     s, emit);
       }
     }
   }
@@ -179,6 +180,7 @@ Result<std::string> Tokenizer::decode(std::span<const TokenId> ids,
                                       bool skip_special_tokens) const {
   const Impl& impl = *impl_;
   std::string bytes;
+  std::vector<std::string> tokens;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const TokenId id = ids[i];
     if (id >= impl.id_to_bytes.size()) {
@@ -189,7 +191,16 @@ Result<std::string> Tokenizer::decode(std::span<const TokenId> ids,
     if (skip_special_tokens && impl.is_special[id] != 0) {
       continue;
     }
-    bytes += impl.id_to_bytes[id];
+    if (impl.bytes_decoder) {
+      bytes += impl.id_to_bytes[id];
+    } else {
+      tokens.push_back(impl.id_to_token[id]);
+    }
+  }
+  if (!impl.bytes_decoder) {
+    detail::PreScratch scratch;
+    return Result<std::string>(boost::system::in_place_value,
+                               detail::decode_chain(impl.decoders, tokens, scratch));
   }
   return Result<std::string>(boost::system::in_place_value, detail::utf8_lossy(bytes));
 }
@@ -214,6 +225,28 @@ std::span<const TokenId> Tokenizer::special_prefix() const {
 
 std::span<const TokenId> Tokenizer::special_suffix() const {
   return impl_->suffix;
+}
+
+std::size_t Tokenizer::memory_bytes() const {
+  const Impl& impl = *impl_;
+  // Approximation: container capacities plus ~48 bytes per hash node / std::string header, and
+  // the heap text of strings too long for the small-string buffer (15 bytes in libstdc++).
+  auto str = [](const std::string& x) {
+    return sizeof(std::string) + (x.size() > 15 ? x.capacity() + 1 : 0);
+  };
+  std::size_t n = sizeof(Impl) + impl.bpe.memory_bytes();
+  for (const auto& t : impl.id_to_token) {
+    n += str(t);
+  }
+  for (const auto& t : impl.id_to_bytes) {
+    n += str(t);
+  }
+  n += impl.token_to_id.bucket_count() * sizeof(void*);
+  for (const auto& [key, id] : impl.token_to_id) {
+    n += 16 + str(key);
+  }
+  n += impl.is_special.capacity() + impl.added.capacity() * sizeof(detail::AddedToken);
+  return n;
 }
 
 }  // namespace llmbench::tokenizer

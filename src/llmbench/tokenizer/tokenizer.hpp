@@ -1,26 +1,35 @@
 #pragma once
 /// @file
 /// Exact Hugging Face `tokenizer.json` tokenizer (byte-level BPE family: DeepSeek-V3/R1/V3.1,
-/// deepseek-llm, deepseek-coder, Qwen2.5/Qwen3, R1-Distill-Qwen, Llama-3).
+/// deepseek-llm, deepseek-coder, Qwen2.5/Qwen3, R1-Distill-Qwen, Llama-3; SentencePiece-style BPE
+/// with Metaspace and byte fallback, e.g. Llama-2/Mistral), and tiktoken rank files
+/// (`*.tiktoken`, OpenAI cl100k/o200k style). WordPiece/Unigram models are rejected as
+/// unsupported.
 ///
 /// The pipeline follows HF tokenizers 0.23 (`tokenizers/src/tokenizer/mod.rs`) step by step:
 /// 1. input must be valid UTF-8 (HF's Rust core only accepts `&str`);
 /// 2. added tokens with `normalized:false` are cut out (leftmost-longest match, honouring
 ///    lstrip/rstrip/single_word), the remaining segments are normalized (NFC/NFD/NFKC/NFKD via
-///    utf8proc, `Sequence`), then added tokens with `normalized:true` are cut out the same way;
+///    utf8proc, `Lowercase`, `Replace`, `Prepend`, `Strip`, `Sequence`; normalize.hpp), then
+///    added tokens with `normalized:true` are cut out the same way;
 /// 3. each remaining segment is pre-tokenized (`Sequence`, `Split` with an Oniguruma regex — the
 ///    engine HF itself uses — or a literal, all five split behaviours and `invert`, `Digits`,
-///    `ByteLevel` with or without the GPT-2 regex); every piece is the whole subject of the next
+///    `Whitespace`, `WhitespaceSplit`, `Punctuation`, `Metaspace`, `ByteLevel` with or without
+///    the GPT-2 regex and `add_prefix_space`); every piece is the whole subject of the next
 ///    step, so anchors and look-ahead never see past it. The main regexes of DeepSeek-V3,
 ///    Qwen2/3 and Llama-3 and simple `[ranges]+` / `\p{N}{1,3}` splits run on hand-written
 ///    matchers (fast_split.hpp) that use Oniguruma's own Unicode tables and are tested to give
 ///    the same pieces; every other regex runs on Oniguruma;
-/// 4. each piece is BPE-encoded on its UTF-8 bytes (merge rank heap, lowest rank then leftmost;
-///    `ignore_merges` looks the whole piece up first);
+/// 4. each piece is BPE-encoded (bpe.hpp: merge rank heap, lowest rank then leftmost;
+///    `ignore_merges` looks the whole piece up first) on its bytes (byte-level vocabularies,
+///    tiktoken) or its characters (SentencePiece-style: `byte_fallback`, `unk_token`, `fuse_unk`,
+///    `continuing_subword_prefix`, `end_of_word_suffix`);
 /// 5. with `add_special_tokens` the post-processor adds its tokens (`TemplateProcessing`,
 ///    `RobertaProcessing`, `BertProcessing`, `Sequence`, `ByteLevel`); when tokenizer_config.json
 ///    names a Llama tokenizer class the BOS/EOS decision comes from its `add_bos_token` /
 ///    `add_eos_token` (defaults true / false), as transformers' `LlamaTokenizerFast` does.
+/// Decoding runs the `decoder` chain (`ByteLevel`, `Metaspace`, `ByteFallback`, `Fuse`, `Strip`,
+/// `Replace`, `Sequence`; decoder.hpp).
 /// Semantics and the facts behind them: ../shared/data/tokenizers/SEMANTICS.md.
 ///
 /// A `Tokenizer` is immutable after loading and may be shared by threads; per-call working memory
@@ -49,8 +58,9 @@ struct Encoding {
   /// filled only when `EncodeOptions::want_tokens`.
   std::vector<std::string> tokens;
   /// [begin, end) byte offsets into the input text per token; filled only when
-  /// `EncodeOptions::want_offsets`. Post-processor tokens get {0, 0}. When a normalizer changed a
-  /// segment, every token of that segment gets the whole segment's span.
+  /// `EncodeOptions::want_offsets`. Post-processor tokens get {0, 0}. When a normalizer or a
+  /// text-rewriting pre-tokenizer (Metaspace, ByteLevel `add_prefix_space`) changed a segment,
+  /// every token of that segment gets the whole segment's span.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> offsets;
 };
 
@@ -82,13 +92,32 @@ class Scratch {
   std::unique_ptr<State> state_;
 };
 
+/// Options of `Tokenizer::load`.
+struct LoadOptions {
+  /// Pre-tokenizer regex for tiktoken rank files: "cl100k" (GPT-4's pattern), "o200k" (GPT-4o's)
+  /// or an Oniguruma regex. Empty: "o200k" when the file name contains "o200k", else "cl100k".
+  std::string tiktoken_pattern;
+};
+
 /// An immutable, loaded tokenizer. Cheap to copy (shared state).
 class Tokenizer {
  public:
   /// Loads `path`: a folder holding `tokenizer.json` (+ optional `tokenizer_config.json`), or a
   /// tokenizer JSON file (a `tokenizer_config.json` beside it is read if present). Errors name the
   /// file and the JSON field (e.g. "model.merges[12]"); unsupported components say "unsupported".
-  static Result<Tokenizer> load(const std::filesystem::path& path);
+  /// A file whose name ends in `.tiktoken` (or whose text does not start with '{') is read as a
+  /// tiktoken rank file (see `from_tiktoken`). Invalid JSON gives the byte offset and line.
+  static Result<Tokenizer> load(const std::filesystem::path& path,
+                                const LoadOptions& options = LoadOptions{});
+
+  /// Builds from the text of a tiktoken rank file: one "<base64 token bytes> <rank>" per line
+  /// (tiktoken `load_tiktoken_bpe`); the rank is the id. BPE merges the adjacent pair whose
+  /// concatenated bytes have the lowest rank, leftmost on ties, and a piece that is itself a
+  /// token is emitted whole (tiktoken `byte_pair_encode`). `pattern` as
+  /// `LoadOptions::tiktoken_pattern` ("" means "cl100k"). The file's special tokens (e.g.
+  /// `<|endoftext|>`) are not part of it and are not known. Errors give `source` and the line.
+  static Result<Tokenizer> from_tiktoken(std::string_view text, std::string_view pattern,
+                                         std::string_view source);
 
   /// Builds from the text of a tokenizer.json (`config_json`: the text of tokenizer_config.json,
   /// empty when absent). `source` names the input in error messages.
@@ -100,12 +129,19 @@ class Tokenizer {
                           Scratch& scratch) const;
   /// Convenience: ids only, with a temporary scratch.
   Result<std::vector<TokenId>> encode(std::string_view text, bool add_special_tokens = false) const;
+  /// Encodes `texts` on `threads` threads (0: hardware concurrency; never more than the number
+  /// of texts), one `Scratch` per thread; the encodings come back in input order. On failure the
+  /// error of the lowest failing index is returned, its source naming it ("texts[3]") and its
+  /// offset the byte offset inside that text.
+  Result<std::vector<Encoding>> encode_batch(std::span<const std::string_view> texts,
+                                             const EncodeOptions& options, int threads = 0) const;
   /// Number of tokens `encode` would return (no token strings or offsets are built).
   Result<std::size_t> count(std::string_view text, bool add_special_tokens, Scratch& scratch) const;
 
-  /// Decodes ids with the ByteLevel decoder: token strings mapped back to bytes, then a lossy
-  /// UTF-8 decode (each maximal invalid subsequence becomes U+FFFD, as Rust's
-  /// `String::from_utf8_lossy`). `skip_special_tokens` drops added tokens marked `special`.
+  /// Decodes ids: token strings through the file's decoder chain (ByteLevel: mapped back to bytes,
+  /// then a lossy UTF-8 decode where each maximal invalid subsequence becomes U+FFFD, as Rust's
+  /// `String::from_utf8_lossy`; no decoder: tokens joined with spaces, as HF).
+  /// `skip_special_tokens` drops added tokens marked `special`.
   /// Fails on an id outside the vocabulary (the error gives its index in `ids`).
   Result<std::string> decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
 
@@ -120,13 +156,46 @@ class Tokenizer {
   [[nodiscard]] std::span<const TokenId> special_prefix() const;
   /// Ids added after the text with `add_special_tokens`.
   [[nodiscard]] std::span<const TokenId> special_suffix() const;
+  /// Approximate heap bytes held by the loaded tokenizer (vocabulary, maps, merge table).
+  [[nodiscard]] std::size_t memory_bytes() const;
 
   /// Implementation detail (defined in tokenizer.cpp).
   struct Impl;
+  /// The implementation's state.
+  [[nodiscard]] const Impl& impl() const { return *impl_; }
 
  private:
   explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
+};
+
+/// Incremental decoding of a token stream (e.g. SSE deltas): `step` takes one id at a time and
+/// returns only text that later ids cannot change, holding back an incomplete UTF-8 sequence
+/// (and, with byte-fallback decoders, an incomplete `<0xNN>` run). The concatenation of every
+/// `step` result and the final `flush` equals `Tokenizer::decode` of all ids. With the plain
+/// ByteLevel decoder this costs O(token length) per id; with other decoder chains each id
+/// re-decodes the small window since the last emitted text (as HF's `DecodeStream`).
+/// Holds a copy of the tokenizer (shared state); not thread-safe.
+class StreamDecoder {
+ public:
+  /// Decodes for `tokenizer`; `skip_special_tokens` as in `Tokenizer::decode`.
+  explicit StreamDecoder(Tokenizer tokenizer, bool skip_special_tokens = false);
+  /// Feeds one id; returns the newly complete text (often empty). Fails on an id outside the
+  /// vocabulary (offset: the number of ids fed before it).
+  Result<std::string> step(TokenId id);
+  /// Returns everything still held back (an incomplete sequence decodes to U+FFFD, as `decode`)
+  /// and starts over.
+  std::string flush();
+
+ private:
+  Tokenizer tokenizer_;
+  bool skip_special_;
+  bool bytes_mode_;              // plain ByteLevel decoder: work on raw bytes
+  std::string pending_;          // bytes_mode_: bytes not yet emitted
+  std::vector<TokenId> window_;  // other decoders: context ids + pending ids
+  std::size_t context_ = 0;      // leading ids of window_ already emitted
+  std::string context_text_;     // decode of those
+  std::size_t fed_ = 0;
 };
 
 }  // namespace llmbench::tokenizer

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <utf8proc.h>
+#include <utility>
 
 namespace llmbench::tokenizer::detail {
 namespace {
@@ -259,7 +260,110 @@ bool is_numeric(char32_t cp) {
   return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
 }
 
+bool is_punctuation(char32_t cp) {
+  if (cp < 0x80) {
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
+  }
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void append_lowercase(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp));
+    return;
+  }
+  if (cp == 0x130) {
+    out.append("i\xCC\x87");
+    return;
+  }
+  append_utf8(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
+}
+
+namespace {
+
+/// Code points that HF tokenizers 0.23's normalizers (crate `unicode-normalization-alignments`
+/// 0.1.12, whose tables predate Unicode 10) treat as unassigned: canonical combining class 0, no
+/// decomposition, no composition. utf8proc 2.8 (Unicode 15) gives the marks a non-zero class and
+/// composes U+11935 U+11930 into U+11938. Found by tests/differential (see its README), one
+/// fixture per code point in tests/differential/nfc_hf_fixture.jsonl. Sorted [first, last].
+constexpr std::pair<char32_t, char32_t> kHfLegacyStarters[] = {
+    {0x07FD, 0x07FD},   {0x0898, 0x089F},   {0x08CA, 0x08D3},   {0x09FE, 0x09FE},
+    {0x0C3C, 0x0C3C},   {0x0D3B, 0x0D3C},   {0x0EBA, 0x0EBA},   {0x1715, 0x1715},
+    {0x1ABF, 0x1ACE},   {0x1DF6, 0x1DFA},   {0xA82C, 0xA82C},   {0x10D24, 0x10D27},
+    {0x10EAB, 0x10EAC}, {0x10EFD, 0x10EFF}, {0x10F46, 0x10F50}, {0x10F82, 0x10F85},
+    {0x11070, 0x11070}, {0x1133B, 0x1133B}, {0x1145E, 0x1145E}, {0x11839, 0x1183A},
+    {0x11930, 0x11930}, {0x11938, 0x11938}, {0x1193D, 0x1193E}, {0x11943, 0x11943},
+    {0x119E0, 0x119E0}, {0x11A34, 0x11A34}, {0x11A47, 0x11A47}, {0x11A99, 0x11A99},
+    {0x11D42, 0x11D42}, {0x11D44, 0x11D45}, {0x11D97, 0x11D97}, {0x11F41, 0x11F42},
+    {0x16FF0, 0x16FF1}, {0x1E08F, 0x1E08F}, {0x1E130, 0x1E136}, {0x1E2AE, 0x1E2AE},
+    {0x1E2EC, 0x1E2EF}, {0x1E4EC, 0x1E4EF},
+};
+
+bool is_hf_legacy_starter(char32_t cp) {
+  if (cp < 0x07FD) {
+    return false;
+  }
+  for (const auto& [first, last] : kHfLegacyStarters) {
+    if (cp < first) {
+      return false;
+    }
+    if (cp <= last) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string normalize_utf8proc(std::string_view text, NormForm form);
+
+}  // namespace
+
 std::string normalize(std::string_view text, NormForm form) {
+  // A code point HF treats as unassigned is a starter that neither composes nor reorders, so it
+  // splits the text into independently normalized runs and is copied through unchanged.
+  std::string out;
+  std::size_t run = 0;
+  bool split = false;
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0xC0) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    const char32_t cp = decode_utf8(text, i, len);
+    if (is_hf_legacy_starter(cp)) {
+      split = true;
+      out += normalize_utf8proc(text.substr(run, i - run), form);
+      out.append(text.substr(i, len));
+      run = i + len;
+    }
+    i += len;
+  }
+  if (!split) {
+    return normalize_utf8proc(text, form);
+  }
+  out += normalize_utf8proc(text.substr(run), form);
+  return out;
+}
+
+namespace {
+
+std::string normalize_utf8proc(std::string_view text, NormForm form) {
+  if (text.empty()) {
+    return {};
+  }
   bool ascii = true;
   for (const char c : text) {
     if (static_cast<unsigned char>(c) >= 0x80) {
@@ -296,5 +400,7 @@ std::string normalize(std::string_view text, NormForm form) {
   std::free(dst);
   return out;
 }
+
+}  // namespace
 
 }  // namespace llmbench::tokenizer::detail

@@ -44,6 +44,14 @@ bool is_word_char(char32_t cp);
 /// Rust `char::is_numeric` (general category Nd, Nl or No).
 bool is_numeric(char32_t cp);
 
+/// HF `is_punc`: ASCII punctuation or a Unicode punctuation character (categories Pc Pd Ps Pe
+/// Pi Pf Po).
+bool is_punctuation(char32_t cp);
+
+/// Appends Rust `char::to_lowercase(cp)` (utf8proc's simple lowercase mapping, plus the one
+/// unconditional multi-character mapping of SpecialCasing.txt: U+0130 -> "i" U+0307).
+void append_lowercase(std::string& out, char32_t cp);
+
 /// Unicode normalization forms supported by the `normalizer` section.
 enum class NormForm { kNfc, kNfd, kNfkc, kNfkd };
 

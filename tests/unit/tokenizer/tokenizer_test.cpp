@@ -206,9 +206,9 @@ TEST(Errors, LoadMessagesNameFileAndField) {
   msg = load_error(j.dump());
   EXPECT_NE(msg.find("model.merges: missing"), std::string::npos) << msg;
 
-  j = tiny({json{{"type", "Whitespace"}}});
+  j = tiny({json{{"type", "BertPreTokenizer"}}});
   msg = load_error(j.dump());
-  EXPECT_NE(msg.find("unsupported pre_tokenizer 'Whitespace'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unsupported pre_tokenizer 'BertPreTokenizer'"), std::string::npos) << msg;
 
   auto missing = Tokenizer::load("/nonexistent/llmbench/tokenizer");
   ASSERT_FALSE(missing.has_value());
