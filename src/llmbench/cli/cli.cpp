@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
   Command simulate_cmd = add_simulate_command(app);
   Command plan_cmd = add_plan_command(app);
   Command tokenize_cmd = add_tokenize_command(app);
+  Command tokdiff_cmd = add_tokdiff_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -43,6 +44,9 @@ int run(int argc, char** argv) {
     }
     if (app.got_subcommand("tokenize")) {
       return tokenize_cmd();
+    }
+    if (app.got_subcommand("tokdiff")) {
+      return tokdiff_cmd();
     }
     return 2;
   } catch (const Exception& e) {

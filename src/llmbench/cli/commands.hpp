@@ -23,5 +23,7 @@ Command add_simulate_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 /// `llmbench tokenize`: ids, tokens and counts of text with a tokenizer.json tokenizer.
 Command add_tokenize_command(CLI::App& app);
+/// `llmbench tokdiff`: compare two tokenizers over a corpus (counts, inflation, drift).
+Command add_tokdiff_command(CLI::App& app);
 
 }  // namespace llmbench::cli
