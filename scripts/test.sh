@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh — install dependencies if missing, build every target with warnings as errors (preset
-# "ci"), check formatting, and run the whole test suite (unit, end-to-end) with ctest.
+# "ci"), check formatting, and run the whole test suite (unit, end-to-end, differential) with ctest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --deps-only
@@ -8,6 +8,25 @@ scripts/setup.sh --deps-only
 # Formatting is part of the contract (.clang-format, version 14).
 files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 clang-format --dry-run --Werror $files
+
+# Reference for the tokenizer differential test (tests/differential): node + the pinned npm
+# `tokenizers`, installed once into build/npm-ref. Without them that test is skipped, not failed.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "test: installing nodejs npm (tokenizer differential test)"
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm; } ||
+    echo "test: WARNING: could not install nodejs/npm; the differential test will be skipped" >&2
+fi
+ref_version=$(sed -n 's/.*"tokenizers": *"\([^"]*\)".*/\1/p' tests/differential/package.json)
+if command -v npm >/dev/null &&
+  ! grep -qs "\"version\": \"$ref_version\"" build/npm-ref/node_modules/tokenizers/package.json; then
+  mkdir -p build/npm-ref
+  cp tests/differential/package.json build/npm-ref/package.json
+  (cd build/npm-ref && npm install --no-audit --no-fund --loglevel=error) ||
+    echo "test: WARNING: npm install tokenizers@$ref_version failed; the differential test will be skipped" >&2
+fi
 
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
