@@ -1,11 +1,14 @@
 #include "process.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fstream>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -94,6 +97,29 @@ int wait_for_port_file(const std::string& path, Process& server,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return 0;
+}
+
+std::string fetch_text(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[65536];
+      ssize_t n = 0;
+      while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        response.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  const auto body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
 }
 
 }  // namespace llmbench::e2e

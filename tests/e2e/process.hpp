@@ -40,4 +40,8 @@ std::string read_file(const std::string& path);
 /// Polls until `path` holds a port number or `timeout` passes; returns 0 on timeout.
 int wait_for_port_file(const std::string& path, Process& server, std::chrono::milliseconds timeout);
 
+/// `GET path` from 127.0.0.1:port over HTTP/1.0 (connection closed by the server); returns the
+/// body, or "" on any failure.
+std::string fetch_text(int port, const std::string& path);
+
 }  // namespace llmbench::e2e

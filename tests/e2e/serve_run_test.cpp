@@ -74,8 +74,8 @@ class ServeRunTest : public ::testing::Test {
   int start_server() {
     server_ = std::make_unique<Process>(
         std::vector<std::string>{binary(), "serve", "--port", "0", "--port-file",
-                                 (dir_ / "port").string(), "--ttft-ms", "40", "--itl-ms", "4",
-                                 "--tokens-per-chunk", "3", "--max-num-seqs", "64",
+                                 (dir_ / "port").string(), "--timing", "fixed", "--ttft-ms", "40",
+                                 "--itl-ms", "4", "--tokens-per-chunk", "3", "--max-num-seqs", "64",
                                  "--emission-log", (dir_ / "emission.jsonl").string()},
         (dir_ / "server.log").string());
     const int port =

@@ -46,7 +46,6 @@ struct RunFlags : WorkloadFlags {
   std::string endpoint;
   std::string backend = "openai";
   std::string model;
-  std::string tokenizer;
   double duration_s = 0;
   std::int64_t num_warmups = 0;
   bool ignore_eos = false;
@@ -73,7 +72,7 @@ struct RunFlags : WorkloadFlags {
   bool continuous_usage = false;
   bool no_prewarm = false;
   bool quiet = false;
-  server::ServerOptions server;
+  ServeFlags server;  // the built-in server (no --base-url): --server-* flags
 };
 
 std::atomic<bool> g_stop{false};
@@ -95,6 +94,7 @@ json requested_config(const RunFlags& f) {
             {"random_output_len", f.random_output_len},
             {"random_range_ratio", f.random_range_ratio},
             {"random_prefix_len", f.random_prefix_len},
+            {"random_prompt_kind", f.random_prompt_kind},
             {"output_len", f.output_len},
             {"max_concurrency", f.max_concurrency},
             {"request_rate", f.request_rate},
@@ -294,8 +294,17 @@ int execute_run(RunFlags& f) {
   const std::int64_t sample_count =
       (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
       f.num_warmups;
-  const auto dopt = dataset_options(f, sample_count);
+  // --tokenizer: exact prompt lengths (counted as the endpoint's server counts them) and local
+  // output-token counts.
+  const auto tok = load_tokenizer(f);
+  lo.tokenizer = tok ? &*tok : nullptr;
+  const auto dopt = dataset_options(f, sample_count, lo.tokenizer, lo.chat);
+  const TimeNs workload_start = steady_now_ns();
   const auto samples = workload::load_samples(dopt);
+  if (tok) {
+    log::info("{} prompts of exact token length in {:.2f} s", samples.size(),
+              ns_to_s(steady_now_ns() - workload_start));
+  }
   {
     // Fail on a bad --extra-body now, before any server is started or contacted.
     protocol::GenRequest probe;
@@ -325,15 +334,23 @@ int execute_run(RunFlags& f) {
               fd_cap, fd_limit);
     lo.max_concurrency = fd_cap;
   }
+  server::ServerOptions builtin_options;
+  EngineSetup builtin_engine;
   if (base_url.empty()) {
-    builtin = std::make_unique<server::Server>(f.server);
+    builtin_options = resolve_server_options(f.server, data_dir(), "server-", &builtin_engine);
+    builtin = std::make_unique<server::Server>(builtin_options);
     const auto port = builtin->start();
     base_url = fmt::format("http://127.0.0.1:{}", port);
-    log::info(
-        "no --base-url given: started the built-in server ({}) on {} (TTFT {} ms, ITL {} ms, "
-        "{} token(s)/chunk, max_num_seqs {})",
-        f.server.model, base_url, f.server.ttft_ms, f.server.itl_ms, f.server.tokens_per_chunk,
-        f.server.max_num_seqs);
+    if (builtin_options.timing == server::Timing::Engine) {
+      log::info("no --base-url given: started the built-in server on {}: simulated engine {}",
+                base_url, builtin_engine.describe());
+    } else {
+      log::info(
+          "no --base-url given: started the built-in server ({}) on {} (fixed timing: TTFT {} "
+          "ms, ITL {} ms, {} token(s)/chunk, max_num_seqs {})",
+          builtin_options.model, base_url, builtin_options.ttft_ms, builtin_options.itl_ms,
+          builtin_options.tokens_per_chunk, builtin_options.max_num_seqs);
+    }
     if (f.backend == "openai" || f.backend == "vllm") {
       lo.continuous_usage = lo.continuous_usage || backend == protocol::Backend::Vllm;
     }
@@ -479,6 +496,12 @@ int execute_run(RunFlags& f) {
     }
   }
   copt.load_lines.emplace_back("Connections opened:", std::to_string(result.connections_opened));
+  if (tok) {
+    copt.load_lines.emplace_back("Prompt token mismatches:",
+                                 std::to_string(summary.prompt_token_mismatches));
+    copt.load_lines.emplace_back("Output tokens counted locally:",
+                                 std::to_string(summary.output_tokens_counted_locally));
+  }
   report::print_console(stdout, summary, copt);
   if (summary.lateness_ms.count > 0 && summary.lateness_ms.max > 10.0 && std::isfinite(rate) &&
       f.max_concurrency <= 0) {
@@ -515,12 +538,29 @@ int execute_run(RunFlags& f) {
     eff["client_threads"] =
         f.client_threads > 0 ? f.client_threads
                              : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    eff["builtin_server"] = builtin ? json{{"ttft_ms", f.server.ttft_ms},
-                                           {"itl_ms", f.server.itl_ms},
-                                           {"tokens_per_chunk", f.server.tokens_per_chunk},
-                                           {"max_num_seqs", f.server.max_num_seqs},
-                                           {"model", f.server.model}}
-                                    : json(nullptr);
+    eff["builtin_server"] = nullptr;
+    if (builtin && builtin_options.timing == server::Timing::Fixed) {
+      eff["builtin_server"] = json{{"timing", "fixed"},
+                                   {"ttft_ms", builtin_options.ttft_ms},
+                                   {"itl_ms", builtin_options.itl_ms},
+                                   {"tokens_per_chunk", builtin_options.tokens_per_chunk},
+                                   {"max_num_seqs", builtin_options.max_num_seqs},
+                                   {"model", builtin_options.model}};
+    } else if (builtin) {
+      const auto& e = builtin_engine;
+      eff["builtin_server"] =
+          json{{"timing", "engine"},
+               {"model", builtin_options.model},
+               {"model_profile", e.model.name},
+               {"gpu", e.gpu.name},
+               {"tp", e.exec.tp},
+               {"num_gpu_blocks", e.plan.num_gpu_blocks},
+               {"block_size", e.plan.block_size},
+               {"max_num_seqs", e.engine.scheduler.max_num_seqs},
+               {"max_num_batched_tokens", e.engine.scheduler.max_num_batched_tokens},
+               {"enable_prefix_caching", e.engine.scheduler.enable_prefix_caching},
+               {"admission_window_ms", f.server.admission_window_ms}};
+    }
     eff["samples"] = samples.size();
     info.config_effective = eff;
     info.server_models = server_models;
@@ -528,7 +568,9 @@ int execute_run(RunFlags& f) {
     info.percentiles = percentiles;
     info.extra = {{"interrupted", result.interrupted},
                   {"connections_opened", result.connections_opened},
-                  {"records_file", records_path.filename().string()}};
+                  {"records_file", records_path.filename().string()},
+                  {"prompt_token_mismatches", summary.prompt_token_mismatches},
+                  {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
     if (f.save_detailed) {
       json ttfts = json::array();
       json in_lens = json::array();
@@ -574,7 +616,6 @@ Command add_run_command(CLI::App& app) {
                   "Request shape: openai, openai-chat, vllm, sglang, llamacpp, deepseek")
       ->capture_default_str();
   sub->add_option("--model", f->model, "Model name (default: the first from /v1/models)");
-  sub->add_option("--tokenizer", f->tokenizer, "Tokenizer name or path (recorded)");
   add_workload_flags(*sub, *f);
   sub->add_option("--duration", f->duration_s, "Send for this many seconds instead of a count");
   sub->add_option("--num-warmups", f->num_warmups, "Warm-up requests, excluded from results")
@@ -616,7 +657,7 @@ Command add_run_command(CLI::App& app) {
                 "Ask for usage on every chunk (vLLM continuous_usage_stats)");
   sub->add_flag("--no-prewarm", f->no_prewarm, "Do not open connections before the run");
   sub->add_flag("--quiet,--disable-tqdm", f->quiet, "No live progress line");
-  add_timing_flags(*sub, f->server, "server-");
+  add_server_flags(*sub, f->server, "server-");
   return [f] { return execute_run(*f); };
 }
 

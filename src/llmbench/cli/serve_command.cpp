@@ -1,4 +1,8 @@
+// `llmbench serve`: the built-in OpenAI-compatible server, by default the simulated serving
+// engine in real time (`--timing engine`), or the exact fixed timing model (`--timing fixed`).
+
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/server/server.hpp"
 
@@ -10,20 +14,27 @@
 namespace llmbench::cli {
 
 Command add_serve_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("serve", "Run the built-in OpenAI-compatible server on 127.0.0.1");
-  auto opts = std::make_shared<server::ServerOptions>();
+  auto* sub = app.add_subcommand(
+      "serve",
+      "Run the built-in OpenAI-compatible server (the simulated serving engine in real time, or "
+      "--timing fixed) on 127.0.0.1");
+  auto flags = std::make_shared<ServeFlags>();
   auto port_file = std::make_shared<std::string>();
-  sub->add_option("--host", opts->host, "Listen address (loopback by default)")
+  server::ServerOptions& opts = flags->options;
+  sub->add_option("--host", opts.host, "Listen address (loopback by default)")
       ->capture_default_str();
-  sub->add_option("--port", opts->port, "TCP port; 0 picks a free one")->capture_default_str();
+  sub->add_option("--port", opts.port, "TCP port; 0 picks a free one")->capture_default_str();
   sub->add_option("--port-file", *port_file, "Write the bound port to this file once listening");
-  sub->add_option("--threads", opts->threads, "Worker threads")->capture_default_str();
-  sub->add_option("--model", opts->model, "Model id to report")->capture_default_str();
-  sub->add_option("--emission-log", opts->emission_log_path,
+  sub->add_option("--threads", opts.threads, "Worker threads")->capture_default_str();
+  sub->add_option("--model,--served-model-name", flags->model,
+                  "Model id to report (default: the model profile's name; llmbench-sim with "
+                  "--timing fixed)");
+  sub->add_option("--emission-log", opts.emission_log_path,
                   "Append one JSON line per request with the time each chunk was written");
-  add_timing_flags(*sub, *opts, "");
-  return [opts, port_file] {
-    server::run_blocking(*opts, [&](std::uint16_t port) {
+  add_server_flags(*sub, *flags, "");
+  return [flags, port_file] {
+    const server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
+    server::run_blocking(options, [&](std::uint16_t port) {
       if (!port_file->empty()) {
         server::write_port_file(*port_file, port);
       }

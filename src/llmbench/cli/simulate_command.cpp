@@ -3,6 +3,7 @@
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/clock.hpp"
@@ -43,21 +44,8 @@ struct SimulateFlags : WorkloadFlags {
   SimulateFlags() { dataset_name = "random"; }  // synthetic lengths suit capacity what-ifs
 
   bool ignore_eos = false;
-  std::string model_profile = "deepseek-r1";
-  std::string gpu = "h200";
-  int tp = 8;
-  std::int64_t max_num_seqs = 0;            // 0 = vLLM V1 default for the GPU
-  std::int64_t max_num_batched_tokens = 0;  // 0 = vLLM V1 default for the GPU
-  std::int64_t block_size = 0;              // 0 = 64 for MLA, else 16
-  double gpu_memory_utilization = 0.9;
-  std::optional<std::int64_t> num_gpu_blocks_override;
-  bool no_prefix_caching = false;
-  std::int64_t long_prefill_token_threshold = 0;
-  std::string scheduler = "vllm-v1";
-  std::string exec_model = "roofline";
-  std::optional<double> compute_efficiency;
-  std::optional<double> memory_efficiency;
-  std::optional<double> step_overhead_us;
+  EngineFlags engine;
+  double timeline_interval_s = 0;  // 0 = automatic (about 10 windows)
   std::vector<std::string> goodput;
   std::string percentile_metrics = "ttft,tpot,itl,e2el";
   std::string metric_percentiles = "50,90,95,99";
@@ -67,10 +55,51 @@ struct SimulateFlags : WorkloadFlags {
   std::string trace_path;
 };
 
+/// Prints the engine state over time: KV-cache usage, running/waiting, preemptions and the
+/// prefix-cache hit rate per window (issue 3: "reports KV-cache usage, preemptions and
+/// prefix-hit rate over time").
+void print_timeline(const std::vector<sim::TimelineBucket>& timeline) {
+  if (timeline.empty())
+    return;
+  std::printf("%s\n", fmt::format("{:=^72}", " Engine over time ").c_str());
+  std::printf("%s\n",
+              fmt::format("{:>15} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>8}", "window (s)", "busy%",
+                          "steps", "KV mean%", "KV max%", "running", "preempt", "prefix%")
+                  .c_str());
+  for (const auto& b : timeline) {
+    std::printf(
+        "%s\n",
+        fmt::format("{:>15} {:>6.1f} {:>6} {:>8.1f} {:>8.1f} {:>8.1f} {:>7} {:>8.1f}",
+                    fmt::format("{:.2f}-{:.2f}", ns_to_s(b.start_ns), ns_to_s(b.end_ns)),
+                    100 * b.busy_fraction, b.steps, 100 * b.mean_kv_usage, 100 * b.max_kv_usage,
+                    b.mean_running, b.preemptions, 100 * b.prefix_hit_rate())
+            .c_str());
+  }
+  std::printf("%s\n", std::string(72, '=').c_str());
+}
+
+/// The timeline as a JSON array for the results file (`sim_timeline`).
+json timeline_json(const std::vector<sim::TimelineBucket>& timeline) {
+  json out = json::array();
+  for (const auto& b : timeline) {
+    out.push_back({{"start_s", ns_to_s(b.start_ns)},
+                   {"end_s", ns_to_s(b.end_ns)},
+                   {"steps", b.steps},
+                   {"busy_fraction", b.busy_fraction},
+                   {"mean_kv_cache_usage", b.mean_kv_usage},
+                   {"max_kv_cache_usage", b.max_kv_usage},
+                   {"mean_running", b.mean_running},
+                   {"max_waiting", b.max_waiting},
+                   {"preemptions", b.preemptions},
+                   {"prefix_cache_queries", b.prefix_queries},
+                   {"prefix_cache_hits", b.prefix_hits},
+                   {"prefix_cache_hit_rate", b.prefix_hit_rate()}});
+  }
+  return out;
+}
+
 int execute_simulate(const SimulateFlags& f) {
   const std::string data = data_dir();
-  const auto model = sim::load_model_profile(data, f.model_profile);
-  const auto gpu = sim::load_hardware_profile(data, f.gpu);
   const double rate = parse_positive_or_inf(f.request_rate, "--request-rate");
   const double burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
   const auto percentiles = parse_percentiles(f.metric_percentiles);
@@ -81,58 +110,25 @@ int execute_simulate(const SimulateFlags& f) {
   summary_options.slo = metrics::parse_slo(f.goodput);
 
   // ---- engine configuration (vLLM V1 defaults: SIMULATOR-NOTES.md §2.1) ----
-  const bool big_gpu =
-      gpu.memory_bytes >= 70 * sim::kGiB && gpu.name.find("a100") == std::string::npos;
-  sim::MemoryOptions mem;
-  mem.tp = f.tp;
-  mem.gpu_memory_utilization = f.gpu_memory_utilization;
-  mem.block_size =
-      f.block_size > 0 ? f.block_size : (model.attention == sim::AttentionKind::Mla ? 64 : 16);
-  mem.num_gpu_blocks_override = f.num_gpu_blocks_override;
-  const auto plan = sim::plan_memory(model, gpu, mem);
-  if (plan.num_gpu_blocks < 1) {
-    throw Exception(Error{
-        fmt::format("{} does not fit on {} × {} at --gpu-memory-utilization {}: weights {:.1f} "
-                    "GiB per GPU, {:.1f} GiB usable",
-                    model.name, f.tp, gpu.name, f.gpu_memory_utilization,
-                    plan.weight_bytes_per_gpu / sim::kGiB,
-                    plan.total_bytes * f.gpu_memory_utilization / sim::kGiB),
-        "--tp", -1});
-  }
+  const EngineSetup setup = build_engine_setup(f.engine, data, "");
+  const auto& model = setup.model;
+  const auto& gpu = setup.gpu;
+  const auto& plan = setup.plan;
+  const auto& ep = setup.exec;
   sim::SimOptions so;
-  so.scheduler_kind = sim::parse_scheduler_kind(f.scheduler);
-  so.scheduler.max_num_seqs = f.max_num_seqs > 0 ? f.max_num_seqs : (big_gpu ? 1024 : 256);
-  so.scheduler.max_num_batched_tokens =
-      f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : (big_gpu ? 8192 : 2048);
-  so.scheduler.enable_prefix_caching = !f.no_prefix_caching;
-  so.scheduler.long_prefill_token_threshold = f.long_prefill_token_threshold;
-  so.num_gpu_blocks = plan.num_gpu_blocks;
-  so.block_size = plan.block_size;
+  so.scheduler_kind = setup.engine.scheduler_kind;
+  so.scheduler = setup.engine.scheduler;
+  so.num_gpu_blocks = setup.engine.num_gpu_blocks;
+  so.block_size = setup.engine.block_size;
   so.max_concurrency = f.max_concurrency;
-  so.record_steps = !f.trace_path.empty();
-  sim::ExecModelParams ep;
-  ep.model = model;
-  ep.gpu = gpu;
-  ep.tp = f.tp;
-  ep.efficiency = gpu.efficiency;
-  if (f.compute_efficiency)
-    ep.efficiency.compute = *f.compute_efficiency;
-  if (f.memory_efficiency)
-    ep.efficiency.memory = *f.memory_efficiency;
-  if (f.step_overhead_us)
-    ep.efficiency.step_overhead_us = *f.step_overhead_us;
-  if (!(ep.efficiency.compute > 0 && ep.efficiency.compute <= 1) ||
-      !(ep.efficiency.memory > 0 && ep.efficiency.memory <= 1)) {
-    throw Exception(Error{"efficiencies must be in (0, 1]", "--compute/--memory-efficiency", -1});
-  }
-  log::info(
-      "{} on {} × {} (TP{}): # GPU blocks: {} (block size {}, {} KV tokens, {:.2f} GiB KV "
-      "per GPU)",
-      model.name, f.tp, gpu.name, f.tp, plan.num_gpu_blocks, plan.block_size, plan.kv_tokens(),
-      plan.kv_bytes / sim::kGiB);
+  so.record_steps = true;  // the over-time table and --trace
+  log::info("{}", setup.describe());
 
   // ---- workload ----
-  const auto dopt = dataset_options(f, f.num_prompts);
+  // --tokenizer: exact prompt lengths (completions counting) and, for id prompts, real token ids
+  // for prefix caching.
+  const auto tok = load_tokenizer(f);
+  const auto dopt = dataset_options(f, f.num_prompts, tok ? &*tok : nullptr);
   const auto samples = workload::load_samples(dopt);
   workload::ArrivalOptions aopt;
   aopt.request_rate = rate;
@@ -147,13 +143,15 @@ int execute_simulate(const SimulateFlags& f) {
     for (const auto& m : s.messages) text += m.content;
     const std::int64_t prompt_len = std::max<std::int64_t>(
         1, s.prompt_len >= 0 ? s.prompt_len : workload::estimate_tokens(text));
-    requests.push_back(sim::SimRequest{arrivals[i], prompt_len,
-                                       std::max<std::int64_t>(1, s.output_len),
-                                       sim::pseudo_tokens(text, prompt_len, i + 1), false});
+    requests.push_back(
+        sim::SimRequest{arrivals[i], prompt_len, std::max<std::int64_t>(1, s.output_len),
+                        s.prompt_token_ids.empty() ? sim::pseudo_tokens(text, prompt_len, i + 1)
+                                                   : s.prompt_token_ids,
+                        false});
   }
 
   // ---- run ----
-  sim::Simulation engine(so, sim::make_exec_model(sim::parse_exec_model_kind(f.exec_model), ep));
+  sim::Simulation engine(so, sim::make_exec_model(setup.exec_kind, ep));
   const TimeNs wall_start = steady_now_ns();
   auto result = engine.run(std::move(requests));
   const double wall_s = ns_to_s(steady_now_ns() - wall_start);
@@ -174,6 +172,12 @@ int execute_simulate(const SimulateFlags& f) {
   copt.load_lines.emplace_back("Simulated s per wall s:",
                                fmt::format("{:.0f}", wall_s > 0 ? simulated_s / wall_s : 0.0));
   report::print_console(stdout, summary, copt);
+  const TimeNs interval =
+      f.timeline_interval_s > 0
+          ? std::max<TimeNs>(1, static_cast<TimeNs>(f.timeline_interval_s * 1e9))
+          : std::max<TimeNs>(1, (st.end_ns + 9) / 10);
+  const auto timeline = sim::summarize_timeline(result.steps, interval);
+  print_timeline(timeline);
   if (!f.trace_path.empty()) {
     std::ofstream trace(f.trace_path, std::ios::out | std::ios::trunc);
     trace << sim::steps_to_chrome_trace(result.steps);
@@ -188,7 +192,7 @@ int execute_simulate(const SimulateFlags& f) {
         fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::chrono::system_clock::to_time_t(now)));
     const std::string stem =
         f.result_filename.empty()
-            ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, gpu.name, f.tp, date)
+            ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, gpu.name, f.engine.tp, date)
             : std::filesystem::path(f.result_filename).replace_extension().string();
     const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
     std::error_code ec;
@@ -197,7 +201,7 @@ int execute_simulate(const SimulateFlags& f) {
     info.date = date;
     info.backend = "simulate";
     info.model_id = model.name;
-    info.tokenizer_id = model.name;
+    info.tokenizer_id = f.tokenizer.empty() ? model.name : f.tokenizer;
     info.num_prompts = f.num_prompts;
     info.request_rate = rate;
     info.burstiness = burstiness;
@@ -217,16 +221,16 @@ int execute_simulate(const SimulateFlags& f) {
                              {"max_concurrency", f.max_concurrency},
                              {"request_rate", f.request_rate},
                              {"burstiness", f.burstiness},
-                             {"model_profile", f.model_profile},
-                             {"gpu", f.gpu},
-                             {"tp", f.tp},
-                             {"max_num_seqs", f.max_num_seqs},
-                             {"max_num_batched_tokens", f.max_num_batched_tokens},
-                             {"block_size", f.block_size},
-                             {"gpu_memory_utilization", f.gpu_memory_utilization}};
+                             {"model_profile", f.engine.model_profile},
+                             {"gpu", f.engine.gpu},
+                             {"tp", f.engine.tp},
+                             {"max_num_seqs", f.engine.max_num_seqs},
+                             {"max_num_batched_tokens", f.engine.max_num_batched_tokens},
+                             {"block_size", f.engine.block_size},
+                             {"gpu_memory_utilization", f.engine.gpu_memory_utilization}};
     info.config_effective = {{"model_profile", model.name},
                              {"gpu", gpu.name},
-                             {"tp", f.tp},
+                             {"tp", f.engine.tp},
                              {"max_num_seqs", so.scheduler.max_num_seqs},
                              {"max_num_batched_tokens", so.scheduler.max_num_batched_tokens},
                              {"block_size", plan.block_size},
@@ -246,7 +250,8 @@ int execute_simulate(const SimulateFlags& f) {
                   {"sim_preemptions", st.preemptions},
                   {"sim_prefix_cache_queries", st.prefix_queries},
                   {"sim_prefix_cache_hits", st.prefix_hits},
-                  {"sim_wall_s", wall_s}};
+                  {"sim_wall_s", wall_s},
+                  {"sim_timeline", timeline_json(timeline)}};
     const auto path = dir / (stem + ".json");
     report::write_json_file(path.string(), report::results_json(summary, info));
     log::info("results written to {}", path.string());
@@ -263,35 +268,10 @@ Command add_simulate_command(CLI::App& app) {
   add_workload_flags(*sub, *f);
   sub->add_flag("--ignore-eos", f->ignore_eos,
                 "Accepted for symmetry with run: the simulator always generates the full length");
-  sub->add_option("--model-profile", f->model_profile,
-                  "Model profile name, HF id or .json path (data/sim/models)")
-      ->capture_default_str();
-  sub->add_option("--gpu", f->gpu, "GPU profile name or .json path (data/sim/gpus)")
-      ->capture_default_str();
-  sub->add_option("--tp,--tensor-parallel-size", f->tp, "Tensor-parallel GPUs per replica")
-      ->capture_default_str();
-  sub->add_option("--max-num-seqs", f->max_num_seqs,
-                  "Cap on running requests (default: vLLM V1's, 1024 on >= 70 GiB non-A100 GPUs, "
-                  "else 256)");
-  sub->add_option("--max-num-batched-tokens", f->max_num_batched_tokens,
-                  "Token budget per step (default: vLLM V1 API server's, 8192 or 2048)");
-  sub->add_option("--block-size", f->block_size, "Tokens per KV block (default 64 MLA, 16 GQA)");
-  sub->add_option("--gpu-memory-utilization", f->gpu_memory_utilization)->capture_default_str();
-  sub->add_option("--num-gpu-blocks-override", f->num_gpu_blocks_override,
-                  "Force the number of KV blocks (to study preemption)");
-  sub->add_flag("--no-enable-prefix-caching,--no-prefix-caching", f->no_prefix_caching,
-                "Disable automatic prefix caching");
-  sub->add_option("--long-prefill-token-threshold", f->long_prefill_token_threshold,
-                  "Cap per-request prefill chunk per step (0 = off)");
-  sub->add_option("--scheduler", f->scheduler, "Scheduler: vllm-v1")->capture_default_str();
-  sub->add_option("--exec-model", f->exec_model, "Step-time model: roofline")
-      ->capture_default_str();
-  sub->add_option("--compute-efficiency", f->compute_efficiency,
-                  "Override the GPU profile's compute efficiency (0-1]");
-  sub->add_option("--memory-efficiency", f->memory_efficiency,
-                  "Override the GPU profile's memory-bandwidth efficiency (0-1]");
-  sub->add_option("--step-overhead-us", f->step_overhead_us,
-                  "Override the fixed cost per engine step (µs)");
+  add_engine_flags(*sub, f->engine, "", "");
+  sub->add_option("--timeline-interval", f->timeline_interval_s,
+                  "Seconds per window of the KV-cache / preemption / prefix-hit table (default: "
+                  "a tenth of the simulated time)");
   sub->add_option("--goodput", f->goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
   sub->add_option("--percentile-metrics", f->percentile_metrics)->capture_default_str();
   sub->add_option("--metric-percentiles", f->metric_percentiles)->capture_default_str();

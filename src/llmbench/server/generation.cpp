@@ -159,6 +159,10 @@ net::awaitable<bool> send_whole(ServerState& state, http::ResponseWriter& writer
 
 net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& request,
                                       http::ResponseWriter& writer, bool chat) {
+  if (state.engine) {
+    co_await serve_engine_generation(state, request, writer, chat);
+    co_return;
+  }
   const TimeNs arrival_ns = steady_now_ns();
   auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len);
   if (!parsed) {

@@ -4,6 +4,7 @@
 #include "llmbench/core/log.hpp"
 #include "llmbench/server/detail/state.hpp"
 #include "llmbench/server/openai_format.hpp"
+#include "llmbench/server/prometheus.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,41 +34,92 @@ std::string models_body(const ServerState& state) {
   return nlohmann::json{{"object", "list"}, {"data", nlohmann::json::array({model})}}.dump();
 }
 
-/// A Prometheus label value (text exposition format 0.0.4: escape `\`, `"` and newline).
-std::string label_value(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\\' || c == '"')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
+/// The engine's families (timing engine): vLLM V1 names, types and buckets
+/// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3).
+void engine_metrics(std::string& out, const ServerState& state, const std::string& labels) {
+  const auto& e = state.engine->metrics();
+  const auto& cfg = state.engine->settings().engine;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  auto one = [&](std::string_view name, std::string_view type, std::string_view help,
+                 double value) {
+    append_family_header(out, name, type, help);
+    append_sample(out, name, labels, value);
+  };
+  const double usage = e.kv_usage.load(relaxed);
+  one("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage);
+  one("vllm:gpu_cache_usage_perc", "gauge",
+      "GPU KV-cache usage. 1 means 100 percent usage (deprecated alias).", usage);
+  append_family_header(out, "vllm:cache_config_info", "gauge",
+                       "Information of the LLMEngine CacheConfig.");
+  append_sample(out, "vllm:cache_config_info",
+                fmt::format("block_size=\"{}\",enable_prefix_caching=\"{}\",num_gpu_blocks=\"{}\","
+                            "{}",
+                            cfg.block_size, cfg.scheduler.enable_prefix_caching ? "True" : "False",
+                            cfg.num_gpu_blocks, labels),
+                1);
+  one("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+      static_cast<double>(e.preemptions.load(relaxed)));
+  one("vllm:prefix_cache_queries_total", "counter",
+      "Prefix cache queries, in terms of number of queried tokens.",
+      static_cast<double>(e.prefix_queries.load(relaxed)));
+  one("vllm:prefix_cache_hits_total", "counter",
+      "Prefix cache hits, in terms of number of cached tokens.",
+      static_cast<double>(e.prefix_hits.load(relaxed)));
+  auto histogram = [&](std::string_view name, std::string_view help, const Histogram& h) {
+    append_family_header(out, name, "histogram", help);
+    h.write(out, name, labels);
+  };
+  histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+            e.ttft);
+  histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+            e.itl);
+  histogram("vllm:time_per_output_token_seconds",
+            "Histogram of time per output token in seconds (deprecated alias of "
+            "inter_token_latency_seconds).",
+            e.itl);
+  histogram("vllm:request_time_per_output_token_seconds",
+            "Histogram of time_per_output_token_seconds per request.", e.tpot);
+  histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+            e.e2e);
+  histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+            e.iteration_tokens);
 }
 
-/// `GET /metrics`: Prometheus text exposition format 0.0.4 with vLLM's metric names
-/// (vllm/engine/metrics.py: `vllm:num_requests_running` etc.).
+/// `GET /metrics`: Prometheus text exposition format 0.0.4 with vLLM's metric names, types and
+/// label `model_name` (vllm/v1/metrics/loggers.py). Fixed timing exposes the request gauges and
+/// token counters; engine timing adds KV-cache usage, prefix-cache and preemption counters and
+/// the latency histograms.
 std::string metrics_body(const ServerState& state) {
-  const std::string labels = "model_name=\"" + label_value(state.options.model) + "\"";
+  const std::string labels = "model_name=\"" + prometheus_label_value(state.options.model) + "\"";
   std::string out;
   auto metric = [&](std::string_view name, std::string_view type, std::string_view help,
                     std::string_view extra_labels, std::int64_t value) {
-    fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n{0}{{{3}{4}}} {5}\n",
-                   name, help, type, extra_labels, labels, static_cast<double>(value));
+    append_family_header(out, name, type, help);
+    append_sample(out, name, std::string(extra_labels) + labels, static_cast<double>(value));
   };
+  constexpr auto relaxed = std::memory_order_relaxed;
+  const bool engine = state.engine != nullptr;
+  const std::int64_t running =
+      engine ? state.engine->metrics().running.load(relaxed) : state.pool.running();
+  const std::int64_t waiting =
+      engine ? state.engine->metrics().waiting.load(relaxed) : state.pool.waiting();
+  // Engine: prompt tokens count once a request's prefill is done and generated tokens as the
+  // engine emits them (vLLM's iteration stats); fixed: at admission and as written.
+  const std::int64_t prompt = engine ? state.engine->metrics().prompt_tokens.load(relaxed)
+                                     : state.prompt_tokens_total.load(relaxed);
+  const std::int64_t generation = engine ? state.engine->metrics().generation_tokens.load(relaxed)
+                                         : state.generation_tokens_total.load(relaxed);
   metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", "",
-         state.pool.running());
+         running);
   metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", "",
-         state.pool.waiting());
-  metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", "",
-         state.prompt_tokens_total.load(std::memory_order_relaxed));
+         waiting);
+  metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", "", prompt);
   metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", "",
-         state.generation_tokens_total.load(std::memory_order_relaxed));
+         generation);
   metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
-         "finished_reason=\"length\",", state.success_total.load(std::memory_order_relaxed));
+         "finished_reason=\"length\",", state.success_total.load(relaxed));
+  if (engine)
+    engine_metrics(out, state, labels);
   return out;
 }
 

@@ -82,10 +82,13 @@ Result<std::optional<std::int64_t>> optional_length(const simdjson::dom::object&
   return std::optional<std::int64_t>{*n};
 }
 
-/// Prompt tokens of a completions `prompt`.
-Result<std::int64_t> prompt_tokens_of(const element& prompt) {
+/// Prompt tokens of a completions `prompt`; `keep` (optional) collects the text and ids.
+Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* keep) {
   if (prompt.type() == element_type::STRING) {
-    return estimate_prompt_tokens(prompt.get_string().value_unsafe().size());
+    const std::string_view text = prompt.get_string().value_unsafe();
+    if (keep != nullptr)
+      keep->prompt_text.assign(text);
+    return estimate_prompt_tokens(text.size());
   }
   if (prompt.type() != element_type::ARRAY) {
     return field_error("prompt", "must be a string or an array");
@@ -95,15 +98,23 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt) {
   const simdjson::dom::array items = prompt.get_array().value_unsafe();
   for (element item : items) {
     if (item.type() == element_type::STRING) {
-      bytes += item.get_string().value_unsafe().size();
-    } else if (as_integer(item)) {
+      const std::string_view text = item.get_string().value_unsafe();
+      bytes += text.size();
+      if (keep != nullptr)
+        keep->prompt_text.append(text);
+    } else if (auto item_id = as_integer(item)) {
       ++ids;
+      if (keep != nullptr)
+        keep->prompt_ids.push_back(static_cast<std::uint32_t>(*item_id));
     } else if (item.type() == element_type::ARRAY) {
       const simdjson::dom::array ids_array = item.get_array().value_unsafe();
       for (element id : ids_array) {
-        if (!as_integer(id))
+        auto value = as_integer(id);
+        if (!value)
           return field_error("prompt", "token id lists must hold integers");
         ++ids;
+        if (keep != nullptr)
+          keep->prompt_ids.push_back(static_cast<std::uint32_t>(*value));
       }
     } else {
       return field_error("prompt", "array items must be strings, token ids or id arrays");
@@ -114,8 +125,9 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt) {
   return ids + (bytes > 0 ? estimate_prompt_tokens(bytes) : 0);
 }
 
-/// Prompt tokens of chat `messages` (content bytes of every message).
-Result<std::int64_t> messages_tokens_of(const element& messages) {
+/// Prompt tokens of chat `messages` (content bytes of every message); `keep` (optional)
+/// collects the contents.
+Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParams* keep) {
   simdjson::dom::array array;
   if (messages.get(array) != simdjson::SUCCESS) {
     return field_error("messages", "must be an array");
@@ -133,13 +145,19 @@ Result<std::int64_t> messages_tokens_of(const element& messages) {
     if (!content)
       continue;  // e.g. an assistant message with tool_calls only
     if (content->type() == element_type::STRING) {
-      bytes += content->get_string().value_unsafe().size();
+      const std::string_view text = content->get_string().value_unsafe();
+      bytes += text.size();
+      if (keep != nullptr)
+        keep->prompt_text.append(text);
     } else if (content->type() == element_type::ARRAY) {
       const simdjson::dom::array parts = content->get_array().value_unsafe();
       for (element part : parts) {
         std::string_view text;
-        if (part["text"].get(text) == simdjson::SUCCESS)
+        if (part["text"].get(text) == simdjson::SUCCESS) {
           bytes += text.size();
+          if (keep != nullptr)
+            keep->prompt_text.append(text);
+        }
       }
     } else {
       return field_error(where + ".content", "must be a string or an array of parts");
@@ -150,13 +168,28 @@ Result<std::int64_t> messages_tokens_of(const element& messages) {
 
 }  // namespace
 
+std::int64_t estimate_text_tokens(std::string_view text) noexcept {
+  std::int64_t ascii = 0;
+  std::int64_t non_ascii = 0;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x80)
+      ++ascii;
+    else if ((b & 0xC0) != 0x80)
+      ++non_ascii;  // a lead byte starts one code point
+  }
+  const std::int64_t tokens = (ascii + 3) / 4 + non_ascii;
+  return tokens < 1 ? 1 : tokens;
+}
+
 std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept {
   const auto tokens = static_cast<std::int64_t>((bytes + 3) / 4);
   return tokens < 1 ? 1 : tokens;
 }
 
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
-                                                  std::int64_t default_output_len) {
+                                                  std::int64_t default_output_len,
+                                                  bool keep_prompt) {
   element root;
   if (auto err = thread_parser().parse(body.data(), body.size(), true).get(root); err) {
     return Error{std::string("request body is not valid JSON: ") + simdjson::error_message(err), "",
@@ -176,7 +209,8 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
   auto input = member(object, input_key);
   if (!input)
     return field_error(input_key, "is required");
-  auto prompt_tokens = chat ? messages_tokens_of(*input) : prompt_tokens_of(*input);
+  GenerationParams* keep = keep_prompt ? &params : nullptr;
+  auto prompt_tokens = chat ? messages_tokens_of(*input, keep) : prompt_tokens_of(*input, keep);
   if (!prompt_tokens)
     return prompt_tokens.error();
   params.prompt_tokens = *prompt_tokens;

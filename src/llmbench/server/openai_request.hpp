@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace llmbench::server {
 
@@ -22,7 +24,16 @@ struct GenerationParams {
   std::int64_t output_tokens = 0;  ///< N: `max_tokens`, else `max_completion_tokens` (chat),
                                    ///< else `n_predict` ≥ 0 (llama.cpp), else the server default
   std::int64_t prompt_tokens = 1;  ///< estimate, see `estimate_prompt_tokens`
+  /// Only with `keep_prompt`: the prompt strings (completions) or message contents (chat)
+  /// concatenated in order, and the token ids of a completions prompt given as ids.
+  std::string prompt_text;
+  std::vector<std::uint32_t> prompt_ids;
 };
+
+/// Token estimate of prompt text, the same rule as `workload::estimate_tokens` (so the engine
+/// behind `llmbench serve` sees the lengths `llmbench simulate` sees): ceil(ASCII bytes / 4) plus
+/// one per non-ASCII code point (counted at UTF-8 lead bytes), at least 1.
+std::int64_t estimate_text_tokens(std::string_view text) noexcept;
 
 /// Prompt-token estimate from text size: ceil(bytes / 4), at least 1 (the common "4 bytes per
 /// token" rule of thumb for English BPE vocabularies).
@@ -34,7 +45,10 @@ std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept;
 /// or integral floats. Errors (never throws): `Error{message, source = offending parameter name
 /// or "" for syntax, offset = -1}` for invalid JSON, a non-object body, a missing or mistyped
 /// field, or a negative length.
+/// With `keep_prompt` the prompt itself is kept in `prompt_text` / `prompt_ids` (the engine
+/// timing mode hashes it for prefix caching); otherwise those stay empty.
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
-                                                  std::int64_t default_output_len);
+                                                  std::int64_t default_output_len,
+                                                  bool keep_prompt = false);
 
 }  // namespace llmbench::server

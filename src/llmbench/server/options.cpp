@@ -3,6 +3,7 @@
 #include "llmbench/core/error.hpp"
 
 #include <cmath>
+#include <string_view>
 
 namespace llmbench::server {
 namespace {
@@ -13,7 +14,26 @@ namespace {
 
 }  // namespace
 
+Timing parse_timing(std::string_view text, const std::string& flag) {
+  if (text == "fixed")
+    return Timing::Fixed;
+  if (text == "engine")
+    return Timing::Engine;
+  throw Exception(Error{"must be 'engine' or 'fixed', got '" + std::string(text) + "'", flag, -1});
+}
+
 void validate(const ServerOptions& options) {
+  if (options.timing == Timing::Engine) {
+    if (!options.engine)
+      fail("--timing", "engine timing needs engine settings (model profile, GPU, blocks)");
+    if (options.engine->engine.num_gpu_blocks < 1)
+      fail("--num-gpu-blocks-override", "the engine needs at least one KV block");
+    if (options.engine->engine.block_size < 1)
+      fail("--block-size", "must be >= 1");
+    const double w = options.engine->admission_window_ms;
+    if (!std::isfinite(w) || w < 0 || w > 1000)
+      fail("--admission-window-ms", "must be in [0, 1000], got " + std::to_string(w));
+  }
   if (options.threads < 1)
     fail("--threads", "must be >= 1, got " + std::to_string(options.threads));
   if (options.tokens_per_chunk < 1) {

@@ -2,21 +2,56 @@
 /// @file
 /// Settings of the built-in simulated OpenAI-compatible server (`llmbench serve`).
 
+#include "llmbench/sim/cost_model.hpp"
+#include "llmbench/sim/engine.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace llmbench::server {
 
+/// How the server times its output.
+enum class Timing {
+  Fixed,   ///< the exact ttft/itl model below (for tests and client benchmarks)
+  Engine,  ///< the simulated serving engine (`sim::EngineCore`) stepped in real time
+};
+
+/// Parses "fixed" or "engine"; throws `llmbench::Exception` naming `flag` otherwise.
+Timing parse_timing(std::string_view text, const std::string& flag);
+
+/// The simulated engine behind `Timing::Engine`: the same configuration `llmbench simulate`
+/// builds (scheduler knobs, KV blocks from the memory plan, the execution-time model).
+struct EngineSettings {
+  sim::EngineConfig engine;  ///< scheduler, blocks, block size
+  sim::ExecModelKind exec_kind = sim::ExecModelKind::Roofline;
+  sim::ExecModelParams exec;  ///< model and GPU profiles, TP, efficiencies
+  /// Each batch is formed this long after its nominal start (the previous step's end, or the
+  /// arrival that woke an idle engine) and the step still ends at nominal start + duration, so
+  /// requests a client sends in reaction to the previous step's tokens (loopback turnaround: ≈
+  /// 0.1 ms idle, several ms on a loaded machine) join it as they do in `simulate`'s
+  /// zero-latency closed loop. Capped at half the previous step's duration so the batch forms
+  /// before the step is due to end. 0 = strict: a request that arrives after a step started
+  /// waits for the next one.
+  double admission_window_ms = 5.0;
+};
+
 /// What `llmbench serve` was asked for. Plain values with defaults; `validate()` checks them.
 ///
-/// Timing model (exact, so tests and clients can predict it): a request is admitted when one of
-/// `max_num_seqs` slots is free (FIFO otherwise); its first output chunk is written at
-/// admit + `ttft_ms`; each later chunk at previous + `itl_ms` × (tokens in that chunk); chunks
-/// carry `tokens_per_chunk` tokens (the last may carry fewer); the slot is freed after the last.
+/// With `Timing::Engine` every request joins the simulated engine: tokens stream at the ends of
+/// the engine steps that produce them, and ttft/itl/tokens_per_chunk/max_num_seqs below are
+/// unused (the engine's own scheduler knobs apply). Fixed timing model (exact, so tests and clients
+/// can predict it): a request is admitted when one of `max_num_seqs` slots is free (FIFO
+/// otherwise); its first output chunk is written at admit + `ttft_ms`; each later chunk at previous
+/// + `itl_ms` × (tokens in that chunk); chunks carry `tokens_per_chunk` tokens (the last may carry
+/// fewer); the slot is freed after the last.
 struct ServerOptions {
-  std::string host = "127.0.0.1";  ///< listen address (IPv4/IPv6 literal or "localhost")
-  std::uint16_t port = 0;          ///< TCP port; 0 = any free port (reported by `Server::start`)
-  int threads = 1;                 ///< HTTP worker threads, each with its own io_context (≥ 1)
+  Timing timing = Timing::Fixed;         ///< `Engine` needs `engine`
+  std::optional<EngineSettings> engine;  ///< the engine of `Timing::Engine`
+  std::string host = "127.0.0.1";        ///< listen address (IPv4/IPv6 literal or "localhost")
+  std::uint16_t port = 0;  ///< TCP port; 0 = any free port (reported by `Server::start`)
+  int threads = 1;         ///< HTTP worker threads, each with its own io_context (≥ 1)
   std::string model = "llmbench-sim";  ///< model id reported in /v1/models and every response
   double ttft_ms = 50.0;               ///< admission → first output chunk, milliseconds (≥ 0)
   double itl_ms = 10.0;                ///< per-token decode time, milliseconds (≥ 0)
@@ -29,7 +64,8 @@ struct ServerOptions {
 
 /// Throws `llmbench::Exception` naming the offending field (e.g. "--tokens-per-chunk") if a value
 /// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, negative or non-finite times,
-/// default_output_len < 0, empty model name.
+/// default_output_len < 0, empty model name, `Timing::Engine` without engine settings (or with
+/// fewer than 1 KV block, or a negative admission window).
 void validate(const ServerOptions& options);
 
 }  // namespace llmbench::server

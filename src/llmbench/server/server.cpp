@@ -25,7 +25,10 @@ ServerState::ServerState(ServerOptions opts)
       created_s(std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count()),
-      pool(options.max_num_seqs) {}
+      pool(options.max_num_seqs) {
+  if (options.timing == Timing::Engine)
+    engine = std::make_unique<RealtimeEngine>(*options.engine);
+}
 
 }  // namespace detail
 
@@ -50,6 +53,8 @@ std::uint16_t Server::start() {
   listener_options.port = options.port;
   listener_options.threads = options.threads;
   detail::ServerState* state = state_.get();
+  if (state->engine)
+    state->engine->start();
   listener_ = std::make_unique<http::Listener>(
       listener_options, [state](http::ServerRequest& request, http::ResponseWriter& writer) {
         return detail::handle_request(*state, request, writer);
@@ -62,6 +67,8 @@ void Server::stop() {
     return;
   // Waiters must not be woken on io_contexts that are being torn down.
   state_->pool.shutdown();
+  if (state_->engine)
+    state_->engine->stop();
   listener_->stop();
   if (state_->emission_log)
     state_->emission_log->flush();
@@ -75,8 +82,13 @@ ServerStats Server::stats() const noexcept {
   const auto& s = *state_;
   constexpr auto relaxed = std::memory_order_relaxed;
   ServerStats stats;
-  stats.running = s.pool.running();
-  stats.waiting = s.pool.waiting();
+  if (s.engine) {
+    stats.running = s.engine->metrics().running.load(relaxed);
+    stats.waiting = s.engine->metrics().waiting.load(relaxed);
+  } else {
+    stats.running = s.pool.running();
+    stats.waiting = s.pool.waiting();
+  }
   stats.requests_total = s.requests_total.load(relaxed);
   stats.success_total = s.success_total.load(relaxed);
   stats.rejected_total = s.rejected_total.load(relaxed);
@@ -135,11 +147,23 @@ int run_blocking(const ServerOptions& options,
   raise_open_file_limit();
   Server server(options);
   const std::uint16_t port = server.start();
-  log::info(
-      "serving model '{}' on http://{}:{} (ttft {} ms, itl {} ms, {} token(s)/chunk, "
-      "max_num_seqs {}, {} thread(s))",
-      options.model, options.host, port, options.ttft_ms, options.itl_ms, options.tokens_per_chunk,
-      options.max_num_seqs, options.threads);
+  if (options.timing == Timing::Engine) {
+    const auto& e = *options.engine;
+    log::info(
+        "serving model '{}' on http://{}:{}: simulated engine {} on {} x {} (TP{}), {} KV "
+        "blocks of {} tokens, max_num_seqs {}, max_num_batched_tokens {}, prefix caching {}, "
+        "{} thread(s)",
+        options.model, options.host, port, e.exec.model.name, e.exec.tp, e.exec.gpu.name, e.exec.tp,
+        e.engine.num_gpu_blocks, e.engine.block_size, e.engine.scheduler.max_num_seqs,
+        e.engine.scheduler.max_num_batched_tokens,
+        e.engine.scheduler.enable_prefix_caching ? "on" : "off", options.threads);
+  } else {
+    log::info(
+        "serving model '{}' on http://{}:{} (fixed timing: ttft {} ms, itl {} ms, {} "
+        "token(s)/chunk, max_num_seqs {}, {} thread(s))",
+        options.model, options.host, port, options.ttft_ms, options.itl_ms,
+        options.tokens_per_chunk, options.max_num_seqs, options.threads);
+  }
   if (on_ready)
     on_ready(port);
   int signal_number = 0;

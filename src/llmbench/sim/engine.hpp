@@ -1,11 +1,12 @@
 #pragma once
 /// @file
-/// The discrete-event simulation on a virtual clock (STYLE.md "Simulator", vidur's structure):
-/// events are ordered by (time, priority, seq) in ONE comparator (`EventOrder`), each
-/// `Event::handle` returns the next events. The engine runs one step at a time: StepStart asks
-/// the scheduler for a batch and the execution-time model for its duration; StepEnd applies the
-/// step, emits tokens and frees finished requests. Output: the same `metrics::RequestRecord`s as a
-/// real run (ns of virtual time; one chunk per emitted token).
+/// The serving engine and its virtual-time driver. `EngineCore` is the online engine (requests
+/// in, one step at a time: the scheduler forms a batch, the execution-time model prices it, the
+/// step's end emits tokens), shared by `Simulation` and the real-time server
+/// (`server::RealtimeEngine`). `Simulation` is the discrete-event run on a virtual clock
+/// (STYLE.md "Simulator", vidur's structure): events are ordered by (time, priority, seq) in ONE
+/// comparator (`EventOrder`), each `Event::handle` returns the next events. Output: the same
+/// `metrics::RequestRecord`s as a real run (ns of virtual time; one chunk per emitted token).
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/metrics/record.hpp"
@@ -15,8 +16,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace llmbench::sim {
@@ -85,7 +88,38 @@ struct StepTrace {
   std::int64_t num_waiting = 0;      ///< WAITING after scheduling
   std::int64_t num_preempted = 0;    ///< preempted while forming this batch
   double kv_usage = 0;               ///< block usage after scheduling, 0-1
+  std::int64_t num_running = 0;      ///< RUNNING after scheduling
+  std::int64_t prefix_queries = 0;   ///< prefix-cache tokens queried while forming this batch
+  std::int64_t prefix_hits = 0;      ///< of which found cached
 };
+
+/// Engine state over one window of time, from the step traces (simulate's "over time" table;
+/// the same quantities `llmbench serve` exposes as vLLM gauges and counters in /metrics).
+struct TimelineBucket {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::int64_t steps = 0;    ///< steps that started in the window
+  double busy_fraction = 0;  ///< Σ durations of its steps / window length (may pass 1 slightly)
+  double mean_kv_usage = 0;  ///< step-time-weighted KV usage over the window's steps
+  double max_kv_usage = 0;
+  double mean_running = 0;  ///< step-time-weighted RUNNING requests
+  std::int64_t max_waiting = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t prefix_queries = 0;  ///< tokens
+  std::int64_t prefix_hits = 0;     ///< tokens
+  /// prefix_hits / prefix_queries, 0 when nothing was queried.
+  [[nodiscard]] double prefix_hit_rate() const noexcept {
+    return prefix_queries > 0
+               ? static_cast<double>(prefix_hits) / static_cast<double>(prefix_queries)
+               : 0.0;
+  }
+};
+
+/// Buckets `steps` (in start order) into windows of `bucket_ns` (> 0) from time 0 up to the
+/// last step's end; each step is counted in the window where it starts (its time weight is its
+/// whole duration). Empty windows are kept (zeros) so the series is evenly spaced.
+std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& steps,
+                                               TimeNs bucket_ns);
 
 /// Totals of one simulation.
 struct SimStats {
@@ -112,7 +146,86 @@ struct SimResult {
 /// KV usage and waiting requests. Times in µs of virtual time (Trace Event Format).
 std::string steps_to_chrome_trace(const std::vector<StepTrace>& steps);
 
-/// The engine. Single-threaded; a `Simulation` runs once.
+/// Configuration of one engine (one model replica), shared by the virtual-time `Simulation` and
+/// the real-time driver of `llmbench serve`.
+struct EngineConfig {
+  SchedulerConfig scheduler;
+  SchedulerKind scheduler_kind = SchedulerKind::VllmV1;
+  std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (≥ 1)
+  std::int64_t block_size = 16;
+  bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
+};
+
+/// A request that reached its output length in a step.
+struct FinishedRequest {
+  std::int64_t id = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_tokens = -1;  ///< prefix-cache hit at first scheduling (tokens)
+  std::int64_t preemptions = 0;
+};
+
+/// What a finished step produced (`EngineCore::end_step`).
+struct StepOutcome {
+  std::vector<std::int64_t> emitted;      ///< ids that got one new token, in batch order
+  std::vector<FinishedRequest> finished;  ///< ids done (their state is released)
+};
+
+/// The engine's online core: requests come in with `add_request`, and time advances one step at
+/// a time (`begin_step` → duration → `end_step`), driven by a virtual clock (`Simulation`) or a
+/// real one (`server::RealtimeEngine`). Not thread-safe; one driver thread.
+class EngineCore {
+ public:
+  /// Takes ownership of the model; `config.num_gpu_blocks` ≥ 1.
+  EngineCore(const EngineConfig& config, std::unique_ptr<ExecTimeModel> exec_model);
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  /// True when prompt + output fit the whole KV cache (ceil((prompt + output) / block_size) ≤
+  /// blocks); a request that does not must be rejected (vLLM rejects it too). Thread-safe.
+  [[nodiscard]] bool fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept;
+  /// Queues a request in WAITING at time `now_ns` (non-decreasing over calls; the scheduler's
+  /// `set_now`). `id` must be unique among live requests; lengths ≥ 1 and the request must
+  /// `fit`. `prompt_tokens` (pseudo ids) give its prefix-cache block hashes when prefix caching
+  /// is on; empty = shares nothing.
+  void add_request(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len, std::int64_t output_len,
+                   const std::vector<std::uint32_t>& prompt_tokens);
+  /// Forms the next batch at `now_ns` (scheduler) and prices it (`price_step`: execution-time
+  /// model plus swap copies): the step's duration in ns (≥ 1), or nullopt when nothing can run
+  /// (the engine is idle). Must not be called while a step is in flight.
+  std::optional<TimeNs> begin_step(TimeNs now_ns);
+  /// Applies the step in flight: tokens emitted, requests finished (their blocks freed).
+  StepOutcome end_step();
+
+  [[nodiscard]] bool in_step() const noexcept { return in_step_; }
+  /// Trace of the step begun last (start, end, batch, gauges after scheduling).
+  [[nodiscard]] const StepTrace& last_step() const noexcept { return last_; }
+  [[nodiscard]] std::size_t num_running() const { return scheduler_->num_running(); }
+  [[nodiscard]] std::size_t num_waiting() const { return scheduler_->num_waiting(); }
+  /// KV block usage 0-1 (`BlockManager::usage`).
+  [[nodiscard]] double kv_usage() const { return scheduler_->blocks().usage(); }
+  [[nodiscard]] const SchedulerStats& scheduler_stats() const { return scheduler_->stats(); }
+  [[nodiscard]] const EngineConfig& config() const noexcept { return config_; }
+  /// Steps run, Σ step seconds and Σ tokens per step so far.
+  [[nodiscard]] std::int64_t steps() const noexcept { return steps_; }
+  [[nodiscard]] double busy_s() const noexcept { return busy_s_; }
+  [[nodiscard]] double step_tokens_sum() const noexcept { return step_tokens_sum_; }
+
+ private:
+  EngineConfig config_;
+  std::unique_ptr<ExecTimeModel> exec_model_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unordered_map<std::int64_t, std::unique_ptr<RequestState>> live_;
+  SchedulerOutput current_;  ///< the step in flight (storage reused)
+  StepResult result_;        ///< storage reused by end_step
+  std::vector<SeqWork> work_;
+  StepTrace last_;
+  bool in_step_ = false;
+  std::int64_t steps_ = 0;
+  double busy_s_ = 0;
+  double step_tokens_sum_ = 0;
+};
+
+/// The engine on a virtual clock. Single-threaded; a `Simulation` runs once.
 class Simulation {
  public:
   /// Takes ownership of the models; `options.num_gpu_blocks` ≥ 1.
@@ -131,17 +244,13 @@ class Simulation {
   [[nodiscard]] std::vector<Event> maybe_start(TimeNs now);
 
   SimOptions options_;
-  std::unique_ptr<ExecTimeModel> exec_model_;
-  std::unique_ptr<Scheduler> scheduler_;
+  EngineCore core_;
   std::vector<SimRequest> requests_;
-  std::vector<RequestState> states_;
   std::vector<metrics::RequestRecord> records_;
   std::deque<std::size_t> blocked_;  ///< arrived but over the concurrency cap
   std::int64_t in_flight_ = 0;
-  bool busy_ = false;        ///< a step is running or a StepStart is queued
-  SchedulerOutput current_;  ///< the step in flight
+  bool busy_ = false;  ///< a step is running or a StepStart is queued
   SimStats stats_;
-  double step_tokens_sum_ = 0;
   std::vector<StepTrace> steps_;
 };
 

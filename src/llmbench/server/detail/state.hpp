@@ -6,6 +6,7 @@
 #include "llmbench/http/listener.hpp"
 #include "llmbench/server/emission_log.hpp"
 #include "llmbench/server/options.hpp"
+#include "llmbench/server/realtime_engine.hpp"
 #include "llmbench/server/slot_pool.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -22,10 +23,11 @@ struct ServerState {
   explicit ServerState(ServerOptions opts);
 
   const ServerOptions options;
-  const TimeNs ttft_ns;          ///< options.ttft_ms in ns
-  const TimeNs itl_ns;           ///< options.itl_ms in ns
-  const std::int64_t created_s;  ///< Unix seconds at construction (/v1/models `created`)
-  SlotPool pool;
+  const TimeNs ttft_ns;                    ///< options.ttft_ms in ns
+  const TimeNs itl_ns;                     ///< options.itl_ms in ns
+  const std::int64_t created_s;            ///< Unix seconds at construction (/v1/models `created`)
+  SlotPool pool;                           ///< fixed timing: admission slots
+  std::unique_ptr<RealtimeEngine> engine;  ///< engine timing: the engine (else null)
   std::unique_ptr<EmissionLog> emission_log;  ///< null when not configured
 
   std::atomic<std::int64_t> next_id{0};
@@ -42,8 +44,15 @@ boost::asio::awaitable<void> handle_request(ServerState& state, http::ServerRequ
                                             http::ResponseWriter& writer);
 
 /// Serves POST /v1/completions (`chat` false) or /v1/chat/completions (`chat` true) with the
-/// timing model of `ServerOptions`. May throw only std::bad_alloc.
+/// timing model of `ServerOptions` (dispatches to `serve_engine_generation` with engine timing).
+/// May throw only std::bad_alloc.
 boost::asio::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& request,
                                               http::ResponseWriter& writer, bool chat);
+
+/// The same endpoints with `Timing::Engine`: the request joins the engine, its tokens stream
+/// as the engine's steps emit them.
+boost::asio::awaitable<void> serve_engine_generation(ServerState& state,
+                                                     http::ServerRequest& request,
+                                                     http::ResponseWriter& writer, bool chat);
 
 }  // namespace llmbench::server::detail

@@ -1,0 +1,187 @@
+// Generation with `Timing::Engine`: the request joins the real-time engine (RealtimeEngine) and
+// each output token is written when the engine step that produced it ends.
+
+#include "llmbench/core/clock.hpp"
+#include "llmbench/server/detail/state.hpp"
+#include "llmbench/server/openai_format.hpp"
+#include "llmbench/server/openai_request.hpp"
+#include "llmbench/sim/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace llmbench::server::detail {
+namespace {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+
+/// Closes the stream when the coroutine ends (finished, client gone, or server stopped), so the
+/// engine stops pushing to it.
+struct CloseOnExit {
+  std::shared_ptr<TokenStream> stream;
+  ~CloseOnExit() { stream->close(); }
+};
+
+/// Prompt length as `llmbench simulate` counts it: ids one each, text by the 4-bytes rule.
+std::int64_t engine_prompt_len(const GenerationParams& p) {
+  const auto ids = static_cast<std::int64_t>(p.prompt_ids.size());
+  const std::int64_t text = p.prompt_text.empty() ? 0 : estimate_text_tokens(p.prompt_text);
+  return std::max<std::int64_t>(1, ids + text);
+}
+
+/// Pseudo token ids for prefix caching: the given ids, then `sim::pseudo_tokens` of the text
+/// (the function `llmbench simulate` uses, so both hash equal prompts alike).
+std::vector<std::uint32_t> engine_prompt_tokens(const GenerationParams& p, std::int64_t prompt_len,
+                                                std::uint64_t salt) {
+  std::vector<std::uint32_t> tokens = p.prompt_ids;
+  const std::int64_t rest = prompt_len - static_cast<std::int64_t>(tokens.size());
+  if (rest > 0) {
+    const auto more = sim::pseudo_tokens(p.prompt_text, rest, salt);
+    tokens.insert(tokens.end(), more.begin(), more.end());
+  }
+  return tokens;
+}
+
+}  // namespace
+
+net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerRequest& request,
+                                             http::ResponseWriter& writer, bool chat) {
+  const TimeNs arrival_ns = steady_now_ns();
+  RealtimeEngine& engine = *state.engine;
+  auto parsed =
+      parse_generation_request(request.body(), chat, state.options.default_output_len, true);
+  if (!parsed) {
+    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
+    co_await writer.send(
+        bhttp::status::bad_request,
+        format_error(parsed.error().message, "invalid_request_error", parsed.error().source, 400));
+    co_return;
+  }
+  GenerationParams& params = *parsed;
+  params.prompt_tokens = engine_prompt_len(params);
+  const std::int64_t total = params.output_tokens;
+  if (total > 0 && !engine.fits(params.prompt_tokens, total)) {
+    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
+    const auto& cfg = engine.settings().engine;
+    co_await writer.send(
+        bhttp::status::bad_request,
+        format_error(fmt::format("prompt ({} tokens) + max_tokens ({}) exceed the KV cache of the "
+                                 "simulated engine ({} blocks of {} tokens)",
+                                 params.prompt_tokens, total, cfg.num_gpu_blocks, cfg.block_size),
+                     "invalid_request_error", "max_tokens", 400));
+    co_return;
+  }
+  state.requests_total.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t number = state.next_id.fetch_add(1, std::memory_order_relaxed) + 1;
+  const std::string id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", number);
+  const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+  std::vector<Emission> emissions;
+  const bool logging = state.emission_log != nullptr;
+  auto finish = [&] {
+    state.success_total.fetch_add(1, std::memory_order_relaxed);
+    if (logging)
+      state.emission_log->append(request["X-Request-Id"], id, arrival_ns, arrival_ns, emissions);
+  };
+
+  if (params.stream && !co_await writer.begin_stream()) {
+    state.cancelled_total.fetch_add(1, std::memory_order_relaxed);
+    co_return;
+  }
+  const StreamContext ctx = make_stream_context(params.chat, id, created, state.options.model,
+                                                params.prompt_tokens, params.continuous_usage);
+  std::string out;
+  if (params.stream && params.chat) {
+    append_role_event(out, ctx);  // vLLM sends the role-only delta first
+    if (!co_await writer.write_chunk(out)) {
+      state.cancelled_total.fetch_add(1, std::memory_order_relaxed);
+      co_return;
+    }
+  }
+  if (total == 0) {
+    // Nothing to generate: answer at once, as the fixed timing model does.
+    if (params.stream) {
+      out.clear();
+      append_content_event(out, ctx, "", true, 0);
+      if (params.include_usage)
+        append_usage_event(out, ctx, 0);
+      append_done_event(out);
+      finish();
+      co_await writer.end_stream(out);
+    } else {
+      finish();
+      co_await writer.send(bhttp::status::ok,
+                           format_full_response(params.chat, id, created, state.options.model, "",
+                                                params.prompt_tokens, 0));
+    }
+    co_return;
+  }
+
+  auto stream = std::make_shared<TokenStream>(writer.executor());
+  CloseOnExit closer{stream};
+  EngineRequest job;
+  job.prompt_len = params.prompt_tokens;
+  job.output_len = total;
+  job.prompt_tokens =
+      engine_prompt_tokens(params, params.prompt_tokens, static_cast<std::uint64_t>(number));
+  job.arrival_ns = arrival_ns;
+  job.stream = stream;
+  engine.submit(std::move(job));
+
+  std::int64_t emitted = 0;
+  std::string text;
+  while (true) {
+    co_await stream->wait();
+    const std::vector<StreamEvent> events = stream->take();
+    if (events.empty())
+      continue;
+    std::int64_t tokens = 0;
+    bool last = false;
+    for (const auto& e : events) {
+      tokens += e.tokens;
+      last = last || e.finished;
+    }
+    state.generation_tokens_total.fetch_add(tokens, std::memory_order_relaxed);
+    if (logging)
+      emissions.emplace_back(steady_now_ns(), tokens);
+    if (!params.stream) {
+      emitted += tokens;
+      if (!last)
+        continue;
+      text.clear();
+      append_tokens(text, 0, emitted);
+      finish();
+      co_await writer.send(bhttp::status::ok,
+                           format_full_response(params.chat, id, created, state.options.model, text,
+                                                params.prompt_tokens, emitted));
+      co_return;
+    }
+    // One SSE event per engine step (a late reader writes the backlog in one write).
+    out.clear();
+    for (const auto& e : events) {
+      text.clear();
+      append_tokens(text, emitted, e.tokens);
+      emitted += e.tokens;
+      append_content_event(out, ctx, text, e.finished, emitted);
+    }
+    if (last) {
+      if (params.include_usage)
+        append_usage_event(out, ctx, emitted);
+      append_done_event(out);
+      finish();
+      co_await writer.end_stream(out);
+      co_return;
+    }
+    if (!co_await writer.write_chunk(out)) {
+      state.cancelled_total.fetch_add(1, std::memory_order_relaxed);
+      co_return;
+    }
+  }
+}
+
+}  // namespace llmbench::server::detail

@@ -1,0 +1,71 @@
+#pragma once
+/// @file
+/// Prometheus text exposition (format 0.0.4, prometheus.io/docs/instrumenting/exposition_formats)
+/// for the built-in server's `/metrics`: lock-free histograms with fixed bucket bounds and
+/// writers for `# HELP` / `# TYPE` families. Bucket bounds of vLLM V1's histograms
+/// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3.2) are constants here.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmbench::server {
+
+/// `vllm:time_to_first_token_seconds` bucket upper bounds (seconds).
+inline constexpr double kTtftBuckets[] = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
+                                          0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
+                                          20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
+/// `vllm:inter_token_latency_seconds` (and the deprecated `vllm:time_per_output_token_seconds`,
+/// `vllm:request_time_per_output_token_seconds`) bucket upper bounds (seconds).
+inline constexpr double kItlBuckets[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                         0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+/// `vllm:e2e_request_latency_seconds` and the queue/inference/prefill/decode time histograms.
+inline constexpr double kRequestLatencyBuckets[] = {
+    0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+    30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+/// `vllm:iteration_tokens_total` (tokens per engine step).
+inline constexpr double kIterationTokenBuckets[] = {1,   8,    16,   32,   64,   128,  256,
+                                                    512, 1024, 2048, 4096, 8192, 16384};
+
+/// A Prometheus histogram over integer observations in a fixed unit (ns for latencies, tokens
+/// for counts): one atomic counter per bucket plus `+Inf`, an atomic sum. `observe` is lock-free
+/// and may be called from any thread; a concurrent `write` may see a count one ahead of the sum.
+class Histogram {
+ public:
+  /// `bounds` are upper bounds in exposition units (ascending); an observation `v` (in units)
+  /// counts as `v × unit_seconds` exposition units, e.g. unit 1e-9 for ns observed, seconds
+  /// exposed; 1 for plain counts.
+  Histogram(std::span<const double> bounds, double unit);
+  /// Adds one observation of `value` units.
+  void observe(std::int64_t value) noexcept;
+  /// Total observations.
+  [[nodiscard]] std::uint64_t count() const noexcept;
+  /// Appends `name_bucket{labels,le="…"} N` lines (cumulative, ending with `le="+Inf"`), then
+  /// `name_sum{labels} S` and `name_count{labels} N`. `labels` is the label list without braces
+  /// (`model_name="m"`), possibly empty.
+  void write(std::string& out, std::string_view name, std::string_view labels) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::int64_t> bounds_units_;  ///< largest value (units) that falls in bucket i
+  double unit_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_;  ///< non-cumulative, last = +Inf
+  std::atomic<std::int64_t> sum_{0};
+};
+
+/// Escapes a label value (`\` → `\\`, `"` → `\"`, newline → `\n`).
+std::string prometheus_label_value(std::string_view text);
+
+/// Appends `# HELP name help` and `# TYPE name type`.
+void append_family_header(std::string& out, std::string_view name, std::string_view type,
+                          std::string_view help);
+
+/// Appends one sample line `name{labels} value` (value printed with up to 17 significant
+/// digits, integers without a decimal point).
+void append_sample(std::string& out, std::string_view name, std::string_view labels, double value);
+
+}  // namespace llmbench::server

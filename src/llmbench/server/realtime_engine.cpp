@@ -1,0 +1,202 @@
+#include "llmbench/server/realtime_engine.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace llmbench::server {
+
+namespace net = boost::asio;
+
+TokenStream::TokenStream(const net::any_io_executor& executor) : timer_(executor) {
+  timer_.expires_at(net::steady_timer::time_point::max());
+}
+
+net::awaitable<void> TokenStream::wait() {
+  {
+    std::lock_guard lock(mu_);
+    if (!events_.empty() || closed_)
+      co_return;
+    waiting_ = true;
+  }
+  co_await timer_.async_wait(net::as_tuple(net::use_awaitable));
+}
+
+std::vector<StreamEvent> TokenStream::take() {
+  std::lock_guard lock(mu_);
+  return std::exchange(events_, {});
+}
+
+void TokenStream::push(const StreamEvent& event) {
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_)
+      return;
+    events_.push_back(event);
+    wake = std::exchange(waiting_, false);
+  }
+  if (wake)
+    net::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+}
+
+void TokenStream::close() noexcept {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  events_.clear();
+}
+
+namespace {
+
+std::unique_ptr<sim::ExecTimeModel> exec_model(const EngineSettings& settings) {
+  return sim::make_exec_model(settings.exec_kind, settings.exec);
+}
+
+std::chrono::steady_clock::time_point steady_point(TimeNs ns) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::nanoseconds(ns)));
+}
+
+}  // namespace
+
+RealtimeEngine::RealtimeEngine(const EngineSettings& settings)
+    : settings_(settings), core_(settings.engine, exec_model(settings)) {}
+
+RealtimeEngine::~RealtimeEngine() {
+  stop();
+}
+
+void RealtimeEngine::start() {
+  LLMBENCH_ASSERT(!thread_.joinable(), "engine started twice");
+  thread_ = std::thread([this] { loop(); });
+}
+
+void RealtimeEngine::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+  std::lock_guard lock(mu_);
+  pending_.clear();
+  live_.clear();
+}
+
+bool RealtimeEngine::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
+  return core_.fits(prompt_len, output_len);
+}
+
+void RealtimeEngine::submit(EngineRequest request) {
+  LLMBENCH_ASSERT(request.stream != nullptr, "engine request without a stream");
+  {
+    std::lock_guard lock(mu_);
+    if (stop_)
+      return;
+    pending_.push_back(std::move(request));
+    metrics_.waiting.fetch_add(1, std::memory_order_relaxed);
+  }
+  cv_.notify_one();
+}
+
+void RealtimeEngine::publish_gauges(std::size_t pending) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  metrics_.running.store(static_cast<std::int64_t>(core_.num_running()), relaxed);
+  metrics_.waiting.store(static_cast<std::int64_t>(core_.num_waiting() + pending), relaxed);
+  metrics_.kv_usage.store(core_.kv_usage(), relaxed);
+  const auto& s = core_.scheduler_stats();
+  metrics_.preemptions.store(s.preemptions, relaxed);
+  metrics_.prefix_queries.store(s.prefix_queries, relaxed);
+  metrics_.prefix_hits.store(s.prefix_hits, relaxed);
+  metrics_.steps.store(core_.steps(), relaxed);
+}
+
+void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs end_ns) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  for (const auto& f : outcome.finished) live_.at(f.id).cached_tokens = f.cached_tokens;
+  for (const std::int64_t id : outcome.emitted) {
+    Live& r = live_.at(id);
+    if (r.first_ns < 0) {
+      r.first_ns = end_ns;
+      metrics_.ttft.observe(end_ns - r.arrival_ns);
+      metrics_.prompt_tokens.fetch_add(r.prompt_len, relaxed);
+    } else {
+      metrics_.itl.observe(end_ns - r.last_ns);
+    }
+    r.last_ns = end_ns;
+    ++r.emitted;
+    metrics_.generation_tokens.fetch_add(1, relaxed);
+    const bool last = r.emitted >= r.output_len;
+    r.stream->push(StreamEvent{end_ns, 1, last, last ? r.cached_tokens : -1});
+  }
+  for (const auto& f : outcome.finished) {
+    const auto it = live_.find(f.id);
+    const Live& r = it->second;
+    metrics_.e2e.observe(end_ns - r.arrival_ns);
+    if (r.emitted > 1)
+      metrics_.tpot.observe((r.last_ns - r.first_ns) / (r.emitted - 1));
+    live_.erase(it);
+  }
+}
+
+void RealtimeEngine::loop() {
+  const TimeNs window = ms_to_ns(settings_.admission_window_ms);
+  std::unique_lock lock(mu_);
+  bool idle = true;
+  TimeNs nominal = 0;  // nominal start of the next step (steady clock)
+  TimeNs last_dt = 0;  // duration of the previous step (0 after idling)
+  while (!stop_) {
+    if (idle) {
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (stop_)
+        break;
+      // The arrival that wakes the engine starts its step, as in the virtual-time simulation.
+      nominal = std::min(pending_.front().arrival_ns, steady_now_ns());
+      idle = false;
+    }
+    // Capped at half the previous step so the batch forms before the step is due to end.
+    const TimeNs delay = last_dt > 0 ? std::min(window, last_dt / 2) : window;
+    if (delay > 0 && cv_.wait_until(lock, steady_point(nominal + delay), [&] { return stop_; }))
+      break;
+    std::vector<EngineRequest> arrivals = std::exchange(pending_, {});
+    lock.unlock();
+    for (auto& q : arrivals) {
+      const std::int64_t id = next_id_++;
+      core_.add_request(nominal, id, q.prompt_len, q.output_len, q.prompt_tokens);
+      live_.emplace(
+          id, Live{std::move(q.stream), q.arrival_ns, -1, -1, q.prompt_len, q.output_len, 0, -1});
+    }
+    const auto dt = core_.begin_step(nominal);
+    lock.lock();
+    publish_gauges(pending_.size());
+    if (!dt) {
+      idle = true;
+      last_dt = 0;
+      continue;
+    }
+    last_dt = *dt;
+    metrics_.iteration_tokens.observe(core_.last_step().num_tokens);
+    const TimeNs end = nominal + *dt;
+    if (cv_.wait_until(lock, steady_point(end), [&] { return stop_; }))
+      break;
+    lock.unlock();
+    if (steady_now_ns() - end > 5'000'000)
+      metrics_.late_steps.fetch_add(1, std::memory_order_relaxed);
+    const sim::StepOutcome outcome = core_.end_step();
+    dispatch(outcome, end);
+    nominal = end;
+    lock.lock();
+    publish_gauges(pending_.size());
+  }
+}
+
+}  // namespace llmbench::server

@@ -1,0 +1,125 @@
+// Acceptance (issue 4): `llmbench run` against `llmbench serve` (the simulated engine in real
+// time) and `llmbench simulate` (the same engine in virtual time) on the same workload and
+// profile agree within 5 % on mean TTFT, mean TPOT and output throughput. Also checks that the
+// server's /metrics counters match the workload after the run.
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace llmbench::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string binary() {
+  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
+}
+
+/// The shared workload and engine: 64 random prompts of 256 tokens, 64 output tokens, closed
+/// loop at concurrency 8, DeepSeek-R1 (V3 shape) TP8 on H200.
+const std::vector<std::string> kWorkload = {"--dataset-name",
+                                            "random",
+                                            "--random-input-len",
+                                            "256",
+                                            "--random-output-len",
+                                            "64",
+                                            "--random-range-ratio",
+                                            "0.25",
+                                            "--num-prompts",
+                                            "64",
+                                            "--max-concurrency",
+                                            "8",
+                                            "--seed",
+                                            "3"};
+const std::vector<std::string> kEngine = {
+    "--model-profile", "deepseek-r1", "--gpu", "h200", "--tp", "8"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class AgreementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("llmbench-agree-{}", ::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure())
+      fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+double rel_diff(double a, double b) {
+  return std::fabs(a - b) / std::fabs(b);
+}
+
+TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
+  // (a) virtual time
+  {
+    Process sim(concat(concat({binary(), "simulate"}, kWorkload),
+                       concat(kEngine, {"--result-dir", (dir_ / "sim").string(),
+                                        "--result-filename", "sim.json"})),
+                (dir_ / "simulate.log").string());
+    ASSERT_EQ(sim.wait(std::chrono::seconds(60)), 0) << read_file((dir_ / "simulate.log").string());
+  }
+  // (b) real time: the engine behind HTTP, benchmarked by `run`
+  Process server(
+      concat({binary(), "serve", "--port", "0", "--port-file", (dir_ / "port").string()}, kEngine),
+      (dir_ / "server.log").string());
+  const int port = wait_for_port_file((dir_ / "port").string(), server, std::chrono::seconds(20));
+  ASSERT_GT(port, 0) << read_file((dir_ / "server.log").string());
+  {
+    Process run(
+        concat(concat({binary(), "run", "--base-url", fmt::format("http://127.0.0.1:{}", port),
+                       "--backend", "vllm", "--continuous-usage", "--quiet", "--save-result",
+                       "--result-dir", (dir_ / "run").string(), "--result-filename", "run.json"},
+                      kWorkload),
+               {}),
+        (dir_ / "run.log").string());
+    ASSERT_EQ(run.wait(std::chrono::seconds(120)), 0) << read_file((dir_ / "run.log").string());
+  }
+  const std::string metrics =
+      fetch_text(port, "/metrics");  // counters after the run, before stopping
+  server.signal(SIGTERM);
+  ASSERT_EQ(server.wait(std::chrono::seconds(10)), 0) << read_file((dir_ / "server.log").string());
+
+  const auto sim = json::parse(read_file((dir_ / "sim" / "sim.json").string()));
+  const auto run = json::parse(read_file((dir_ / "run" / "run.json").string()));
+  ASSERT_EQ(sim.at("completed").get<int>(), 64);
+  ASSERT_EQ(run.at("completed").get<int>(), 64);
+  EXPECT_EQ(sim.at("total_output_tokens").get<std::int64_t>(),
+            run.at("total_output_tokens").get<std::int64_t>());
+  std::string table = "metric | simulate | run vs serve | diff\n";
+  for (const char* key : {"mean_ttft_ms", "mean_tpot_ms", "output_throughput"}) {
+    const double s = sim.at(key).get<double>();
+    const double r = run.at(key).get<double>();
+    table += fmt::format("{} | {:.3f} | {:.3f} | {:+.2f}%\n", key, s, r, 100 * (r - s) / s);
+    EXPECT_LT(rel_diff(r, s), 0.05) << key << ": simulate " << s << ", run " << r;
+  }
+  std::printf("%s", table.c_str());
+  // The server counted the same workload.
+  EXPECT_NE(
+      metrics.find(fmt::format("vllm:generation_tokens_total{{model_name=\"deepseek-r1\"}} {}",
+                               run.at("total_output_tokens").get<std::int64_t>())),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("vllm:time_to_first_token_seconds_count{model_name=\"deepseek-r1\"} 64"),
+            std::string::npos)
+      << metrics;
+}
+
+}  // namespace
+}  // namespace llmbench::e2e

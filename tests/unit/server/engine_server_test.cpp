@@ -1,0 +1,271 @@
+// The built-in server with engine timing: the real-time engine emits exactly the token times of
+// the virtual-time simulation, the HTTP stream carries one token per engine step, and /metrics
+// is valid Prometheus text with vLLM's names, types and buckets.
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/server/openai_request.hpp"
+#include "llmbench/server/prometheus.hpp"
+#include "llmbench/server/realtime_engine.hpp"
+#include "llmbench/server/server.hpp"
+#include "llmbench/sim/memory.hpp"
+#include "llmbench/sim/profiles.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_client.hpp"
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace llmbench::server {
+namespace {
+
+using nlohmann::json;
+
+const std::string kData = std::string(LLMBENCH_TEST_SOURCE_DIR) + "/data";
+
+/// DeepSeek-R1 TP8 on H200 with a small KV cache (the test needs few blocks).
+EngineSettings r1_settings(double window_ms) {
+  EngineSettings e;
+  e.exec.model = sim::load_model_profile(kData, "deepseek-r1");
+  e.exec.gpu = sim::load_hardware_profile(kData, "h200");
+  e.exec.tp = 8;
+  e.exec.efficiency = e.exec.gpu.efficiency;
+  e.engine.num_gpu_blocks = 2000;
+  e.engine.block_size = 64;
+  e.engine.scheduler.max_num_seqs = 64;
+  e.engine.scheduler.max_num_batched_tokens = 512;  // chunked prefill of the 700-token prompt
+  e.engine.check_invariants = true;
+  e.admission_window_ms = window_ms;
+  return e;
+}
+
+TEST(Histogram, CumulativeBucketsSumAndCount) {
+  Histogram h(kItlBuckets, 1e-9);
+  h.observe(5'000'000);        // 5 ms  → le 0.01
+  h.observe(10'000'000);       // 10 ms → le 0.01 (bounds are inclusive)
+  h.observe(30'000'000);       // 30 ms → le 0.05
+  h.observe(100'000'000'000);  // 100 s → +Inf only
+  std::string out;
+  h.write(out, "x", "m=\"a\"");
+  EXPECT_NE(out.find("x_bucket{m=\"a\",le=\"0.01\"} 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("x_bucket{m=\"a\",le=\"0.025\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("x_bucket{m=\"a\",le=\"0.05\"} 3\n"), std::string::npos);
+  EXPECT_NE(out.find("x_bucket{m=\"a\",le=\"80.0\"} 3\n"), std::string::npos);
+  EXPECT_NE(out.find("x_bucket{m=\"a\",le=\"+Inf\"} 4\n"), std::string::npos);
+  EXPECT_NE(out.find("x_sum{m=\"a\"} 100.045\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("x_count{m=\"a\"} 4\n"), std::string::npos);
+  EXPECT_EQ(h.count(), 4u);
+}
+
+/// Every token the real-time engine emits carries the nominal time the virtual-time
+/// simulation gives it (same requests arriving together, same engine): exact equality.
+TEST(RealtimeEngine, TokenTimesEqualTheSimulation) {
+  const EngineSettings settings = r1_settings(50.0);  // wide window: all 4 join the first batch
+  const std::vector<std::pair<std::int64_t, std::int64_t>> lengths = {
+      {700, 5}, {100, 9}, {300, 3}, {64, 12}};
+  // Virtual time.
+  sim::SimOptions so;
+  so.scheduler = settings.engine.scheduler;
+  so.num_gpu_blocks = settings.engine.num_gpu_blocks;
+  so.block_size = settings.engine.block_size;
+  std::vector<sim::SimRequest> requests;
+  for (const auto& [p, o] : lengths) requests.push_back(sim::SimRequest{0, p, o, {}, false});
+  sim::Simulation simulation(so, sim::make_exec_model(settings.exec_kind, settings.exec));
+  const auto expected = simulation.run(requests);
+
+  // Real time.
+  boost::asio::io_context ioc;
+  RealtimeEngine engine(settings);
+  engine.start();
+  const TimeNs t0 = steady_now_ns();
+  std::vector<std::vector<StreamEvent>> got(lengths.size());
+  int done = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    auto stream = std::make_shared<TokenStream>(ioc.get_executor());
+    engine.submit(EngineRequest{lengths[i].first, lengths[i].second, {}, t0, stream});
+    boost::asio::co_spawn(
+        ioc,
+        [stream, &got, &done, i]() -> boost::asio::awaitable<void> {
+          while (true) {
+            co_await stream->wait();
+            for (const auto& e : stream->take()) {
+              got[i].push_back(e);
+              if (e.finished) {
+                ++done;
+                co_return;
+              }
+            }
+          }
+        },
+        boost::asio::detached);
+  }
+  auto guard = boost::asio::make_work_guard(ioc);
+  std::thread runner([&] { ioc.run(); });
+  for (int i = 0; i < 1000 && done < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  guard.reset();
+  engine.stop();
+  ioc.stop();
+  runner.join();
+  ASSERT_EQ(done, 4);
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const auto& rec = expected.records[i];
+    ASSERT_EQ(got[i].size(), rec.chunks.size()) << "request " << i;
+    for (std::size_t k = 0; k < got[i].size(); ++k) {
+      EXPECT_EQ(got[i][k].time_ns - t0, rec.chunks[k].time_ns) << "request " << i << " token " << k;
+      EXPECT_EQ(got[i][k].tokens, 1);
+      EXPECT_EQ(got[i][k].finished, k + 1 == got[i].size());
+    }
+  }
+  const auto& m = engine.metrics();
+  EXPECT_EQ(m.generation_tokens.load(), 5 + 9 + 3 + 12);
+  EXPECT_EQ(m.prompt_tokens.load(), 700 + 100 + 300 + 64);
+  EXPECT_EQ(m.ttft.count(), 4u);
+  EXPECT_EQ(m.itl.count(), static_cast<std::uint64_t>(4 + 8 + 2 + 11));
+  EXPECT_EQ(m.e2e.count(), 4u);
+  EXPECT_EQ(m.steps.load(), expected.stats.steps);
+  EXPECT_EQ(m.running.load(), 0);
+  EXPECT_EQ(m.waiting.load(), 0);
+}
+
+/// A parsed Prometheus text exposition: sample name+labels → value, and family → type.
+struct Exposition {
+  std::map<std::string, double> samples;
+  std::map<std::string, std::string> types;
+};
+
+Exposition parse_exposition(const std::string& text) {
+  Exposition out;
+  std::istringstream in(text);
+  std::string line;
+  std::string help_for;
+  while (std::getline(in, line)) {
+    EXPECT_FALSE(line.empty());
+    if (line.rfind("# HELP ", 0) == 0) {
+      help_for = line.substr(7, line.find(' ', 7) - 7);
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      const auto name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_EQ(name, help_for) << "TYPE without HELP: " << line;
+      out.types[name] = line.substr(line.find(' ', 7) + 1);
+      continue;
+    }
+    const auto space = line.rfind(' ');
+    EXPECT_NE(space, std::string::npos) << line;
+    const std::string key = line.substr(0, space);
+    EXPECT_EQ(out.samples.count(key), 0u) << "duplicate sample " << key;
+    EXPECT_NE(key.find('{'), std::string::npos) << line;
+    out.samples[key] = std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+TEST(EngineServer, StreamsOneTokenPerStepAndExposesVllmMetrics) {
+  ServerOptions options;
+  options.timing = Timing::Engine;
+  options.engine = r1_settings(1.0);
+  options.model = "deepseek-r1";
+  Server server(options);
+  const auto port = server.start();
+  // The same 1000-byte prompt twice (250 estimated tokens): the second hits 3 cached blocks.
+  const std::string prompt(1000, 'a');
+  for (int round = 0; round < 2; ++round) {
+    test::TestClient client(port);
+    const auto reply =
+        client.stream("/v1/completions", json{{"prompt", prompt},
+                                              {"max_tokens", 7},
+                                              {"stream", true},
+                                              {"stream_options", {{"include_usage", true}}}}
+                                             .dump());
+    ASSERT_EQ(reply.status, 200);
+    int content = 0;
+    for (const auto& e : reply.events) {
+      if (e.data == "[DONE]")
+        continue;
+      const auto j = json::parse(e.data);
+      if (!j["choices"].empty() && !j["choices"][0]["text"].get<std::string>().empty())
+        ++content;
+      if (j["choices"].empty()) {
+        EXPECT_EQ(j["usage"]["prompt_tokens"], 250);
+        EXPECT_EQ(j["usage"]["completion_tokens"], 7);
+      }
+    }
+    EXPECT_EQ(content, 7);  // one event per engine step, one token each
+  }
+  // A prompt + output that can never fit the 2000 × 64-token cache is refused up front.
+  {
+    test::TestClient client(port);
+    const auto reply =
+        client.post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 2000 * 64}}.dump());
+    EXPECT_EQ(reply.status, 400);
+  }
+  test::TestClient client(port);
+  const auto reply = client.request(test::bhttp::verb::get, "/metrics");
+  ASSERT_EQ(reply.status, 200);
+  const Exposition m = parse_exposition(reply.body);
+  const std::string l = "{model_name=\"deepseek-r1\"}";
+  EXPECT_EQ(m.types.at("vllm:num_requests_running"), "gauge");
+  EXPECT_EQ(m.types.at("vllm:kv_cache_usage_perc"), "gauge");
+  EXPECT_EQ(m.types.at("vllm:prefix_cache_hits_total"), "counter");
+  EXPECT_EQ(m.types.at("vllm:num_preemptions_total"), "counter");
+  EXPECT_EQ(m.types.at("vllm:time_to_first_token_seconds"), "histogram");
+  EXPECT_EQ(m.types.at("vllm:inter_token_latency_seconds"), "histogram");
+  EXPECT_EQ(m.types.at("vllm:e2e_request_latency_seconds"), "histogram");
+  EXPECT_EQ(m.samples.at("vllm:num_requests_running" + l), 0);
+  EXPECT_EQ(m.samples.at("vllm:num_requests_waiting" + l), 0);
+  EXPECT_EQ(m.samples.at("vllm:kv_cache_usage_perc" + l), 0);  // cached blocks are evictable
+  EXPECT_EQ(m.samples.at("vllm:prompt_tokens_total" + l), 500);
+  EXPECT_EQ(m.samples.at("vllm:generation_tokens_total" + l), 14);
+  EXPECT_EQ(m.samples.at("vllm:prefix_cache_queries_total" + l), 500);
+  EXPECT_EQ(m.samples.at("vllm:prefix_cache_hits_total" + l), 192);  // floor(249 / 64) blocks
+  EXPECT_EQ(m.samples.at("vllm:num_preemptions_total" + l), 0);
+  EXPECT_EQ(m.samples.at("vllm:request_success_total{finished_reason=\"length\",model_name="
+                         "\"deepseek-r1\"}"),
+            2);
+  // Histograms: vLLM's bounds, cumulative, +Inf = count.
+  const std::string ttft = "vllm:time_to_first_token_seconds";
+  double previous = 0;
+  for (const double le : kTtftBuckets) {
+    const std::string bound =
+        std::floor(le) == le ? fmt::format("{:.1f}", le) : fmt::format("{}", le);
+    const double v =
+        m.samples.at(ttft + "_bucket{model_name=\"deepseek-r1\",le=\"" + bound + "\"}");
+    EXPECT_GE(v, previous);
+    previous = v;
+  }
+  EXPECT_EQ(m.samples.at(ttft + "_bucket{model_name=\"deepseek-r1\",le=\"+Inf\"}"), 2);
+  EXPECT_EQ(m.samples.at(ttft + "_count" + l), 2);
+  EXPECT_GT(m.samples.at(ttft + "_sum" + l), 0);
+  EXPECT_EQ(m.samples.at("vllm:inter_token_latency_seconds_count" + l), 12);
+  EXPECT_EQ(m.samples.at("vllm:e2e_request_latency_seconds_count" + l), 2);
+  EXPECT_EQ(m.samples.at("vllm:e2e_request_latency_seconds_bucket{model_name=\"deepseek-r1\","
+                         "le=\"7680.0\"}"),
+            2);
+  EXPECT_EQ(m.samples.at("vllm:cache_config_info{block_size=\"64\",enable_prefix_caching="
+                         "\"True\",num_gpu_blocks=\"2000\",model_name=\"deepseek-r1\"}"),
+            1);
+  server.stop();
+}
+
+TEST(EngineServer, ValidateNeedsEngineSettings) {
+  ServerOptions options;
+  options.timing = Timing::Engine;
+  EXPECT_THROW(validate(options), llmbench::Exception);
+  EXPECT_EQ(parse_timing("fixed", "--timing"), Timing::Fixed);
+  EXPECT_EQ(parse_timing("engine", "--timing"), Timing::Engine);
+  EXPECT_THROW(parse_timing("fast", "--timing"), llmbench::Exception);
+  EXPECT_EQ(estimate_text_tokens("abcdefghi"), 3);
+  EXPECT_EQ(estimate_text_tokens("\xe6\x95\xb0\xe6\x8d\xae ab"), 2 + 1);  // 2 code points + 3 ASCII
+}
+
+}  // namespace
+}  // namespace llmbench::server
