@@ -1,9 +1,18 @@
 // HF tokenizers (npm `tokenizers`, the Rust core behind transformers' fast tokenizers) on the
-// same documents as tokenizer_bench, for a side-by-side speed figure and an exactness check.
+// same documents as tokenizer_bench, for side-by-side speed figures and an exactness check.
 //
-//   node hf_bench.mjs speed TOKENIZER_JSON CORPUS_JSONL [SECONDS]
-//     encodes every document one after another (await each: one encode in flight, so one core
-//     works), repeats for about SECONDS, prints MB/s and tokens/s of input bytes.
+//   node --expose-gc hf_bench.mjs figures TOKENIZER_JSON CORPUS_DIR SECONDS THREADS PARTS
+//     CORPUS_DIR holds <part>.jsonl from `tokenizer_bench --write-corpus=DIR`; PARTS is a comma
+//     list (e.g. english,code,chinese,multilingual,mixed). Prints one JSON object per line:
+//     {"kind":"memory"}: RSS growth of the node process over `Tokenizer.fromFile` (after a GC
+//       when --expose-gc is given);
+//     {"kind":"batch"} per part: `encodeBatch(all documents of the part)` (the npm package's
+//       batch API; one call, HF spreads it over its rayon pool), one warm-up call, then repeated
+//       for at least SECONDS of wall-clock time. THREADS only labels the row: the pool size is set
+//       by the environment the caller gives (RAYON_NUM_THREADS; see run.sh). "cpu_util" (process
+//       CPU seconds / wall seconds) shows how many cores really worked;
+//     {"kind":"encode"} for the mixed part when it is listed: `await encode(doc)` one document at a
+//       time (one encode in flight, so one core works).
 //   node hf_bench.mjs ids TOKENIZER_JSON INPUT_JSONL > OUT_JSONL
 //     writes {"ids": [...]} per input line {"text": ...} (add_special_tokens=false), to compare
 //     with `llmbench tokenize --jsonl`.
@@ -18,49 +27,78 @@ import { performance } from 'node:perf_hooks';
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require('tokenizers');
 
-const [mode, tokPath, corpusPath, secondsArg] = process.argv.slice(2);
+const [mode, tokPath, corpusPath, secondsArg, threadsArg, partsArg] = process.argv.slice(2);
 if (!mode || !tokPath || !corpusPath) {
-  console.error('usage: node hf_bench.mjs speed|ids TOKENIZER_JSON JSONL [SECONDS]');
+  console.error('usage: node hf_bench.mjs figures|ids TOKENIZER_JSON CORPUS [SECONDS THREADS PARTS]');
   process.exit(2);
 }
-const tok = Tokenizer.fromFile(tokPath);
-const docs = readFileSync(corpusPath, 'utf8')
-  .split('\n')
-  .filter((l) => l.trim().length > 0)
-  .map((l) => JSON.parse(l).text);
+const readDocs = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim().length > 0)
+    .map((l) => JSON.parse(l).text);
+const gc = globalThis.gc ?? (() => {});
+const opts = { addSpecialTokens: false };
 
 if (mode === 'ids') {
-  for (const d of docs) {
-    const enc = await tok.encode(d, null, { addSpecialTokens: false });
+  const tok = Tokenizer.fromFile(tokPath);
+  for (const d of readDocs(corpusPath)) {
+    const enc = await tok.encode(d, null, opts);
     process.stdout.write(JSON.stringify({ ids: enc.getIds() }) + '\n');
   }
 } else {
-  const seconds = Number(secondsArg ?? 5);
-  const bytesPerPass = docs.reduce((n, d) => n + Buffer.byteLength(d, 'utf8'), 0);
-  // Warm-up pass (fills HF's word cache, as tokenizer_bench's persistent Scratch does).
-  let tokensPerPass = 0;
-  for (const d of docs) {
-    tokensPerPass += (await tok.encode(d, null, { addSpecialTokens: false })).getIds().length;
-  }
-  let passes = 0;
-  const cpu0 = process.cpuUsage();
-  const start = performance.now();
-  while (performance.now() - start < seconds * 1000) {
-    for (const d of docs) {
-      await tok.encode(d, null, { addSpecialTokens: false });
-    }
-    ++passes;
-  }
-  const s = (performance.now() - start) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const cpuS = (cpu.user + cpu.system) / 1e6;
-  const mb = (bytesPerPass * passes) / s / 1e6;
-  const tps = (tokensPerPass * passes) / s;
+  const seconds = Number(secondsArg ?? 1);
+  const threads = Number(threadsArg ?? 1);
+  const parts = (partsArg ?? 'mixed').split(',');
+  const docsOf = Object.fromEntries(parts.map((p) => [p, readDocs(`${corpusPath}/${p}.jsonl`)]));
+  gc();
+  const rss0 = process.memoryUsage().rss;
+  const t0 = performance.now();
+  const tok = Tokenizer.fromFile(tokPath);
+  const loadS = (performance.now() - t0) / 1000;
+  gc();
+  const rss1 = process.memoryUsage().rss;
   console.log(
-    `hf-tokenizers(npm) encode: ${docs.length} docs, ${bytesPerPass} bytes/pass, ` +
-      `${passes} passes in ${s.toFixed(2)} s: ${mb.toFixed(2)} MB/s, ` +
-      `${(tps / 1e6).toFixed(3)} M tokens/s wall clock; per CPU second (all threads): ` +
-      `${((bytesPerPass * passes) / cpuS / 1e6).toFixed(2)} MB/s, ` +
-      `${((tokensPerPass * passes) / cpuS / 1e6).toFixed(3)} M tokens/s`,
+    JSON.stringify({ impl: 'hf', kind: 'memory', threads, rss_delta_bytes: rss1 - rss0, load_s: loadS }),
   );
+  // Times `pass` (async, returns the tokens of one pass): one warm-up, then >= `seconds`.
+  const timed = async (kind, part, docs, pass) => {
+    const bytes = docs.reduce((n, d) => n + Buffer.byteLength(d, 'utf8'), 0);
+    const tokens = await pass();
+    let passes = 0;
+    const cpu0 = process.cpuUsage();
+    const start = performance.now();
+    let wallS = 0;
+    do {
+      if ((await pass()) !== tokens) throw new Error('token count changed between passes');
+      ++passes;
+      wallS = (performance.now() - start) / 1000;
+    } while (wallS < seconds);
+    const cpu = process.cpuUsage(cpu0);
+    const cpuS = (cpu.user + cpu.system) / 1e6;
+    console.log(
+      JSON.stringify({
+        impl: 'hf', kind, part, threads, docs: docs.length, bytes, tokens, passes,
+        wall_s: wallS, cpu_s: cpuS,
+        mb_s: (bytes * passes) / wallS / 1e6,
+        tok_s: (tokens * passes) / wallS,
+        cpu_mb_s: (bytes * passes) / cpuS / 1e6,
+        cpu_util: cpuS / wallS,
+      }),
+    );
+  };
+  for (const part of parts) {
+    const docs = docsOf[part];
+    await timed('batch', part, docs, async () =>
+      (await tok.encodeBatch(docs, opts)).reduce((n, e) => n + e.getIds().length, 0),
+    );
+  }
+  if (docsOf.mixed && threads === 1) {
+    const docs = docsOf.mixed;
+    await timed('encode', 'mixed', docs, async () => {
+      let n = 0;
+      for (const d of docs) n += (await tok.encode(d, null, opts)).getIds().length;
+      return n;
+    });
+  }
 }

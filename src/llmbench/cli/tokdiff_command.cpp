@@ -7,6 +7,7 @@
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -39,7 +40,7 @@ struct TokdiffFlags {
 // Resolves and loads one side; the display name is the argument as given.
 tokenizer::TokdiffSide load_side(const std::string& spec,
                                  std::vector<std::unique_ptr<tokenizer::Tokenizer>>& keep) {
-  auto path = tokenizer::resolve_tokenizer_path(spec);
+  auto path = tokenizer::resolve_tokenizer(spec);
   if (!path) {
     throw Exception(path.error());
   }

@@ -1,12 +1,14 @@
 /// @file
-/// `llmbench tokenize --tokenizer PATH [--add-special-tokens] [--jsonl] [FILES...]`: encodes text
-/// with an exact tokenizer.json tokenizer (llmbench::tokenizer) and prints ids, tokens and the
-/// count. Plain mode encodes each file (or stdin) as one text. `--jsonl` reads one JSON object per
-/// line with a string field "text" and writes {"ids": [...], "tokens": [...], "count": N} per
-/// line, in input order (blank lines are skipped).
+/// `llmbench tokenize --tokenizer PATH|NAME [--add-special-tokens] [--jsonl] [FILES...]`: encodes
+/// text with an exact tokenizer.json tokenizer (llmbench::tokenizer; the argument is resolved by
+/// resolve.hpp, e.g. `--tokenizer deepseek-v3` under $LLMBENCH_DATA/tokenizers) and prints ids,
+/// tokens and the count. Plain mode encodes each file (or stdin) as one text. `--jsonl` reads one
+/// JSON object per line with a string field "text" and writes {"ids": [...], "tokens": [...],
+/// "count": N} per line, in input order (blank lines are skipped).
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <fmt/core.h>
@@ -110,7 +112,8 @@ Command add_tokenize_command(CLI::App& app) {
       "tokenize", "Encode text with a Hugging Face tokenizer.json (exact, byte-level BPE)");
   auto opts = std::make_shared<TokenizeOptions>();
   sub->add_option("--tokenizer", opts->tokenizer,
-                  "tokenizer.json, or a folder holding it (+ tokenizer_config.json)")
+                  "tokenizer.json, a folder holding it (+ tokenizer_config.json), or a name "
+                  "under $LLMBENCH_DATA/tokenizers or the bundled data (e.g. deepseek-v3)")
       ->required();
   sub->add_flag("--add-special-tokens", opts->add_special_tokens,
                 "Add the post-processor's tokens (e.g. BOS for DeepSeek-V3, as transformers)");
@@ -119,11 +122,11 @@ Command add_tokenize_command(CLI::App& app) {
                 "object per line");
   sub->add_option("files", opts->files, "Input files (default: stdin)");
   return [opts] {
-    auto loaded = tokenizer::Tokenizer::load(opts->tokenizer);
+    auto loaded = tokenizer::load_tokenizer(opts->tokenizer);
     if (!loaded) {
-      throw Exception(loaded.error());
+      throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
     }
-    const tokenizer::Tokenizer& tok = *loaded;
+    const tokenizer::Tokenizer& tok = loaded->tokenizer;
     tokenizer::EncodeOptions options;
     options.add_special_tokens = opts->add_special_tokens;
     options.want_tokens = true;

@@ -2,7 +2,7 @@
 
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/log.hpp"
-#include "llmbench/workload/tokenizer_spec.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
 
@@ -76,20 +76,18 @@ std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
   if (f.tokenizer.empty()) {
     return std::nullopt;
   }
-  const auto path =
-      workload::resolve_tokenizer_spec(f.tokenizer, workload::llmbench_data_env(), data_dir());
-  auto loaded = tokenizer::Tokenizer::load(path);
-  if (!loaded) {
-    throw Exception(Error{fmt::format("cannot load '{}': {}", path.string(), loaded.error().what()),
-                          "--tokenizer", -1});
+  auto resolved = tokenizer::load_tokenizer(f.tokenizer);
+  if (!resolved) {
+    throw Exception(Error{resolved.error().what(), "--tokenizer", -1});
   }
+  const tokenizer::Tokenizer& tok = resolved->tokenizer;
   std::string prefix;
-  for (const auto id : loaded->special_prefix()) {
-    prefix += fmt::format("{}{} ({})", prefix.empty() ? "" : ", ", id, loaded->id_to_token(id));
+  for (const auto id : tok.special_prefix()) {
+    prefix += fmt::format("{}{} ({})", prefix.empty() ? "" : ", ", id, tok.id_to_token(id));
   }
   log::info("tokenizer {} ({} tokens); completions prompt lengths include its special prefix: {}",
-            path.string(), loaded->vocab_size(), prefix.empty() ? "none" : prefix);
-  return std::move(*loaded);
+            resolved->path.string(), tok.vocab_size(), prefix.empty() ? "none" : prefix);
+  return std::move(resolved->tokenizer);
 }
 
 report::ConsoleOptions console_options(const WorkloadFlags& f, double request_rate,

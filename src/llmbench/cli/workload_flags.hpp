@@ -51,7 +51,7 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_
                                          const tokenizer::Tokenizer* tok = nullptr,
                                          bool chat = false);
 
-/// Loads `--tokenizer` (`workload::resolve_tokenizer_spec`: a path, else a name under
+/// Loads `--tokenizer` (`tokenizer::load_tokenizer`: a path, else a name under
 /// `$LLMBENCH_DATA/tokenizers/`, else under the bundled data folder) and logs what it resolved to
 /// and the special tokens it adds; `std::nullopt` when the flag is empty. Throws `Exception`.
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& flags);

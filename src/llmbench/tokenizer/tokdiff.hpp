@@ -36,18 +36,10 @@
 namespace llmbench::tokenizer {
 
 // ---------------------------------------------------------------------------------------------
-// Inputs: tokenizer names, added tokens, corpora (tokdiff_io.cpp)
+// Inputs: added tokens, corpora (tokdiff_io.cpp)
 // ---------------------------------------------------------------------------------------------
 
-/// Resolves a tokenizer argument to a tokenizer JSON file that `Tokenizer::load` accepts:
-/// 1. an existing file is used as is; an existing folder gives its `tokenizer.json`, else the
-///    only (first by name) `tokenizer.*.json` in it other than `tokenizer_config*.json` (the
-///    shared data's `tokenizer.derived.json` / `tokenizer.reconstructed.json`);
-/// 2. otherwise `spec` is a short name looked up as a folder `<root>/tokenizers/<spec>` under, in
-///    order, $LLMBENCH_DATA, $LLMBENCH_DATA_DIR and `build_info::data_dir()`.
-/// Errors name `spec` and list the names available under the roots searched; a folder holding
-/// only a zstd-compressed `.json.zst` says to unpack it.
-Result<std::filesystem::path> resolve_tokenizer_path(std::string_view spec);
+// Tokenizer arguments (paths or names) are resolved by resolve.hpp (`resolve_tokenizer`).
 
 /// One entry of tokenizer.json's `added_tokens` array (HF tokenizers `AddedToken` serde form:
 /// fields "id", "content", "special").

@@ -1,8 +1,7 @@
 /// @file
-/// tokdiff inputs: tokenizer name resolution, added tokens from tokenizer.json, corpus files,
+/// tokdiff inputs: added tokens from tokenizer.json, corpus files,
 /// dominant Unicode script (tokdiff.hpp).
 
-#include "llmbench/core/build_info.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
@@ -36,57 +35,6 @@ Result<std::string> read_whole_file(const fs::path& path) {
   return Result<std::string>(boost::system::in_place_value, ss.str());
 }
 
-Result<fs::path> ok(fs::path p) {
-  return Result<fs::path>(boost::system::in_place_value, std::move(p));
-}
-
-bool is_tokenizer_json_name(const std::string& name) {
-  return name.size() > 15 && name.starts_with("tokenizer.") && name.ends_with(".json") &&
-         !name.starts_with("tokenizer_config");
-}
-
-// The tokenizer JSON inside `dir` (see resolve_tokenizer_path), or an error naming `dir`.
-Result<fs::path> tokenizer_file_in(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
-    return ok(dir / "tokenizer.json");
-  }
-  std::vector<std::string> found;
-  bool zst = false;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (is_tokenizer_json_name(name) && entry.is_regular_file(ec)) {
-      found.push_back(name);
-    }
-    zst = zst || (name.starts_with("tokenizer") && name.ends_with(".json.zst"));
-  }
-  if (found.empty()) {
-    return Error{zst ? "holds only a zstd-compressed tokenizer JSON: unpack it (zstd -d, or the "
-                       "data folder's unpack.sh)"
-                     : "no tokenizer.json or tokenizer.*.json in this folder",
-                 dir.string(), -1};
-  }
-  std::sort(found.begin(), found.end());
-  return ok(dir / found.front());
-}
-
-// Data roots searched for short names, in order, without duplicates.
-std::vector<fs::path> data_roots() {
-  std::vector<fs::path> roots;
-  auto add = [&](std::string_view p) {
-    if (!p.empty() && std::find(roots.begin(), roots.end(), fs::path(p)) == roots.end()) {
-      roots.emplace_back(p);
-    }
-  };
-  for (const char* var : {"LLMBENCH_DATA", "LLMBENCH_DATA_DIR"}) {
-    if (const char* v = std::getenv(var); v != nullptr) {
-      add(v);
-    }
-  }
-  add(build_info::data_dir());
-  return roots;
-}
-
 std::size_t utf8_floor(std::string_view s, std::size_t cap) {
   if (cap >= s.size()) {
     return s.size();
@@ -109,45 +57,6 @@ std::string_view strip_cr(std::string_view line) {
 }
 
 }  // namespace
-
-Result<fs::path> resolve_tokenizer_path(std::string_view spec) {
-  std::error_code ec;
-  const fs::path direct(spec);
-  if (!spec.empty() && fs::is_regular_file(direct, ec)) {
-    return ok(direct);
-  }
-  if (!spec.empty() && fs::is_directory(direct, ec)) {
-    return tokenizer_file_in(direct);
-  }
-  const auto roots = data_roots();
-  std::vector<std::string> searched;
-  std::set<std::string> names;
-  for (const auto& root : roots) {
-    const fs::path dir = root / "tokenizers";
-    searched.push_back(dir.string());
-    if (!spec.empty() && fs::is_directory(dir / direct, ec)) {
-      return tokenizer_file_in(dir / direct);
-    }
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.is_directory(ec) && tokenizer_file_in(entry.path())) {
-        names.insert(entry.path().filename().string());
-      }
-    }
-  }
-  std::string list;
-  for (const auto& n : names) {
-    list += list.empty() ? n : ", " + n;
-  }
-  std::string where;
-  for (const auto& s : searched) {
-    where += where.empty() ? s : ", " + s;
-  }
-  return Error{
-      fmt::format("not a tokenizer file or folder, nor a name under {} (set "
-                  "LLMBENCH_DATA to the data folder); names available: {}",
-                  where.empty() ? "<no data folder>" : where, list.empty() ? "none" : list),
-      std::string(spec), -1};
-}
 
 Result<std::vector<AddedToken>> parse_added_tokens(std::string_view tokenizer_json,
                                                    std::string_view source) {

@@ -219,32 +219,6 @@ TEST(TokdiffCorpus, DominantScript) {
   EXPECT_EQ(dominant_script("123 !?"), "");
 }
 
-TEST(TokdiffResolve, PathsNamesAndErrors) {
-  const fs::path root =
-      fs::temp_directory_path() / ("tokdiff_resolve_" + std::to_string(::getpid()));
-  fs::create_directories(root / "tokenizers" / "foo");
-  fs::create_directories(root / "tokenizers" / "zipped");
-  std::ofstream(root / "tokenizers" / "foo" / "tokenizer.derived.json") << "{}";
-  std::ofstream(root / "tokenizers" / "foo" / "tokenizer_config.json") << "{}";
-  std::ofstream(root / "tokenizers" / "zipped" / "tokenizer.json.zst") << "x";
-  ::setenv("LLMBENCH_DATA", root.c_str(), 1);
-  auto by_name = resolve_tokenizer_path("foo");
-  ASSERT_TRUE(by_name.has_value()) << by_name.error().what();
-  EXPECT_EQ(*by_name, root / "tokenizers" / "foo" / "tokenizer.derived.json");
-  auto by_dir = resolve_tokenizer_path((root / "tokenizers" / "foo").string());
-  ASSERT_TRUE(by_dir.has_value());
-  EXPECT_EQ(by_dir->filename(), "tokenizer.derived.json");
-  auto zipped = resolve_tokenizer_path("zipped");
-  ASSERT_FALSE(zipped.has_value());
-  EXPECT_NE(zipped.error().message.find("unpack"), std::string::npos);
-  auto missing = resolve_tokenizer_path("nope");
-  ASSERT_FALSE(missing.has_value());
-  EXPECT_EQ(missing.error().source, "nope");
-  EXPECT_NE(missing.error().message.find("names available: foo"), std::string::npos);
-  ::unsetenv("LLMBENCH_DATA");
-  fs::remove_all(root);
-}
-
 // --- real tokenizers of the shared data set ---------------------------------------------------
 
 TokdiffSide shared_side(const std::string& name, const std::string& folder,

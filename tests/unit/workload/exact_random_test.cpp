@@ -1,10 +1,9 @@
-// Random prompts of exact token length under a real tokenizer (DeepSeek-V3 from ../shared/data),
-// and `--tokenizer` name resolution.
+// Random prompts of exact token length under a real tokenizer (DeepSeek-V3 from ../shared/data).
+// `--tokenizer` name resolution is tested with the tokenizer module (resolve_test.cpp).
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/workload/dataset.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
-#include "llmbench/workload/tokenizer_spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -173,67 +172,6 @@ TEST(RandomPromptKind, TokenIdsNeedATokenizerAndParsesNames) {
     FAIL() << "expected an error";
   } catch (const Exception& e) {
     EXPECT_NE(std::string(e.what()).find("--random-prompt-kind"), std::string::npos);
-  }
-}
-
-// ---- --tokenizer resolution ----
-
-TEST(ResolveTokenizerSpec, PathsThenDataNameThenBundledName) {
-  testing::TempDir dir;
-  const std::string file = dir.write("one/tokenizer.json", "{}");
-  dir.write("data/tokenizers/alpha/tokenizer.json", "{}");
-  dir.write("bundled/tokenizers/alpha/tokenizer.json", "{}");
-  dir.write("bundled/tokenizers/beta/tokenizer.json", "{}");
-  const std::string data = dir.path() + "/data";
-  const std::string bundled = dir.path() + "/bundled";
-  EXPECT_EQ(resolve_tokenizer_spec(file, data, bundled), file);
-  EXPECT_EQ(resolve_tokenizer_spec(dir.path() + "/one", data, bundled), dir.path() + "/one");
-  EXPECT_EQ(resolve_tokenizer_spec("alpha", data, bundled).string(),
-            data + "/tokenizers/alpha");  // LLMBENCH_DATA wins over the bundled folder
-  EXPECT_EQ(resolve_tokenizer_spec("beta", data, bundled).string(), bundled + "/tokenizers/beta");
-  EXPECT_EQ(resolve_tokenizer_spec("alpha", "", bundled).string(), bundled + "/tokenizers/alpha");
-}
-
-TEST(ResolveTokenizerSpec, UnknownNameListsTheAvailableOnes) {
-  testing::TempDir dir;
-  dir.write("data/tokenizers/alpha/tokenizer.json", "{}");
-  dir.write("data/tokenizers/gamma/tokenizer.json.zst", "x");
-  dir.write("data/tokenizers/not-a-tokenizer/README", "x");
-  try {
-    (void)resolve_tokenizer_spec("deepseek-v9", dir.path() + "/data", "");
-    FAIL() << "expected an error";
-  } catch (const Exception& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("--tokenizer"), std::string::npos) << what;
-    EXPECT_NE(what.find("'deepseek-v9'"), std::string::npos) << what;
-    EXPECT_NE(what.find("available names: alpha, gamma"), std::string::npos) << what;
-  }
-  try {
-    (void)resolve_tokenizer_spec("gamma", dir.path() + "/data", "");
-    FAIL() << "expected an error";
-  } catch (const Exception& e) {
-    EXPECT_NE(std::string(e.what()).find("only tokenizer.json.zst"), std::string::npos);
-  }
-  // A folder without tokenizer.json is an error, not a name lookup.
-  EXPECT_THROW((void)resolve_tokenizer_spec(dir.path() + "/data", "", ""), Exception);
-}
-
-TEST(ResolveTokenizerSpec, SharedDataNames) {
-  const auto root = tokenizer::testing::data_root();
-  if (root.empty()) {
-    GTEST_SKIP() << "../shared/data not found";
-  }
-  const auto data = root.parent_path().string();
-  if (std::filesystem::exists(root / "deepseek-v3" / "tokenizer.json")) {
-    EXPECT_EQ(resolve_tokenizer_spec("deepseek-v3", data, "").filename(), "deepseek-v3");
-  } else {  // the shared copy is compressed: the error says so
-    try {
-      (void)resolve_tokenizer_spec("deepseek-v3", data, "");
-      FAIL() << "expected an error";
-    } catch (const Exception& e) {
-      EXPECT_NE(std::string(e.what()).find("only tokenizer.json.zst"), std::string::npos);
-      EXPECT_NE(std::string(e.what()).find("qwen3"), std::string::npos);
-    }
   }
 }
 
