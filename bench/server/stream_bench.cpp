@@ -1,11 +1,16 @@
 // Streams per second the simulated server sustains on one worker thread.
 //
 //   server_stream_bench [streams=1000] [tokens=100] [itl_ms=20] [seconds=5] [client_threads=1]
+//                       [port=0] [server_pid=0]
 //
 // Opens `streams` keep-alive connections, each repeatedly requesting a streamed completion of
-// `tokens` tokens (ttft 0, one token per chunk), and reports delivered tokens/s plus the CPU time
-// of the server's worker thread (from /proc/self/task/<tid>/stat), so the per-core cost is
-// visible even when the client shares the machine.
+// `tokens` tokens, and reports delivered tokens/s, the lateness of each response's end against
+// the fixed timing model (request sent → `[DONE]` minus (tokens − 1) × itl; ttft 0) and CPU time.
+// With port 0 it starts an in-process server (ttft 0, one token per chunk, one worker thread) and
+// reports that worker thread's CPU (/proc/self/task/<tid>/stat); with a port it loads an external
+// `llmbench serve` (started by the caller with the same --itl-ms, --ttft-ms 0) and reads that
+// process's CPU from /proc/<server_pid>/stat. The client's own CPU (getrusage) is printed too, so
+// a saturated client shows.
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/server/server.hpp"
@@ -26,6 +31,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -39,6 +45,16 @@ constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 std::atomic<std::int64_t> g_events{0};
 std::atomic<std::int64_t> g_requests{0};
 std::atomic<std::int64_t> g_errors{0};
+std::atomic<std::int64_t> g_late_sum_ns{0};  // Σ lateness of finished requests
+std::atomic<std::int64_t> g_late_max_ns{0};
+std::int64_t g_expected_ns = 0;  // (tokens − 1) × itl
+
+void note_lateness(std::int64_t late_ns) {
+  g_late_sum_ns.fetch_add(late_ns, std::memory_order_relaxed);
+  std::int64_t prev = g_late_max_ns.load(std::memory_order_relaxed);
+  while (late_ns > prev && !g_late_max_ns.compare_exchange_weak(prev, late_ns)) {
+  }
+}
 
 /// One connection: request, count `data: {` events until `[DONE]`, repeat until `end_ns`.
 net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbench::TimeNs end_ns) {
@@ -51,6 +67,7 @@ net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbenc
   std::string buffer(1 << 16, '\0');
   std::string tail;
   while (llmbench::steady_now_ns() < end_ns) {
+    const llmbench::TimeNs sent_ns = llmbench::steady_now_ns();
     std::tie(ec, std::ignore) = co_await net::async_write(socket, net::buffer(request), kTuple);
     if (ec)
       break;
@@ -81,6 +98,7 @@ net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbenc
       }
     }
     tail.clear();
+    note_lateness(llmbench::steady_now_ns() - sent_ns - g_expected_ns);
     g_requests.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -118,6 +136,35 @@ double thread_cpu_seconds(const std::string& name) {
   return total;
 }
 
+/// utime + stime of process `pid` in seconds (proc(5) /proc/<pid>/stat fields 14 and 15).
+double process_cpu_seconds(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  if (line.empty())
+    return -1;
+  std::istringstream fields(line.substr(line.rfind(')') + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14)
+      utime = std::atoll(field.c_str());
+    if (i == 15)
+      stime = std::atoll(field.c_str());
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+/// CPU seconds (user + system) of this process (getrusage(2)).
+double self_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,14 +173,21 @@ int main(int argc, char** argv) {
   const double itl_ms = argc > 3 ? std::atof(argv[3]) : 20.0;
   const double seconds = argc > 4 ? std::atof(argv[4]) : 5.0;
   const int client_threads = argc > 5 ? std::atoi(argv[5]) : 1;
+  const int external_port = argc > 6 ? std::atoi(argv[6]) : 0;
+  const long server_pid = argc > 7 ? std::atol(argv[7]) : 0;
   llmbench::server::raise_open_file_limit();
+  g_expected_ns = static_cast<std::int64_t>(static_cast<double>(tokens - 1) * itl_ms * 1e6);
 
   llmbench::server::ServerOptions options;
   options.ttft_ms = 0;
   options.itl_ms = itl_ms;
   options.max_num_seqs = streams;
   llmbench::server::Server server(options);
-  const std::uint16_t port = server.start();
+  const std::uint16_t port =
+      external_port > 0 ? static_cast<std::uint16_t>(external_port) : server.start();
+  const auto server_cpu = [&] {
+    return external_port > 0 ? process_cpu_seconds(server_pid) : thread_cpu_seconds("llmb-http-0");
+  };
 
   const std::string body =
       "{\"prompt\":\"hello\",\"max_tokens\":" + std::to_string(tokens) + ",\"stream\":true}";
@@ -141,7 +195,8 @@ int main(int argc, char** argv) {
       "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
       "application/json\r\nContent-Length: " +
       std::to_string(body.size()) + "\r\n\r\n" + body;
-  const double cpu0 = thread_cpu_seconds("llmb-http-0");
+  const double cpu0 = server_cpu();
+  const double client_cpu0 = self_cpu_seconds();
   const llmbench::TimeNs start = llmbench::steady_now_ns();
   const llmbench::TimeNs end = start + static_cast<llmbench::TimeNs>(seconds * 1e9);
   std::vector<std::thread> threads;
@@ -156,19 +211,29 @@ int main(int argc, char** argv) {
   }
   for (auto& thread : threads) thread.join();
   const double elapsed = llmbench::ns_to_s(llmbench::steady_now_ns() - start);
-  const double cpu = thread_cpu_seconds("llmb-http-0") - cpu0;
+  const double cpu = server_cpu() - cpu0;
+  const double client_cpu = self_cpu_seconds() - client_cpu0;
   const auto stats = server.stats();
   server.stop();
+  // External server: its token count is the client's event count (one token per event).
+  const std::int64_t server_tokens =
+      external_port > 0 ? g_events.load() : stats.generation_tokens_total;
   std::printf("streams=%d tokens/request=%d itl_ms=%.1f elapsed=%.2fs\n", streams, tokens, itl_ms,
               elapsed);
   std::printf("client: %lld events, %lld requests, %lld errors → %.0f tokens/s\n",
               static_cast<long long>(g_events.load()), static_cast<long long>(g_requests.load()),
               static_cast<long long>(g_errors.load()),
               static_cast<double>(g_events.load()) / elapsed);
+  const std::int64_t done = g_requests.load();
   std::printf(
-      "server: %lld tokens written, worker CPU %.2fs (%.0f%% of one core) → %.0f "
+      "client: CPU %.2fs (%.0f%% of one core); response end late by mean %.2f ms, max %.2f ms\n",
+      client_cpu, 100 * client_cpu / elapsed,
+      done > 0 ? static_cast<double>(g_late_sum_ns.load()) / static_cast<double>(done) / 1e6 : 0.0,
+      static_cast<double>(g_late_max_ns.load()) / 1e6);
+  std::printf(
+      "server: %lld tokens written, %s CPU %.2fs (%.0f%% of one core) → %.0f "
       "tokens per CPU-second\n",
-      static_cast<long long>(stats.generation_tokens_total), cpu, 100 * cpu / elapsed,
-      cpu > 0 ? static_cast<double>(stats.generation_tokens_total) / cpu : 0.0);
+      static_cast<long long>(server_tokens), external_port > 0 ? "process" : "worker", cpu,
+      100 * cpu / elapsed, cpu > 0 ? static_cast<double>(server_tokens) / cpu : 0.0);
   return 0;
 }

@@ -162,28 +162,48 @@ net::awaitable<bool> ResponseWriter::end_stream(std::string_view final_data) {
 }
 
 net::awaitable<bool> ResponseWriter::write_framed(std::string_view data, bool last) {
-  boost::system::error_code ec;
+  // chunk = chunk-size CRLF chunk-data CRLF; last-chunk = "0" CRLF, then the final CRLF of an
+  // empty trailer section (RFC 9112 §7.1). Sizes are hex. HTTP/1.0: the data unframed.
+  std::array<char, 20> size_line{};
+  char* end = size_line.data();
+  std::string_view tail;
   if (version_ >= 11) {
-    // chunk = chunk-size CRLF chunk-data CRLF; last-chunk = "0" CRLF, then the final CRLF of
-    // an empty trailer section (RFC 9112 §7.1). Sizes are hex.
-    std::array<char, 20> size_line{};
-    char* end = size_line.data();
     if (!data.empty()) {
       end = std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16).ptr;
       *end++ = '\r';
       *end++ = '\n';
     }
-    const std::string_view tail = data.empty() ? std::string_view()
-                                  : last       ? std::string_view("\r\n0\r\n\r\n", 7)
-                                               : std::string_view("\r\n", 2);
-    const std::array<net::const_buffer, 4> buffers{
-        net::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data())),
-        net::buffer(data.data(), data.size()), net::buffer(tail.data(), tail.size()),
-        (last && data.empty()) ? net::buffer("0\r\n\r\n", 5) : net::const_buffer()};
-    std::tie(ec, std::ignore) = co_await net::async_write(socket_, buffers, kTuple);
-  } else {
-    std::tie(ec, std::ignore) =
-        co_await net::async_write(socket_, net::buffer(data.data(), data.size()), kTuple);
+    tail = data.empty() ? std::string_view(last ? "0\r\n\r\n" : "")
+           : last       ? std::string_view("\r\n0\r\n\r\n", 7)
+                        : std::string_view("\r\n", 2);
+  }
+  std::array<net::const_buffer, 3> buffers{
+      net::buffer(size_line.data(), static_cast<std::size_t>(end - size_line.data())),
+      net::buffer(data.data(), data.size()), net::buffer(tail.data(), tail.size())};
+  const std::size_t total = net::buffer_size(buffers);
+  // Fast path: one non-blocking sendmsg right here (the socket is in non-blocking mode, see
+  // run_session); the coroutine suspends only if the socket buffer is full. This saves the
+  // scheduler round trip of an asynchronous write per chunk.
+  boost::system::error_code ec;
+  std::size_t written = socket_.write_some(buffers, ec);
+  if (ec == net::error::would_block || ec == net::error::try_again) {
+    ec.clear();
+    written = 0;
+  }
+  if (!ec && written < total) {
+    // Partial write: the rest goes out asynchronously (skip the bytes already sent).
+    std::size_t skip = written;
+    std::array<net::const_buffer, 3> rest{};
+    std::size_t count = 0;
+    for (const auto& b : buffers) {
+      if (skip >= b.size()) {
+        skip -= b.size();
+        continue;
+      }
+      rest[count++] = b + skip;
+      skip = 0;
+    }
+    std::tie(ec, std::ignore) = co_await net::async_write(socket_, rest, kTuple);
   }
   if (ec)
     state_ = State::Failed;
@@ -224,6 +244,7 @@ net::awaitable<void> run_session(tcp::socket socket, std::atomic<std::int64_t>& 
   CountGuard count(open);
   boost::system::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);  // each SSE chunk leaves at once
+  socket.non_blocking(true, ignored);  // ResponseWriter writes chunks without suspending
   beast::flat_buffer buffer;
   for (;;) {
     bhttp::request_parser<bhttp::string_body> parser;

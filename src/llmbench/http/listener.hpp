@@ -91,9 +91,10 @@ class ResponseWriter {
   boost::asio::awaitable<bool> begin_stream(
       boost::beast::http::status status = boost::beast::http::status::ok,
       std::string_view content_type = "text/event-stream");
-  /// Writes `data` as one chunk (one `writev` system call; TCP_NODELAY is set, so it leaves at
-  /// once). Empty `data` is skipped, since a zero-size chunk would end the body. Returns false if
-  /// the stream is not open or the write failed (client gone).
+  /// Writes `data` as one chunk: one non-blocking `sendmsg` made at once, without suspending the
+  /// coroutine unless the socket buffer is full (then the rest is written asynchronously);
+  /// TCP_NODELAY is set, so it leaves at once. Empty `data` is skipped, since a zero-size chunk
+  /// would end the body. Returns false if the stream is not open or the write failed (client gone).
   boost::asio::awaitable<bool> write_chunk(std::string_view data);
   /// Writes `final_data` (if non-empty) as a chunk together with the last chunk (`0\r\n\r\n`)
   /// in one system call and ends the response. Returns true on success.

@@ -7,6 +7,7 @@
 #include "llmbench/server/openai_request.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -23,6 +24,9 @@ namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+
+/// Most bytes of due events gathered into one write before it goes out.
+constexpr std::size_t kMaxCoalescedBytes = 32 * 1024;
 
 /// Sleeps until the absolute steady-clock time `deadline_ns`; returns at once if it has passed
 /// (saves an event-loop round trip when the server runs behind).
@@ -85,17 +89,33 @@ net::awaitable<bool> stream_output(ServerState& state, http::ResponseWriter& wri
   }
   net::steady_timer timer(writer.executor());
   const std::int64_t total = params.output_tokens;
+  const std::int64_t per_chunk = state.options.tokens_per_chunk;
   std::string text;
   std::int64_t emitted = 0;
   while (emitted < total) {
-    const std::int64_t tokens =
-        std::min<std::int64_t>(state.options.tokens_per_chunk, total - emitted);
-    co_await sleep_until(timer, chunk_deadline(state, job, emitted, tokens));
-    const bool last = emitted + tokens == total;
-    text.clear();
-    append_tokens(text, emitted, tokens);
+    co_await sleep_until(timer,
+                         chunk_deadline(state, job, emitted, std::min(per_chunk, total - emitted)));
+    // Every chunk already due goes into this one write (when the server runs behind, e.g. with
+    // thousands of streams on one thread, one system call carries several events). Each chunk
+    // stays its own SSE event, written at the earliest instant ≥ its deadline.
+    const TimeNs now = steady_now_ns();
+    const std::int64_t first = emitted;
     out.clear();
-    append_content_event(out, ctx, text, last, emitted + tokens);
+    bool last = false;
+    do {
+      const std::int64_t tokens = std::min(per_chunk, total - emitted);
+      if (emitted != first && chunk_deadline(state, job, emitted, tokens) > now)
+        break;
+      last = emitted + tokens == total;
+      std::string_view chunk_text = token_text(emitted);
+      if (tokens != 1) {
+        text.clear();
+        append_tokens(text, emitted, tokens);
+        chunk_text = text;
+      }
+      append_content_event(out, ctx, chunk_text, last, emitted + tokens);
+      emitted += tokens;
+    } while (!last && out.size() < kMaxCoalescedBytes);
     if (last) {
       // The trailing events go in the same write: one system call fewer per request.
       if (params.include_usage)
@@ -103,9 +123,11 @@ net::awaitable<bool> stream_output(ServerState& state, http::ResponseWriter& wri
       append_done_event(out);
     }
     const TimeNs t = steady_now_ns();
-    if (job.emissions != nullptr)
-      job.emissions->emplace_back(t, tokens);
-    state.generation_tokens_total.fetch_add(tokens, std::memory_order_relaxed);
+    if (job.emissions != nullptr) {
+      for (std::int64_t e = first; e < emitted; e += per_chunk)
+        job.emissions->emplace_back(t, std::min(per_chunk, emitted - e));
+    }
+    state.generation_tokens_total.fetch_add(emitted - first, std::memory_order_relaxed);
     if (last) {
       finish(state, job);
       // The chunked-body terminator goes in the same write as the last events.
@@ -115,7 +137,10 @@ net::awaitable<bool> stream_output(ServerState& state, http::ResponseWriter& wri
     }
     if (!co_await writer.write_chunk(out))
       co_return false;
-    emitted += tokens;
+    if (out.size() >= kMaxCoalescedBytes) {
+      // Still behind after a full write: let the other streams of this thread run first.
+      co_await net::post(writer.executor(), net::use_awaitable);
+    }
   }
   if (total == 0) {
     // No output: one finish-only event (empty text) at admission, then usage and [DONE].

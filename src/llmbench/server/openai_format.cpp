@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::array<std::string_view, kVocabSize> kVocab = {
     " the", " model", " serves", " tokens", " at",      " a",    " steady", " pace",
-    ",",    " and",   " 数据",   " flows",  " through", " each", " layer",  "."};
+    ",",    " and",   " data",   " flows",  " through", " each", " layer",  "."};
 
 }  // namespace
 
@@ -35,6 +35,14 @@ StreamContext make_stream_context(bool chat, std::string_view id, std::int64_t c
   fmt::format_to(std::back_inserter(ctx.prefix), ",\"created\":{},\"model\":", created);
   append_json_string(ctx.prefix, model);
   ctx.prefix += ",\"choices\":[";
+  ctx.content_head = "data: ";
+  ctx.content_head += ctx.prefix;
+  ctx.content_head += chat ? "{\"index\":0,\"delta\":{\"content\":\"" : "{\"index\":0,\"text\":\"";
+  if (!continuous_usage) {
+    ctx.content_tail = chat ? "\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n"
+                            : "\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],"
+                              "\"usage\":null}\n\n";
+  }
   return ctx;
 }
 
@@ -61,18 +69,15 @@ void append_event_tail(std::string& out, const StreamContext& ctx, std::int64_t 
 
 void append_content_event(std::string& out, const StreamContext& ctx, std::string_view text,
                           bool last, std::int64_t completion_tokens) {
-  out += "data: ";
-  out += ctx.prefix;
   // Vocabulary words need no escaping (see token_text), so the text is copied as is.
-  if (ctx.chat) {
-    out += "{\"index\":0,\"delta\":{\"content\":\"";
-    out += text;
-    out += "\"},\"logprobs\":null,\"finish_reason\":";
-  } else {
-    out += "{\"index\":0,\"text\":\"";
-    out += text;
-    out += "\",\"logprobs\":null,\"finish_reason\":";
+  out += ctx.content_head;
+  out += text;
+  if (!last && !ctx.content_tail.empty()) {
+    out += ctx.content_tail;  // the common case: three appends per event
+    return;
   }
+  out += ctx.chat ? "\"},\"logprobs\":null,\"finish_reason\":"
+                  : "\",\"logprobs\":null,\"finish_reason\":";
   out += last ? "\"length\"" : "null";
   out += ctx.chat ? "}" : ",\"stop_reason\":null}";
   append_event_tail(out, ctx, completion_tokens);

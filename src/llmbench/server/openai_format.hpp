@@ -18,8 +18,11 @@ namespace llmbench::server {
 inline constexpr std::int64_t kVocabSize = 16;
 
 /// The text of output token `index` (0-based position in the output): one word of a fixed
-/// 16-word vocabulary, cycled in order. Words contain no JSON-special characters; one is the
-/// multi-byte UTF-8 word " 数据", so clients see non-ASCII text. Requires index ≥ 0.
+/// 16-word vocabulary, cycled in order. Words contain no JSON-special characters, and each is
+/// exactly one token under the DeepSeek-V3/R1, Qwen3 and Llama-3 tokenizers, also inside the
+/// running text (a leading space or punctuation starts a new pre-token), so a client counting
+/// output tokens locally gets `usage.completion_tokens` (tests/unit/server/vocab_token_test.cpp).
+/// Requires index ≥ 0.
 std::string_view token_text(std::int64_t index) noexcept;
 /// Appends the text of tokens [first, first + count) to `out`.
 void append_tokens(std::string& out, std::int64_t first, std::int64_t count);
@@ -33,6 +36,12 @@ struct StreamContext {
   bool continuous_usage = false;  ///< every chunk carries running usage (vLLM extension)
   std::int64_t prompt_tokens = 0;
   std::string prefix;  ///< `{"id":..,"object":..,"created":..,"model":..,"choices":[`
+  /// `data: ` + prefix + `{"index":0,"text":"` (chat: `{"index":0,"delta":{"content":"`):
+  /// everything of a content event before its text, formatted once per request.
+  std::string content_head;
+  /// Everything of a non-final content event after its text (`finish_reason` null) when usage is
+  /// not continuous; empty with continuous usage (the tail then varies per event).
+  std::string content_tail;
 };
 
 /// Builds the context: `id` e.g. "cmpl-7", `created` in Unix seconds, `model` unescaped.

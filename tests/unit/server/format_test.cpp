@@ -12,12 +12,12 @@ namespace {
 
 using nlohmann::json;
 
-TEST(Vocabulary, CyclesAndHasMultiByteWord) {
+TEST(Vocabulary, Cycles) {
   EXPECT_EQ(token_text(0), " the");
   EXPECT_EQ(token_text(1), " model");
   EXPECT_EQ(token_text(kVocabSize), " the");
-  EXPECT_EQ(token_text(10), " 数据");
-  EXPECT_EQ(token_text(10).size(), 7u);  // space + two 3-byte UTF-8 characters
+  EXPECT_EQ(token_text(10), " data");
+  EXPECT_EQ(token_text(kVocabSize - 1), ".");
   std::string text;
   append_tokens(text, 0, 3);
   EXPECT_EQ(text, " the model serves");

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Load test of `llmbench serve` (fixed timing, one worker thread) pinned to one CPU, with the
+# load generator (server_stream_bench) pinned to another. Prints one line per configuration:
+# tokens/s delivered, server and client CPU, lateness of the response ends, streams held.
+#
+#   bench/server/run.sh BUILD_DIR
+#   knobs: CONFIGS="streams:itl_ms ..." TOKENS=200 SECONDS=10 SERVER_CPU=0 CLIENT_CPU=1
+#          LLMBENCH=/path/to/other/llmbench (e.g. an older build, for before/after)
+set -euo pipefail
+BUILD=${1:?usage: bench/server/run.sh BUILD_DIR}
+LLMBENCH=${LLMBENCH:-$BUILD/llmbench}
+BENCH=${BENCH:-$BUILD/bench/server/server_stream_bench}
+CONFIGS=${CONFIGS:-"2000:20 2000:10 5000:20 10000:50 10000:20"}
+TOKENS=${TOKENS:-200}
+SECONDS_=${SECONDS:-10}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+ulimit -n "$(ulimit -Hn)"
+TMP=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  [[ -n $SERVER_PID ]] && kill -INT "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+TIMING=()
+"$LLMBENCH" serve --help | grep -q -- '--timing' && TIMING=(--timing fixed)
+
+for config in $CONFIGS; do
+  streams=${config%%:*}
+  itl=${config##*:}
+  rm -f "$TMP/port"
+  taskset -c "$SERVER_CPU" "$LLMBENCH" serve "${TIMING[@]}" --threads 1 --ttft-ms 0 \
+    --itl-ms "$itl" --tokens-per-chunk 1 --max-num-seqs 100000 --port 0 \
+    --port-file "$TMP/port" >"$TMP/serve.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 100); do [[ -s $TMP/port ]] && break; sleep 0.1; done
+  port=$(cat "$TMP/port")
+  echo "== streams=$streams itl_ms=$itl tokens/request=$TOKENS seconds=$SECONDS_"
+  # Streams held: established server-side connections, sampled halfway through the run.
+  # (/proc/net/tcp: local address ends in the port in hex, state 01 = ESTABLISHED.)
+  (sleep "$((SECONDS_ / 2))"
+   awk -v p=":$(printf '%04X' "$port")" '$2 ~ p"$" && $4 == "01"' /proc/net/tcp /proc/net/tcp6 |
+     wc -l >"$TMP/held") &
+  held_pid=$!
+  taskset -c "$CLIENT_CPU" "$BENCH" "$streams" "$TOKENS" "$itl" "$SECONDS_" 1 "$port" \
+    "$SERVER_PID" | sed 's/^/   /'
+  wait "$held_pid" || true
+  echo "   streams held (established server connections at half time): $(cat "$TMP/held")"
+  echo "   demanded: $((streams * 1000 / itl)) tokens/s (streams / itl)"
+  kill -INT "$SERVER_PID"
+  wait "$SERVER_PID" || true
+  SERVER_PID=
+done
