@@ -34,6 +34,12 @@ struct EngineFlags {
   bool enable_prefix_caching = true;
   std::int64_t long_prefill_token_threshold = 0;
   std::string scheduler = "vllm-v1";
+  double batch_window_ms = 50;     ///< `--scheduler dynamic`: τ, ms
+  double batch_length_beta = 1.2;  ///< `--scheduler dynamic`: β
+  double swap_space_gib = 0;       ///< vLLM V0 `--swap-space`, GiB per GPU (0 = recompute only)
+  int ep = 0;                      ///< expert-parallel size; 0 = 1, or tp × dp with EP enabled
+  bool enable_expert_parallel = false;  ///< vLLM `--enable-expert-parallel` (ep = tp × dp)
+  int dp = 1;                           ///< data-parallel engine replicas
   std::string exec_model = "roofline";
   std::optional<double> compute_efficiency;
   std::optional<double> memory_efficiency;
@@ -44,8 +50,10 @@ struct EngineFlags {
 /// --<prefix>max-num-seqs, --<prefix>max-num-batched-tokens, --<prefix>block-size,
 /// --<prefix>gpu-memory-utilization, --<prefix>num-gpu-blocks-override,
 /// --<prefix>[no-]enable-prefix-caching (alias no-prefix-caching),
-/// --<prefix>long-prefill-token-threshold, --<prefix>scheduler, --<prefix>exec-model and the
-/// efficiency overrides, bound to `f`.
+/// --<prefix>long-prefill-token-threshold, --<prefix>scheduler (with --<prefix>batch-window-ms and
+/// --<prefix>batch-length-beta for `dynamic`), --<prefix>swap-space,
+/// --<prefix>enable-expert-parallel, --<prefix>ep (alias expert-parallel-size), --<prefix>dp
+/// (alias data-parallel-size), --<prefix>exec-model and the efficiency overrides, bound to `f`.
 inline void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& prefix,
                              const std::string& what) {
   const auto name = [&](const char* n) { return "--" + prefix + n; };
@@ -73,7 +81,33 @@ inline void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& p
                f.enable_prefix_caching, what + "automatic prefix caching (default on)");
   app.add_option(name("long-prefill-token-threshold"), f.long_prefill_token_threshold,
                  what + "cap per-request prefill chunk per step (0 = off)");
-  app.add_option(name("scheduler"), f.scheduler, what + "scheduler: vllm-v1")
+  app.add_option(name("scheduler"), f.scheduler,
+                 what + "scheduler: vllm-v1 (continuous batching), static or dynamic")
+      ->capture_default_str();
+  app.add_option(name("batch-window-ms"), f.batch_window_ms,
+                 what + "--scheduler dynamic: tau, arrival window of a group (ms)")
+      ->capture_default_str();
+  app.add_option(name("batch-length-beta"), f.batch_length_beta,
+                 what +
+                     "--scheduler dynamic: beta, a request of length >= beta x the mean of the "
+                     "last 3 opens a new group")
+      ->capture_default_str();
+  app.add_option(name("swap-space"), f.swap_space_gib,
+                 what +
+                     "CPU swap space per GPU, GiB (vLLM V0): preempted requests are swapped out "
+                     "instead of recomputed while it lasts (0 = recompute only, as V1)")
+      ->capture_default_str();
+  app.add_flag(name("enable-expert-parallel"), f.enable_expert_parallel,
+               what + "expert parallelism over every GPU (ep = tp x dp, vLLM's rule)");
+  app.add_option(name("ep") + "," + name("expert-parallel-size"), f.ep,
+                 what +
+                     "expert-parallel size (must equal tp x dp; default 1, or tp x dp with "
+                     "--" +
+                     prefix + "enable-expert-parallel)");
+  app.add_option(name("dp") + "," + name("data-parallel-size"), f.dp,
+                 what +
+                     "data-parallel engine replicas, each with its own scheduler and KV cache; "
+                     "requests go to the least-loaded replica")
       ->capture_default_str();
   app.add_option(name("exec-model"), f.exec_model, what + "step-time model: roofline")
       ->capture_default_str();
@@ -94,17 +128,35 @@ struct EngineSetup {
   sim::EngineConfig engine;
   sim::ExecModelKind exec_kind = sim::ExecModelKind::Roofline;
   sim::ExecModelParams exec;
-  /// "deepseek-r1 on 8 x h200 (TP8): 1234 KV blocks of 64 tokens (78976 tokens), ..." for logs.
+  int data_parallel_size = 1;  ///< engine replicas (`--dp`), each with `engine`'s config
+  /// "deepseek-r1 on 8 x h200 (TP8 EP1 DP1): # GPU blocks: 1234 per replica (block size 64, ...),
+  /// # CPU blocks: 0, ..." for logs.
   [[nodiscard]] std::string describe() const {
     return fmt::format(
-        "{} on {} x {} (TP{}): # GPU blocks: {} (block size {}, {} KV tokens, {:.2f} GiB KV per "
-        "GPU), max_num_seqs {}, max_num_batched_tokens {}, prefix caching {}",
-        model.name, exec.tp, gpu.name, exec.tp, plan.num_gpu_blocks, plan.block_size,
-        plan.kv_tokens(), plan.kv_bytes / sim::kGiB, engine.scheduler.max_num_seqs,
-        engine.scheduler.max_num_batched_tokens,
+        "{} on {} x {} (TP{} EP{} DP{}): # GPU blocks: {} per replica (block size {}, {} KV "
+        "tokens, {:.2f} GiB KV per GPU), # CPU blocks: {}, max_num_seqs {}, "
+        "max_num_batched_tokens {}, prefix caching {}",
+        model.name, exec.tp * data_parallel_size, gpu.name, exec.tp, exec.ep, data_parallel_size,
+        plan.num_gpu_blocks, plan.block_size, plan.kv_tokens(), plan.kv_bytes / sim::kGiB,
+        plan.num_cpu_blocks, engine.scheduler.max_num_seqs, engine.scheduler.max_num_batched_tokens,
         engine.scheduler.enable_prefix_caching ? "on" : "off");
   }
 };
+
+/// Runs `fn` and returns its result; an `Exception` whose source is a flag ("--x") is re-thrown
+/// with the flag's prefixed name ("--server-x" for `run`), so errors name the flag as typed.
+template <typename Fn>
+auto with_flag_prefix(const std::string& prefix, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Exception& e) {
+    Error err = e.error();
+    if (prefix.empty() || err.source.rfind("--", 0) != 0)
+      throw;
+    err.source = "--" + prefix + err.source.substr(2);
+    throw Exception(std::move(err));
+  }
+}
 
 /// Loads the profiles from `data_dir`, plans the KV cache and applies vLLM V1's defaults
 /// (SIMULATOR-NOTES.md §2.1). Throws `Exception` naming the flag (with `prefix`) on a bad value
@@ -118,20 +170,13 @@ inline EngineSetup build_engine_setup(const EngineFlags& f, const std::string& d
       s.gpu.memory_bytes >= 70 * sim::kGiB && s.gpu.name.find("a100") == std::string::npos;
   sim::MemoryOptions mem;
   mem.tp = f.tp;
+  mem.dp = f.dp;
+  mem.ep = f.ep > 0 ? f.ep : (f.enable_expert_parallel ? f.tp * f.dp : 1);
+  mem.swap_space_gib = f.swap_space_gib;
   mem.gpu_memory_utilization = f.gpu_memory_utilization;
   mem.block_size =
       f.block_size > 0 ? f.block_size : (s.model.attention == sim::AttentionKind::Mla ? 64 : 16);
   mem.num_gpu_blocks_override = f.num_gpu_blocks_override;
-  s.plan = sim::plan_memory(s.model, s.gpu, mem);
-  if (s.plan.num_gpu_blocks < 1) {
-    throw Exception(Error{
-        fmt::format("{} does not fit on {} x {} at --{}gpu-memory-utilization {}: weights {:.1f} "
-                    "GiB per GPU, {:.1f} GiB usable",
-                    s.model.name, f.tp, s.gpu.name, prefix, f.gpu_memory_utilization,
-                    s.plan.weight_bytes_per_gpu / sim::kGiB,
-                    s.plan.total_bytes * f.gpu_memory_utilization / sim::kGiB),
-        "--" + prefix + "tp", -1});
-  }
   if (f.max_num_seqs < 0 || f.max_num_batched_tokens < 0 || f.long_prefill_token_threshold < 0) {
     throw Exception(Error{"must not be negative",
                           "--" + prefix +
@@ -139,18 +184,29 @@ inline EngineSetup build_engine_setup(const EngineFlags& f, const std::string& d
                               "long-prefill-token-threshold",
                           -1});
   }
-  s.engine.scheduler_kind = sim::parse_scheduler_kind(f.scheduler);
+  with_flag_prefix(prefix, [&] {
+    s.plan = sim::plan_memory(s.model, s.gpu, mem);
+    sim::require_fit(s.plan, s.model, s.gpu, mem);
+    s.engine.scheduler_kind = sim::parse_scheduler_kind(f.scheduler);
+  });
   s.engine.scheduler.max_num_seqs = f.max_num_seqs > 0 ? f.max_num_seqs : (big_gpu ? 1024 : 256);
   s.engine.scheduler.max_num_batched_tokens =
       f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : (big_gpu ? 8192 : 2048);
   s.engine.scheduler.enable_prefix_caching = f.enable_prefix_caching;
   s.engine.scheduler.long_prefill_token_threshold = f.long_prefill_token_threshold;
+  s.engine.scheduler.num_cpu_blocks = s.plan.num_cpu_blocks;
+  s.engine.scheduler.batch_window_ms = f.batch_window_ms;
+  s.engine.scheduler.batch_length_beta = f.batch_length_beta;
+  with_flag_prefix(prefix, [&] { sim::validate_scheduler_config(s.engine.scheduler); });
+  s.data_parallel_size = s.plan.dp;
   s.engine.num_gpu_blocks = s.plan.num_gpu_blocks;
   s.engine.block_size = s.plan.block_size;
   s.exec_kind = sim::parse_exec_model_kind(f.exec_model);
   s.exec.model = s.model;
   s.exec.gpu = s.gpu;
   s.exec.tp = f.tp;
+  s.exec.ep = mem.ep;
+  s.exec.dp = mem.dp;
   s.exec.efficiency = s.gpu.efficiency;
   if (f.compute_efficiency)
     s.exec.efficiency.compute = *f.compute_efficiency;
@@ -223,6 +279,12 @@ inline server::ServerOptions resolve_server_options(const ServeFlags& f,
   o.model = f.model.empty() ? "llmbench-sim" : f.model;
   if (o.timing == server::Timing::Engine) {
     EngineSetup s = build_engine_setup(f.engine, data_dir, prefix);
+    if (s.data_parallel_size > 1) {
+      throw Exception(Error{fmt::format("the real-time engine runs one replica; data parallelism "
+                                        "({} replicas) is simulated by `llmbench simulate` only",
+                                        s.data_parallel_size),
+                            "--" + prefix + "dp", -1});
+    }
     server::EngineSettings e;
     e.engine = s.engine;
     e.exec_kind = s.exec_kind;

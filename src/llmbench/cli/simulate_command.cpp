@@ -120,6 +120,7 @@ int execute_simulate(const SimulateFlags& f) {
   so.scheduler = setup.engine.scheduler;
   so.num_gpu_blocks = setup.engine.num_gpu_blocks;
   so.block_size = setup.engine.block_size;
+  so.data_parallel_size = setup.data_parallel_size;
   so.max_concurrency = f.max_concurrency;
   so.record_steps = true;  // the over-time table and --trace
   log::info("{}", setup.describe());
@@ -163,6 +164,15 @@ int execute_simulate(const SimulateFlags& f) {
   copt.load_lines.emplace_back("Simulated engine steps:", std::to_string(st.steps));
   copt.load_lines.emplace_back("Mean tokens per step:", fmt::format("{:.1f}", st.mean_step_tokens));
   copt.load_lines.emplace_back("Preemptions:", std::to_string(st.preemptions));
+  if (so.scheduler.num_cpu_blocks > 0) {
+    copt.load_lines.emplace_back("Swapped out / in:",
+                                 fmt::format("{} / {}", st.swap_outs, st.swap_ins));
+    copt.load_lines.emplace_back("Swap blocks out / in:",
+                                 fmt::format("{} / {}", st.swap_out_blocks, st.swap_in_blocks));
+    copt.load_lines.emplace_back("Recompute fallbacks:", std::to_string(st.recompute_fallbacks));
+  }
+  if (so.data_parallel_size > 1)
+    copt.load_lines.emplace_back("Data-parallel replicas:", std::to_string(so.data_parallel_size));
   copt.load_lines.emplace_back(
       "Prefix cache hit rate (%):",
       fmt::format("{:.2f}", st.prefix_queries > 0 ? 100.0 * static_cast<double>(st.prefix_hits) /
@@ -227,7 +237,12 @@ int execute_simulate(const SimulateFlags& f) {
                              {"max_num_seqs", f.engine.max_num_seqs},
                              {"max_num_batched_tokens", f.engine.max_num_batched_tokens},
                              {"block_size", f.engine.block_size},
-                             {"gpu_memory_utilization", f.engine.gpu_memory_utilization}};
+                             {"gpu_memory_utilization", f.engine.gpu_memory_utilization},
+                             {"scheduler", f.engine.scheduler},
+                             {"swap_space", f.engine.swap_space_gib},
+                             {"enable_expert_parallel", f.engine.enable_expert_parallel},
+                             {"expert_parallel_size", f.engine.ep},
+                             {"data_parallel_size", f.engine.dp}};
     info.config_effective = {{"model_profile", model.name},
                              {"gpu", gpu.name},
                              {"tp", f.engine.tp},
@@ -235,6 +250,10 @@ int execute_simulate(const SimulateFlags& f) {
                              {"max_num_batched_tokens", so.scheduler.max_num_batched_tokens},
                              {"block_size", plan.block_size},
                              {"num_gpu_blocks", plan.num_gpu_blocks},
+                             {"num_cpu_blocks", plan.num_cpu_blocks},
+                             {"expert_parallel_size", ep.ep},
+                             {"data_parallel_size", so.data_parallel_size},
+                             {"scheduler", f.engine.scheduler},
                              {"kv_bytes_per_gpu", plan.kv_bytes},
                              {"weight_bytes_per_gpu", plan.weight_bytes_per_gpu},
                              {"enable_prefix_caching", so.scheduler.enable_prefix_caching},
@@ -248,6 +267,11 @@ int execute_simulate(const SimulateFlags& f) {
     info.extra = {{"simulated", true},
                   {"sim_steps", st.steps},
                   {"sim_preemptions", st.preemptions},
+                  {"sim_swap_outs", st.swap_outs},
+                  {"sim_swap_ins", st.swap_ins},
+                  {"sim_swap_out_blocks", st.swap_out_blocks},
+                  {"sim_swap_in_blocks", st.swap_in_blocks},
+                  {"sim_recompute_fallbacks", st.recompute_fallbacks},
                   {"sim_prefix_cache_queries", st.prefix_queries},
                   {"sim_prefix_cache_hits", st.prefix_hits},
                   {"sim_wall_s", wall_s},

@@ -50,6 +50,7 @@ void TokenStream::push(const StreamEvent& event) {
 void TokenStream::close() noexcept {
   std::lock_guard lock(mu_);
   closed_ = true;
+  closed_flag_.store(true, std::memory_order_release);
   events_.clear();
 }
 
@@ -118,6 +119,21 @@ void RealtimeEngine::publish_gauges(std::size_t pending) {
   metrics_.prefix_queries.store(s.prefix_queries, relaxed);
   metrics_.prefix_hits.store(s.prefix_hits, relaxed);
   metrics_.steps.store(core_.steps(), relaxed);
+  metrics_.swap_outs.store(s.swap_outs, relaxed);
+  metrics_.swap_ins.store(s.swap_ins, relaxed);
+  metrics_.recompute_fallbacks.store(s.recompute_fallbacks, relaxed);
+}
+
+void RealtimeEngine::abort_closed() {
+  for (auto it = live_.begin(); it != live_.end();) {
+    if (it->second.stream->closed()) {
+      core_.abort(it->first);
+      metrics_.aborted.fetch_add(1, std::memory_order_relaxed);
+      it = live_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs end_ns) {
@@ -169,7 +185,10 @@ void RealtimeEngine::loop() {
       break;
     std::vector<EngineRequest> arrivals = std::exchange(pending_, {});
     lock.unlock();
+    abort_closed();
     for (auto& q : arrivals) {
+      if (q.stream->closed())
+        continue;  // the client left before the engine saw the request
       const std::int64_t id = next_id_++;
       core_.add_request(nominal, id, q.prompt_len, q.output_len, q.prompt_tokens);
       live_.emplace(
@@ -191,7 +210,7 @@ void RealtimeEngine::loop() {
     lock.unlock();
     if (steady_now_ns() - end > 5'000'000)
       metrics_.late_steps.fetch_add(1, std::memory_order_relaxed);
-    const sim::StepOutcome outcome = core_.end_step();
+    const sim::StepOutcome& outcome = core_.end_step();
     dispatch(outcome, end);
     nominal = end;
     lock.lock();

@@ -47,10 +47,16 @@ class TokenStream : public std::enable_shared_from_this<TokenStream> {
   std::vector<StreamEvent> take();
   /// Appends an event and wakes the waiter. Dropped after `close`.
   void push(const StreamEvent& event);
-  /// The consumer is gone: later pushes are dropped.
+  /// The consumer is gone (request finished, client disconnected or server stopping): later
+  /// pushes are dropped, and the engine aborts the request if it is still live.
   void close() noexcept;
+  /// True after `close`. Any thread.
+  [[nodiscard]] bool closed() const noexcept {
+    return closed_flag_.load(std::memory_order_acquire);
+  }
 
  private:
+  std::atomic<bool> closed_flag_{false};
   std::mutex mu_;
   boost::asio::steady_timer timer_;  // never expires; cancel() is the wake-up
   std::vector<StreamEvent> events_;
@@ -79,7 +85,15 @@ struct EngineMetrics {
   std::atomic<std::int64_t> prompt_tokens{0};   ///< prompts whose prefill finished
   std::atomic<std::int64_t> generation_tokens{0};
   std::atomic<std::int64_t> steps{0};
-  std::atomic<std::int64_t> late_steps{0};      ///< steps whose end was applied > 5 ms late
+  std::atomic<std::int64_t> late_steps{0};  ///< steps whose end was applied > 5 ms late
+  /// Requests aborted because their client went away (vLLM counts them in
+  /// vllm:request_success_total{finished_reason="abort"}).
+  std::atomic<std::int64_t> aborted{0};
+  /// Swap preemptions (`--swap-space` > 0; vLLM V1 has no swap metric). Suggested exposition:
+  /// llmbench:num_swaps_total{direction="out"|"in"} and llmbench:num_recompute_fallbacks_total.
+  std::atomic<std::int64_t> swap_outs{0};
+  std::atomic<std::int64_t> swap_ins{0};
+  std::atomic<std::int64_t> recompute_fallbacks{0};
   Histogram ttft{kTtftBuckets, 1e-9};           ///< arrival → first token
   Histogram itl{kItlBuckets, 1e-9};             ///< gap between a request's consecutive tokens
   Histogram tpot{kItlBuckets, 1e-9};            ///< per request: (last − first) / (N − 1)
@@ -122,6 +136,9 @@ class RealtimeEngine {
     std::int64_t cached_tokens = -1;
   };
   void loop();
+  /// Aborts every live request whose stream was closed (client gone): its KV blocks are freed
+  /// at once (`sim::EngineCore::abort`). Engine thread, between steps.
+  void abort_closed();
   void publish_gauges(std::size_t pending);
   void dispatch(const sim::StepOutcome& outcome, TimeNs end_ns);
 

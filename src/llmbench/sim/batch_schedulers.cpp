@@ -108,6 +108,38 @@ std::vector<std::int64_t> BatchScheduler::batch_ids() const {
   return out;
 }
 
+bool BatchScheduler::abort(std::int64_t id) {
+  const auto it = std::find_if(batch_.begin(), batch_.end(),
+                               [id](const RequestState* r) { return r->id == id; });
+  RequestState* r = nullptr;
+  if (it != batch_.end()) {
+    r = *it;
+    batch_.erase(it);
+    blocks_.free(id);
+  } else {
+    r = remove_waiting(id);
+  }
+  if (r == nullptr)
+    return false;
+  r->status = RequestStatus::Finished;
+  return true;
+}
+
+namespace {
+
+/// Removes the request with `id` from `queue` (order kept); nullptr when absent.
+RequestState* take_by_id(std::deque<RequestState*>& queue, std::int64_t id) {
+  const auto it =
+      std::find_if(queue.begin(), queue.end(), [id](const RequestState* r) { return r->id == id; });
+  if (it == queue.end())
+    return nullptr;
+  RequestState* r = *it;
+  queue.erase(it);
+  return r;
+}
+
+}  // namespace
+
 // ---- StaticBatchScheduler ----
 
 StaticBatchScheduler::StaticBatchScheduler(const SchedulerConfig& config, std::int64_t num_blocks,
@@ -121,6 +153,10 @@ void StaticBatchScheduler::add_request(RequestState* request) {
 
 void StaticBatchScheduler::form_batch() {
   while (!waiting_.empty() && try_admit(waiting_.front())) waiting_.pop_front();
+}
+
+RequestState* StaticBatchScheduler::remove_waiting(std::int64_t id) {
+  return take_by_id(waiting_, id);
 }
 
 std::vector<std::int64_t> StaticBatchScheduler::waiting_ids() const {
@@ -174,6 +210,18 @@ void DynamicBatchScheduler::form_batch() {
   while (!g.members.empty() && try_admit(g.members.front())) g.members.pop_front();
   if (g.members.empty())
     groups_.pop_front();
+}
+
+RequestState* DynamicBatchScheduler::remove_waiting(std::int64_t id) {
+  for (auto g = groups_.begin(); g != groups_.end(); ++g) {
+    RequestState* r = take_by_id(g->members, id);
+    if (r == nullptr)
+      continue;
+    if (g->members.empty() && std::next(g) != groups_.end())
+      groups_.erase(g);  // the back (possibly open) group is kept even when empty
+    return r;
+  }
+  return nullptr;
 }
 
 std::size_t DynamicBatchScheduler::num_waiting() const {

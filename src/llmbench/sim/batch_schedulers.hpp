@@ -38,8 +38,13 @@ class BatchScheduler : public Scheduler {
   [[nodiscard]] const SchedulerStats& stats() const override { return stats_; }
   /// Ids of the current batch's unfinished members, in batch order (for tests).
   [[nodiscard]] std::vector<std::int64_t> batch_ids() const;
+  /// Removes `id` from the batch (freeing its reservation) or from the waiting queue
+  /// (`remove_waiting`).
+  bool abort(std::int64_t id) override;
 
  protected:
+  /// Removes a waiting (not yet batched) request; nullptr when none has `id`.
+  virtual RequestState* remove_waiting(std::int64_t id) = 0;
   /// Moves the next batch's members into `batch_` (in order) with `try_admit`; called only when
   /// no batch is running. May leave `batch_` empty (nothing waiting).
   virtual void form_batch() = 0;
@@ -69,6 +74,7 @@ class StaticBatchScheduler final : public BatchScheduler {
 
  private:
   void form_batch() override;
+  RequestState* remove_waiting(std::int64_t id) override;
   std::deque<RequestState*> waiting_;
 };
 
@@ -95,6 +101,8 @@ class DynamicBatchScheduler final : public BatchScheduler {
     std::deque<RequestState*> members;
   };
   void form_batch() override;
+  /// Removes the member from its group (an emptied group is dropped; the open group stays open).
+  RequestState* remove_waiting(std::int64_t id) override;
 
   std::deque<Group> groups_;
   bool open_ = false;  ///< the back group still accepts arrivals

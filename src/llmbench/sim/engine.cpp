@@ -7,8 +7,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 namespace llmbench::sim {
 
@@ -17,16 +19,18 @@ bool EventOrder::before(const Event& a, const Event& b) noexcept {
          std::make_tuple(b.time_ns, static_cast<int>(b.kind), b.seq);
 }
 
-std::vector<Event> Event::handle(Simulation& sim) const {
+void Event::handle(Simulation& sim, std::vector<Event>& out) const {
   switch (kind) {
     case EventKind::Arrival:
-      return sim.on_arrival(*this);
+      sim.on_arrival(*this, out);
+      return;
     case EventKind::StepStart:
-      return sim.on_step_start(*this);
+      sim.on_step_start(*this, out);
+      return;
     case EventKind::StepEnd:
-      return sim.on_step_end(*this);
+      sim.on_step_end(*this, out);
+      return;
   }
-  return {};
 }
 
 std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t count,
@@ -48,7 +52,7 @@ std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t cou
   return out;
 }
 
-EngineCore::EngineCore(const EngineConfig& config, std::unique_ptr<ExecTimeModel> exec_model)
+EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTimeModel> exec_model)
     : config_(config), exec_model_(std::move(exec_model)) {
   LLMBENCH_ASSERT(config.num_gpu_blocks >= 1, "the KV cache needs at least one block");
   LLMBENCH_ASSERT(config.block_size >= 1, "block_size must be >= 1");
@@ -81,27 +85,28 @@ void EngineCore::add_request(TimeNs now_ns, std::int64_t id, std::int64_t prompt
 
 std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   LLMBENCH_ASSERT(!in_step_, "begin_step while a step is in flight");
-  const SchedulerStats before = scheduler_->stats();
+  const std::int64_t queries_before = scheduler_->stats().prefix_queries;
+  const std::int64_t hits_before = scheduler_->stats().prefix_hits;
   scheduler_->set_now(now_ns);
   scheduler_->schedule_into(current_);
   if (current_.empty())
     return std::nullopt;
-  const TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_);
+  std::int64_t decodes = 0;
+  const TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);
   const SchedulerStats& after = scheduler_->stats();
-  StepTrace tr;
+  StepTrace& tr = last_;
+  tr = StepTrace{};
   tr.start_ns = now_ns;
   tr.end_ns = now_ns + dt;
   tr.num_seqs = static_cast<std::int64_t>(current_.seqs.size());
   tr.num_tokens = current_.num_tokens;
-  for (const auto& w : work_)
-    tr.num_decode_seqs += (w.num_new_tokens == 1 && w.num_context_tokens > 0) ? 1 : 0;
+  tr.num_decode_seqs = decodes;
   tr.num_waiting = static_cast<std::int64_t>(scheduler_->num_waiting());
   tr.num_preempted = static_cast<std::int64_t>(current_.preempted.size());
   tr.kv_usage = scheduler_->blocks().usage();
   tr.num_running = static_cast<std::int64_t>(scheduler_->num_running());
-  tr.prefix_queries = after.prefix_queries - before.prefix_queries;
-  tr.prefix_hits = after.prefix_hits - before.prefix_hits;
-  last_ = tr;
+  tr.prefix_queries = after.prefix_queries - queries_before;
+  tr.prefix_hits = after.prefix_hits - hits_before;
   ++steps_;
   busy_s_ += ns_to_s(dt);
   step_tokens_sum_ += static_cast<double>(current_.num_tokens);
@@ -109,23 +114,60 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   return dt;
 }
 
-StepOutcome EngineCore::end_step() {
+const StepOutcome& EngineCore::end_step() {
   LLMBENCH_ASSERT(in_step_, "end_step without a step in flight");
   in_step_ = false;
   scheduler_->update_into(current_, result_);
   const StepResult& result = result_;
-  if (config_.check_invariants)
-    scheduler_->blocks().check_invariants();
-  StepOutcome out;
-  out.emitted.reserve(result.emitted.size());
-  for (const RequestState* r : result.emitted) out.emitted.push_back(r->id);
-  out.finished.reserve(result.finished.size());
-  for (const RequestState* r : result.finished) {
-    out.finished.push_back(
-        FinishedRequest{r->id, r->num_output_tokens, r->cached_tokens, r->num_preemptions});
+  StepOutcome& out = outcome_;
+  out.finished.clear();
+  if (deferred_aborts_.empty()) {
+    out.emitted.resize(result.emitted.size());
+    std::int64_t* const ids = out.emitted.data();
+    for (std::size_t i = 0; i < result.emitted.size(); ++i) ids[i] = result.emitted[i]->id;
+    for (const RequestState* r : result.finished) {
+      out.finished.push_back(
+          FinishedRequest{r->id, r->num_output_tokens, r->cached_tokens, r->num_preemptions});
+    }
+  } else {
+    out.emitted.clear();
+    const auto aborted = [&](std::int64_t id) {
+      return std::find(deferred_aborts_.begin(), deferred_aborts_.end(), id) !=
+             deferred_aborts_.end();
+    };
+    for (const RequestState* r : result.emitted)
+      if (!aborted(r->id))
+        out.emitted.push_back(r->id);
+    for (const RequestState* r : result.finished) {
+      if (!aborted(r->id))
+        out.finished.push_back(
+            FinishedRequest{r->id, r->num_output_tokens, r->cached_tokens, r->num_preemptions});
+    }
+    // Finished in this step: already released by the scheduler, only the state goes.
+    for (const RequestState* r : result.finished)
+      if (aborted(r->id))
+        live_.erase(r->id);
+    const std::vector<std::int64_t> ids = std::exchange(deferred_aborts_, {});
+    for (const std::int64_t id : ids) abort(id);
   }
   for (const auto& f : out.finished) live_.erase(f.id);
+  if (config_.check_invariants)
+    scheduler_->blocks().check_invariants();
   return out;
+}
+
+bool EngineCore::abort(std::int64_t id) {
+  const auto it = live_.find(id);
+  if (it == live_.end())
+    return false;
+  if (in_step_) {
+    if (std::find(deferred_aborts_.begin(), deferred_aborts_.end(), id) == deferred_aborts_.end())
+      deferred_aborts_.push_back(id);
+    return true;
+  }
+  scheduler_->abort(id);
+  live_.erase(it);
+  return true;
 }
 
 namespace {
@@ -143,66 +185,108 @@ EngineConfig engine_config(const SimOptions& o) {
 }  // namespace
 
 Simulation::Simulation(const SimOptions& options, std::unique_ptr<ExecTimeModel> exec_model)
-    : options_(options), core_(engine_config(options), std::move(exec_model)) {}
+    : options_(options) {
+  LLMBENCH_ASSERT(options.data_parallel_size >= 1, "data_parallel_size must be >= 1");
+  const std::shared_ptr<const ExecTimeModel> shared = std::move(exec_model);
+  const EngineConfig config = engine_config(options);
+  replicas_.resize(static_cast<std::size_t>(options.data_parallel_size));
+  for (auto& r : replicas_) r.core = std::make_unique<EngineCore>(config, shared);
+}
 
-void Simulation::admit(std::size_t index, TimeNs now) {
+std::size_t Simulation::pick_replica() const {
+  std::size_t best = 0;
+  std::size_t best_load = std::numeric_limits<std::size_t>::max();
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const EngineCore& c = *replicas_[i].core;
+    const std::size_t load = c.num_running() + c.num_waiting();
+    if (load < best_load) {
+      best = i;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+void Simulation::admit(std::size_t index, TimeNs now, std::vector<Event>& out) {
   ++in_flight_;
   auto& rec = records_[index];
   rec.scheduled_ns = now;
   rec.sent_ns = now;
   rec.headers_ns = now;
   const SimRequest& q = requests_[index];
-  core_.add_request(now, static_cast<std::int64_t>(index), q.prompt_len, q.output_len,
-                    q.prompt_tokens);
+  const std::size_t r = replicas_.size() == 1 ? 0 : pick_replica();
+  replicas_[r].core->add_request(now, static_cast<std::int64_t>(index), q.prompt_len, q.output_len,
+                                 q.prompt_tokens);
+  maybe_start(r, now, out);
 }
 
-std::vector<Event> Simulation::maybe_start(TimeNs now) {
-  if (busy_)
-    return {};
-  busy_ = true;
-  return {Event{now, EventKind::StepStart, 0, -1}};
+void Simulation::maybe_start(std::size_t replica, TimeNs now, std::vector<Event>& out) {
+  Replica& r = replicas_[replica];
+  if (r.busy)
+    return;
+  r.busy = true;
+  out.push_back(Event{now, EventKind::StepStart, 0, -1, static_cast<std::int32_t>(replica)});
 }
 
-std::vector<Event> Simulation::on_arrival(const Event& event) {
+void Simulation::on_arrival(const Event& event, std::vector<Event>& out) {
   const auto index = static_cast<std::size_t>(event.request);
   const SimRequest& q = requests_[index];
-  if (!core_.fits(q.prompt_len, q.output_len)) {
+  if (!replicas_.front().core->fits(q.prompt_len, q.output_len)) {
     auto& rec = records_[index];
     rec.scheduled_ns = rec.sent_ns = rec.headers_ns = rec.done_ns = event.time_ns;
     rec.http_status = 400;
     rec.error_kind = metrics::ErrorKind::Http4xx;
     rec.error_message = "prompt + output exceed the KV cache of the simulated replica";
     ++stats_.rejected;
-    return {};
+    return;
   }
   if (options_.max_concurrency > 0 && in_flight_ >= options_.max_concurrency) {
     blocked_.push_back(index);
-    return {};
+    return;
   }
-  admit(index, event.time_ns);
-  return maybe_start(event.time_ns);
+  admit(index, event.time_ns, out);
 }
 
-std::vector<Event> Simulation::on_step_start(const Event& event) {
-  const auto dt = core_.begin_step(event.time_ns);
+void Simulation::on_step_start(const Event& event, std::vector<Event>& out) {
+  Replica& r = replicas_[static_cast<std::size_t>(event.replica)];
+  EngineCore& core = *r.core;
+  const auto dt = core.begin_step(event.time_ns);
   if (!dt) {
     // Nothing runnable: every waiting request must be blocked by a running one.
-    LLMBENCH_ASSERT(core_.num_running() > 0 || core_.num_waiting() == 0,
+    LLMBENCH_ASSERT(core.num_running() > 0 || core.num_waiting() == 0,
                     "waiting requests but an empty, idle engine");
-    busy_ = false;
-    return {};
+    r.busy = false;
+    return;
   }
-  if (options_.record_steps)
-    steps_.push_back(core_.last_step());
-  return {Event{event.time_ns + *dt, EventKind::StepEnd, 0, -1}};
+  const auto running = static_cast<std::int64_t>(core.num_running());
+  running_total_ += running - r.last_running;
+  r.last_running = running;
+  stats_.max_running = std::max(stats_.max_running, running_total_);
+  if (options_.record_steps) {
+    steps_.push_back(core.last_step());
+    steps_.back().replica = event.replica;
+  }
+  out.push_back(Event{event.time_ns + *dt, EventKind::StepEnd, 0, -1, event.replica});
 }
 
-std::vector<Event> Simulation::on_step_end(const Event& event) {
+void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
   const TimeNs now = event.time_ns;
-  const StepOutcome result = core_.end_step();
+  const auto replica = static_cast<std::size_t>(event.replica);
+  const StepOutcome& result = replicas_[replica].core->end_step();
+  std::vector<TimeNs>& ends = step_ends_[replica];
+  const auto step = static_cast<std::int64_t>(ends.size());
+  ends.push_back(now);
   for (const std::int64_t id : result.emitted) {
-    auto& rec = records_[static_cast<std::size_t>(id)];
-    rec.chunks.push_back(metrics::Chunk{now, 1, 0, metrics::Channel::Answer});
+    OpenRun& open = open_run_[static_cast<std::size_t>(id)];
+    if (open.last + 1 == step && open.replica == event.replica) {
+      open.last = step;
+      continue;
+    }
+    if (open.last >= 0) {
+      runs_.push_back(
+          Run{static_cast<std::size_t>(id), open.replica, open.first, open.last - open.first + 1});
+    }
+    open = OpenRun{step, step, event.replica};
   }
   for (const FinishedRequest& r : result.finished) {
     auto& rec = records_[static_cast<std::size_t>(r.id)];
@@ -217,18 +301,26 @@ std::vector<Event> Simulation::on_step_end(const Event& event) {
   // Closed loop: each freed slot releases the next blocked request now.
   while (!blocked_.empty() &&
          (options_.max_concurrency <= 0 || in_flight_ < options_.max_concurrency)) {
-    admit(blocked_.front(), now);
+    const std::size_t next = blocked_.front();
     blocked_.pop_front();
+    admit(next, now, out);
   }
-  busy_ = false;
-  return maybe_start(now);
+  replicas_[replica].busy = false;
+  maybe_start(replica, now, out);
 }
 
 SimResult Simulation::run(std::vector<SimRequest> requests) {
   requests_ = std::move(requests);
   const std::size_t n = requests_.size();
   records_.assign(n, metrics::RequestRecord{});
-  std::priority_queue<Event, std::vector<Event>, EventOrder> queue;
+  open_run_.assign(n, OpenRun{});
+  runs_.clear();
+  runs_.reserve(n + n / 4);
+  step_ends_.assign(replicas_.size(), {});
+  std::vector<Event> storage;
+  storage.reserve(n + 2 * replicas_.size() + 4);
+  std::priority_queue<Event, std::vector<Event>, EventOrder> queue(EventOrder{},
+                                                                   std::move(storage));
   std::uint64_t seq = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const SimRequest& q = requests_[i];
@@ -239,32 +331,71 @@ SimResult Simulation::run(std::vector<SimRequest> requests) {
     rec.input_tokens = q.prompt_len;
     rec.prompt_len = q.prompt_len;
     rec.max_tokens = q.output_len;
-    queue.push(Event{q.arrival_ns, EventKind::Arrival, seq++, static_cast<std::int64_t>(i)});
+    queue.push(Event{q.arrival_ns, EventKind::Arrival, seq++, static_cast<std::int64_t>(i), 0});
   }
   TimeNs now = 0;
+  std::vector<Event> next;
+  next.reserve(2 * replicas_.size() + 4);
   while (!queue.empty()) {
     const Event ev = queue.top();
     queue.pop();
     LLMBENCH_ASSERT(ev.time_ns >= now, "virtual time went backwards");
     now = ev.time_ns;
-    for (Event next : ev.handle(*this)) {
-      next.seq = seq++;
-      queue.push(next);
+    next.clear();
+    ev.handle(*this, next);
+    for (Event& e : next) {
+      e.seq = seq++;
+      queue.push(e);
     }
   }
-  LLMBENCH_ASSERT(core_.num_running() == 0 && core_.num_waiting() == 0 && blocked_.empty(),
-                  "simulation ended with unfinished requests");
-  const auto& s = core_.scheduler_stats();
-  stats_.steps = core_.steps();
-  stats_.busy_s = core_.busy_s();
-  stats_.preemptions = s.preemptions;
-  stats_.prefix_queries = s.prefix_queries;
-  stats_.prefix_hits = s.prefix_hits;
-  stats_.max_running = s.max_running;
+  stats_.replicas = static_cast<int>(replicas_.size());
+  double step_tokens = 0;
+  for (const auto& r : replicas_) {
+    const EngineCore& core = *r.core;
+    LLMBENCH_ASSERT(core.num_running() == 0 && core.num_waiting() == 0,
+                    "simulation ended with unfinished requests");
+    const auto& s = core.scheduler_stats();
+    stats_.steps += core.steps();
+    stats_.busy_s += core.busy_s();
+    step_tokens += core.step_tokens_sum();
+    stats_.preemptions += s.preemptions;
+    stats_.prefix_queries += s.prefix_queries;
+    stats_.prefix_hits += s.prefix_hits;
+    stats_.swap_outs += s.swap_outs;
+    stats_.swap_ins += s.swap_ins;
+    stats_.swap_out_blocks += s.swap_out_blocks;
+    stats_.swap_in_blocks += s.swap_in_blocks;
+    stats_.recompute_fallbacks += s.recompute_fallbacks;
+  }
+  LLMBENCH_ASSERT(blocked_.empty(), "simulation ended with blocked requests");
+  expand_runs();
   stats_.end_ns = now;
-  stats_.mean_step_tokens =
-      stats_.steps > 0 ? core_.step_tokens_sum() / static_cast<double>(stats_.steps) : 0;
+  stats_.mean_step_tokens = stats_.steps > 0 ? step_tokens / static_cast<double>(stats_.steps) : 0;
   return SimResult{std::move(records_), stats_, std::move(steps_)};
+}
+
+void Simulation::expand_runs() {
+  for (std::size_t i = 0; i < open_run_.size(); ++i) {
+    const OpenRun& open = open_run_[i];
+    if (open.last >= 0)
+      runs_.push_back(Run{i, open.replica, open.first, open.last - open.first + 1});
+  }
+  std::vector<std::int64_t> tokens(records_.size(), 0);
+  for (const Run& r : runs_) tokens[r.request] += r.count;
+  for (std::size_t i = 0; i < records_.size(); ++i)
+    records_[i].chunks.reserve(static_cast<std::size_t>(tokens[i]));
+  // Runs were closed in time order per request, so appending keeps each request's chunks sorted.
+  for (const Run& r : runs_) {
+    const TimeNs* times = step_ends_[static_cast<std::size_t>(r.replica)].data() + r.first_step;
+    auto& chunks = records_[r.request].chunks;
+    const std::size_t base = chunks.size();
+    chunks.resize(base + static_cast<std::size_t>(r.count));
+    metrics::Chunk* out = chunks.data() + base;
+    for (std::int64_t k = 0; k < r.count; ++k)
+      out[k] = metrics::Chunk{times[k], 1, 0, metrics::Channel::Answer};
+  }
+  runs_.clear();
+  open_run_.clear();
 }
 
 std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& steps,
@@ -314,10 +445,10 @@ std::string steps_to_chrome_trace(const std::vector<StepTrace>& steps) {
   for (const auto& s : steps) {
     const double ts = static_cast<double>(s.start_ns) / 1e3;
     out += fmt::format(
-        R"(,{{"name":"step","cat":"engine","ph":"X","pid":1,"tid":1,"ts":{:.3f},"dur":{:.3f},)"
+        R"(,{{"name":"step","cat":"engine","ph":"X","pid":1,"tid":{},"ts":{:.3f},"dur":{:.3f},)"
         R"("args":{{"seqs":{},"tokens":{},"decodes":{},"waiting":{},"preempted":{}}}}})",
-        ts, static_cast<double>(s.end_ns - s.start_ns) / 1e3, s.num_seqs, s.num_tokens,
-        s.num_decode_seqs, s.num_waiting, s.num_preempted);
+        s.replica + 1, ts, static_cast<double>(s.end_ns - s.start_ns) / 1e3, s.num_seqs,
+        s.num_tokens, s.num_decode_seqs, s.num_waiting, s.num_preempted);
     out += fmt::format(
         R"(,{{"name":"kv_usage","ph":"C","pid":1,"ts":{:.3f},"args":{{"usage":{:.4f}}}}})", ts,
         s.kv_usage);

@@ -62,9 +62,14 @@ std::int64_t VllmV1Scheduler::slots_for(std::int64_t tokens) const noexcept {
 }
 
 void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
-  if (out.seqs.capacity() < running_.size() + 1)
-    out.seqs.reserve(2 * running_.size() + 16);
-  out.seqs.clear();
+  // The batch is written by index into storage sized for its largest possible length (every
+  // running request plus admissions up to max_num_seqs), then trimmed: no capacity check per
+  // sequence. resize() only initialises elements past the previous size.
+  const std::size_t admit_cap = static_cast<std::size_t>(
+      std::max<std::int64_t>(0, config_.max_num_seqs - static_cast<std::int64_t>(running_.size())));
+  out.seqs.resize(running_.size() + std::min(waiting_.size() + swapped_.size(), admit_cap));
+  ScheduledSeq* const seqs = out.seqs.data();
+  std::size_t count = 0;
   out.preempted.clear();
   out.swapped_out.clear();
   out.swapped_in.clear();
@@ -104,7 +109,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
     }
     if (!scheduled)
       break;
-    out.seqs.push_back(ScheduledSeq{req, n, req->num_computed_tokens});
+    seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
     budget -= n;
     ++index;
   }
@@ -129,7 +134,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
       req->status = RequestStatus::Running;
       running_.push_back(req);
       out.swapped_in.push_back(req->id);
-      out.seqs.push_back(ScheduledSeq{req, n, req->num_computed_tokens});
+      seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
       budget -= n;
     }
   }
@@ -159,10 +164,11 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
       req->num_computed_tokens = computed;
       req->status = RequestStatus::Running;
       running_.push_back(req);
-      out.seqs.push_back(ScheduledSeq{req, n, computed});
+      seqs[count++] = ScheduledSeq{req, n, computed};
       budget -= n;
     }
   }
+  out.seqs.resize(count);
   out.num_tokens = config_.max_num_batched_tokens - budget;
   stats_.max_running = std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()));
 }
@@ -174,10 +180,10 @@ StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
 }
 
 void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& result) {
-  result.emitted.clear();
   result.finished.clear();
-  if (result.emitted.capacity() < output.seqs.size())
-    result.emitted.reserve(output.seqs.size());
+  result.emitted.resize(output.seqs.size());  // written by index, trimmed below
+  RequestState** const emitted = result.emitted.data();
+  std::size_t num_emitted = 0;
   for (const auto& s : output.seqs) {
     RequestState* req = s.request;
     LLMBENCH_ASSERT(req->status == RequestStatus::Running, "updating a request not running");
@@ -186,7 +192,7 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
     if (!samples)
       continue;
     ++req->num_output_tokens;
-    result.emitted.push_back(req);
+    emitted[num_emitted++] = req;
     if (req->num_output_tokens >= req->output_len) {
       req->status = RequestStatus::Finished;
       blocks_.free(req->id);
@@ -194,12 +200,48 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
       result.finished.push_back(req);
     }
   }
+  result.emitted.resize(num_emitted);
   if (!result.finished.empty()) {
     running_.erase(
         std::remove_if(running_.begin(), running_.end(),
                        [](const RequestState* r) { return r->status == RequestStatus::Finished; }),
         running_.end());
   }
+}
+
+namespace {
+
+/// Removes the request with `id` from `queue` (order kept); nullptr when absent.
+template <typename Queue>
+RequestState* take_by_id(Queue& queue, std::int64_t id) {
+  const auto it =
+      std::find_if(queue.begin(), queue.end(), [id](const RequestState* r) { return r->id == id; });
+  if (it == queue.end())
+    return nullptr;
+  RequestState* r = *it;
+  queue.erase(it);
+  return r;
+}
+
+}  // namespace
+
+bool VllmV1Scheduler::abort(std::int64_t id) {
+  RequestState* r = take_by_id(running_, id);
+  if (r == nullptr)
+    r = take_by_id(waiting_, id);
+  if (r == nullptr) {
+    r = take_by_id(swapped_, id);
+    if (r != nullptr) {
+      cpu_free_ += r->num_swapped_blocks;
+      r->num_swapped_blocks = 0;
+    }
+  }
+  if (r == nullptr)
+    return false;
+  blocks_.free(id);  // no-op for a request holding none
+  r->num_kv_slots = 0;
+  r->status = RequestStatus::Finished;
+  return true;
 }
 
 std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {

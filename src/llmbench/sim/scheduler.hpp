@@ -135,6 +135,12 @@ class Scheduler {
   virtual void set_now(TimeNs now_ns) { (void)now_ns; }
   /// Free CPU swap blocks (0 when swap is off).
   [[nodiscard]] virtual std::int64_t num_free_cpu_blocks() const { return 0; }
+  /// Aborts request `id` (client gone): removes it from whichever queue holds it (WAITING,
+  /// RUNNING, SWAPPED, a batch or a group), frees its KV blocks (cached prefix hashes stay, as
+  /// on a normal finish) and its CPU swap blocks, and marks it Finished. Must not be called
+  /// between `schedule` and `update` of a batch that contains it (`EngineCore::abort` defers).
+  /// Returns false (nothing changed) when no queue holds `id`.
+  virtual bool abort(std::int64_t id) = 0;
 };
 
 /// vLLM V1's policy (FCFS), plus V0's swap preemption when `num_cpu_blocks` > 0: a victim whose
@@ -164,6 +170,7 @@ class VllmV1Scheduler final : public Scheduler {
   /// Request ids in SWAPPED order, for tests.
   [[nodiscard]] std::vector<std::int64_t> swapped_ids() const;
   [[nodiscard]] std::int64_t num_free_cpu_blocks() const override { return cpu_free_; }
+  bool abort(std::int64_t id) override;
 
  private:
   void preempt(RequestState* victim, SchedulerOutput& out);

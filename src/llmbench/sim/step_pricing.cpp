@@ -5,17 +5,24 @@
 
 namespace llmbench::sim {
 
-void step_work(const SchedulerOutput& output, std::vector<SeqWork>& work) {
+std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work) {
   work.resize(output.seqs.size());
+  SeqWork* const out = work.data();
+  std::int64_t decodes = 0;
   for (std::size_t i = 0; i < output.seqs.size(); ++i) {
     const auto& s = output.seqs[i];
-    work[i] = SeqWork{s.num_new_tokens, s.num_computed_before, s.samples()};
+    out[i] = SeqWork{s.num_new_tokens, s.num_computed_before, s.samples()};
+    decodes += (s.num_new_tokens == 1 && s.num_computed_before > 0) ? 1 : 0;
   }
+  return decodes;
 }
 
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
-                  std::int64_t block_size, std::vector<SeqWork>& work) {
-  step_work(output, work);
+                  std::int64_t block_size, std::vector<SeqWork>& work,
+                  std::int64_t* num_decode_seqs) {
+  const std::int64_t decodes = step_work(output, work);
+  if (num_decode_seqs != nullptr)
+    *num_decode_seqs = decodes;
   double s = model.step_cost(work).total_s();
   const std::int64_t swapped = output.num_swap_out_blocks + output.num_swap_in_blocks;
   if (swapped > 0)

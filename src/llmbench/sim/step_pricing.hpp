@@ -13,13 +13,16 @@
 namespace llmbench::sim {
 
 /// Fills `work` (cleared first, storage reused) with one `SeqWork` per scheduled sequence, in
-/// batch order: {num_new_tokens, num_computed_before, samples()}.
-void step_work(const SchedulerOutput& output, std::vector<SeqWork>& work);
+/// batch order: {num_new_tokens, num_computed_before, samples()}. Returns the number of decode
+/// sequences (one new token after some context), counted in the same pass.
+std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work);
 
 /// Duration of the step in ns (≥ 1): `model.step_cost(work).total_s()` plus
 /// `model.swap_time_s(num_swap_out_blocks + num_swap_in_blocks, block_size)` (V0 copies the
-/// swapped blocks before the forward pass). `work` is scratch storage (filled by `step_work`).
+/// swapped blocks before the forward pass). `work` is scratch storage (filled by `step_work`);
+/// `num_decode_seqs` (optional) receives `step_work`'s decode count.
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
-                  std::int64_t block_size, std::vector<SeqWork>& work);
+                  std::int64_t block_size, std::vector<SeqWork>& work,
+                  std::int64_t* num_decode_seqs = nullptr);
 
 }  // namespace llmbench::sim
