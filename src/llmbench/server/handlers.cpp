@@ -59,6 +59,16 @@ void engine_metrics(std::string& out, const ServerState& state, const std::strin
                 1);
   one("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
       static_cast<double>(e.preemptions.load(relaxed)));
+  // Swap preemption (`--swap-space` > 0): vLLM V1 has no swap metric, so these carry our prefix.
+  append_family_header(out, "llmbench:num_swaps_total", "counter",
+                       "Cumulative number of requests swapped out to or in from CPU memory.");
+  append_sample(out, "llmbench:num_swaps_total", "direction=\"out\"," + labels,
+                static_cast<double>(e.swap_outs.load(relaxed)));
+  append_sample(out, "llmbench:num_swaps_total", "direction=\"in\"," + labels,
+                static_cast<double>(e.swap_ins.load(relaxed)));
+  one("llmbench:num_recompute_fallbacks_total", "counter",
+      "Preemptions that recomputed because the CPU swap space was full.",
+      static_cast<double>(e.recompute_fallbacks.load(relaxed)));
   one("vllm:prefix_cache_queries_total", "counter",
       "Prefix cache queries, in terms of number of queried tokens.",
       static_cast<double>(e.prefix_queries.load(relaxed)));
