@@ -125,21 +125,6 @@ bool BatchScheduler::abort(std::int64_t id) {
   return true;
 }
 
-namespace {
-
-/// Removes the request with `id` from `queue` (order kept); nullptr when absent.
-RequestState* take_by_id(std::deque<RequestState*>& queue, std::int64_t id) {
-  const auto it =
-      std::find_if(queue.begin(), queue.end(), [id](const RequestState* r) { return r->id == id; });
-  if (it == queue.end())
-    return nullptr;
-  RequestState* r = *it;
-  queue.erase(it);
-  return r;
-}
-
-}  // namespace
-
 // ---- StaticBatchScheduler ----
 
 StaticBatchScheduler::StaticBatchScheduler(const SchedulerConfig& config, std::int64_t num_blocks,
@@ -156,7 +141,7 @@ void StaticBatchScheduler::form_batch() {
 }
 
 RequestState* StaticBatchScheduler::remove_waiting(std::int64_t id) {
-  return take_by_id(waiting_, id);
+  return detail::take_by_id(waiting_, id);
 }
 
 std::vector<std::int64_t> StaticBatchScheduler::waiting_ids() const {
@@ -214,7 +199,7 @@ void DynamicBatchScheduler::form_batch() {
 
 RequestState* DynamicBatchScheduler::remove_waiting(std::int64_t id) {
   for (auto g = groups_.begin(); g != groups_.end(); ++g) {
-    RequestState* r = take_by_id(g->members, id);
+    RequestState* r = detail::take_by_id(g->members, id);
     if (r == nullptr)
       continue;
     if (g->members.empty() && std::next(g) != groups_.end())

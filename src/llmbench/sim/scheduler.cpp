@@ -209,28 +209,12 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
   }
 }
 
-namespace {
-
-/// Removes the request with `id` from `queue` (order kept); nullptr when absent.
-template <typename Queue>
-RequestState* take_by_id(Queue& queue, std::int64_t id) {
-  const auto it =
-      std::find_if(queue.begin(), queue.end(), [id](const RequestState* r) { return r->id == id; });
-  if (it == queue.end())
-    return nullptr;
-  RequestState* r = *it;
-  queue.erase(it);
-  return r;
-}
-
-}  // namespace
-
 bool VllmV1Scheduler::abort(std::int64_t id) {
-  RequestState* r = take_by_id(running_, id);
+  RequestState* r = detail::take_by_id(running_, id);
   if (r == nullptr)
-    r = take_by_id(waiting_, id);
+    r = detail::take_by_id(waiting_, id);
   if (r == nullptr) {
-    r = take_by_id(swapped_, id);
+    r = detail::take_by_id(swapped_, id);
     if (r != nullptr) {
       cpu_free_ += r->num_swapped_blocks;
       r->num_swapped_blocks = 0;

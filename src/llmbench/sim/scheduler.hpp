@@ -9,6 +9,7 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/sim/block_manager.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
@@ -108,6 +109,21 @@ struct SchedulerStats {
   std::int64_t recompute_fallbacks = 0;  ///< swap wanted but the CPU pool was full
   std::int64_t batches = 0;              ///< static/dynamic policies: batches started
 };
+
+namespace detail {
+/// Removes the request with `id` from `queue` (a deque or vector of `RequestState*`, order
+/// kept) and returns it; nullptr when absent. O(size). Used by the schedulers' `abort`.
+template <typename Queue>
+RequestState* take_by_id(Queue& queue, std::int64_t id) {
+  const auto it =
+      std::find_if(queue.begin(), queue.end(), [id](const RequestState* r) { return r->id == id; });
+  if (it == queue.end())
+    return nullptr;
+  RequestState* r = *it;
+  queue.erase(it);
+  return r;
+}
+}  // namespace detail
 
 /// A batch-forming policy over a `BlockManager`.
 class Scheduler {
