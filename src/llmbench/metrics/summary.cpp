@@ -86,23 +86,39 @@ std::size_t max_overlap(std::vector<std::pair<TimeNs, int>> events) {
 
 }  // namespace
 
+namespace {
+
+/// The two ranks numpy.percentile(method="linear") reads for quantile q/100 of n values, and the
+/// interpolation weight t between them.
+struct PercentileRanks {
+  std::size_t below = 0;
+  std::size_t above = 0;
+  double t = 0;
+};
+
+PercentileRanks percentile_ranks(std::size_t n, double q) noexcept {
+  // q is divided by 100 first and the virtual index is quantile·(n−1), as numpy does.
+  const double quantile = q / 100.0;
+  const double virtual_index = quantile * static_cast<double>(n - 1);
+  const double last = static_cast<double>(n - 1);
+  const double below = std::clamp(std::floor(virtual_index), 0.0, last);
+  const double above = std::clamp(below + 1.0, 0.0, last);
+  return {static_cast<std::size_t>(below), static_cast<std::size_t>(above), virtual_index - below};
+}
+
+}  // namespace
+
 double percentile_sorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) {
     return kNaN;
   }
-  // numpy.percentile(method="linear"): q is divided by 100 first, the virtual index is
-  // quantile·(n−1), and numpy's _lerp computes b − (b−a)·(1−t) when t ≥ 0.5 (a + (b−a)·t
-  // otherwise); the same operation order keeps results bit-identical.
-  const double quantile = q / 100.0;
-  const double virtual_index = quantile * static_cast<double>(sorted.size() - 1);
-  const double last = static_cast<double>(sorted.size() - 1);
-  const double below = std::clamp(std::floor(virtual_index), 0.0, last);
-  const double above = std::clamp(below + 1.0, 0.0, last);
-  const double t = virtual_index - below;
-  const double a = sorted[static_cast<std::size_t>(below)];
-  const double b = sorted[static_cast<std::size_t>(above)];
+  // numpy's _lerp computes b − (b−a)·(1−t) when t ≥ 0.5 (a + (b−a)·t otherwise); the same
+  // operation order keeps results bit-identical.
+  const PercentileRanks r = percentile_ranks(sorted.size(), q);
+  const double a = sorted[r.below];
+  const double b = sorted[r.above];
   const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+  return r.t >= 0.5 ? b - diff * (1.0 - r.t) : a + diff * r.t;
 }
 
 Stats describe(std::vector<double> values, const std::vector<double>& qs) {
@@ -113,18 +129,47 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     }
     return stats;
   }
-  std::sort(values.begin(), values.end());
-  const auto n = static_cast<double>(values.size());
-  stats.count = values.size();
-  stats.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  const std::size_t count = values.size();
+  const auto n = static_cast<double>(count);
+  stats.count = count;
+  // Mean over the values in their given order (as numpy.mean over vLLM's list), then the
+  // population standard deviation (numpy.std, ddof = 0).
+  double sum = 0;
+  double lo = values.front();
+  double hi = values.front();
+  for (double v : values) {
+    sum += v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  stats.mean = sum / n;
   double squares = 0;
   for (double v : values) {
     squares += (v - stats.mean) * (v - stats.mean);
   }
   stats.std = std::sqrt(squares / n);
+  stats.min = lo;
+  stats.max = hi;
+  // Percentiles by selection instead of a full sort (a run can hold millions of ITLs): only the
+  // ranks the interpolation reads are put in their sorted places, each by nth_element on the
+  // part right of the previous one, so the cost is O(n) rather than O(n log n).
+  std::vector<std::size_t> ranks;
+  const auto want = [&](double q) {
+    const PercentileRanks r = percentile_ranks(count, q);
+    ranks.push_back(r.below);
+    ranks.push_back(r.above);
+  };
+  want(50);
+  for (double q : qs) want(q);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  auto first = values.begin();
+  for (const std::size_t k : ranks) {
+    const auto kth = values.begin() + static_cast<std::ptrdiff_t>(k);
+    std::nth_element(first, kth, values.end());
+    first = kth + 1;
+  }
   stats.median = percentile_sorted(values, 50);
-  stats.min = values.front();
-  stats.max = values.back();
   for (double q : qs) {
     stats.percentiles.emplace_back(q, percentile_sorted(values, q));
   }
@@ -294,6 +339,10 @@ void append_itl_ms(const RequestRecord& record, std::vector<double>& out) {
       --prev;
     }
     const double gap = ns_to_ms(record.chunks[i].time_ns - record.chunks[prev].time_ns);
+    if (tokens == 1) {
+      out.push_back(gap);  // the common case: one token per streamed chunk
+      continue;
+    }
     const double per_token = gap / static_cast<double>(tokens);
     out.insert(out.end(), static_cast<std::size_t>(tokens), per_token);
   }
@@ -309,8 +358,11 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
   Summary s;
   std::vector<double> ttft, ttfat, ttft_sched, tpot, itl, inter_chunk, e2el, e2el_sched, lateness;
   std::vector<std::pair<TimeNs, int>> intervals;
-  // (chunk time, tokens) of completed requests, bucketed once the first send is known.
-  std::vector<std::pair<TimeNs, std::int64_t>> token_times;
+  // Output tokens of completed requests per 1 s window [first_send + k s, first_send + (k+1) s).
+  // Dense for the first 2^20 windows, a map beyond.
+  constexpr std::size_t kDenseWindows = std::size_t{1} << 20;
+  std::vector<std::int64_t> tokens_per_window;
+  std::map<std::size_t, std::int64_t> far_windows;
 
   // Duration window (DESIGN.md §3 "from the first send to the last completion"): it opens at the
   // first send of any non-warm-up request, failed ones included (the load was running), and
@@ -318,15 +370,24 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
   // window over which completed work is divided).
   TimeNs first_send = -1;
   TimeNs last_done = -1;
+  std::size_t num_chunks = 0;
+  for (const auto& r : records) {
+    if (r.warmup) {
+      continue;
+    }
+    if (r.sent_ns >= 0 && (first_send < 0 || r.sent_ns < first_send)) {
+      first_send = r.sent_ns;
+    }
+    num_chunks += r.ok() ? r.chunks.size() : 0;
+  }
+  itl.reserve(num_chunks);
+  inter_chunk.reserve(num_chunks);
 
   for (const auto& original : records) {
     if (original.warmup) {
       continue;
     }
     ++s.total;
-    if (original.sent_ns >= 0 && (first_send < 0 || original.sent_ns < first_send)) {
-      first_send = original.sent_ns;
-    }
     if (!original.ok()) {
       ++s.failed;
       ++s.failures_by_kind[std::string(to_string(original.error_kind))];
@@ -382,7 +443,16 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
       intervals.emplace_back(record.done_ns, -1);
     }
     for (const auto& chunk : record.chunks) {
-      token_times.emplace_back(chunk.time_ns, chunk.tokens);
+      const TimeNs offset = first_send >= 0 ? std::max<TimeNs>(0, chunk.time_ns - first_send) : 0;
+      const auto window = static_cast<std::size_t>(offset / kNsPerSecond);
+      if (window >= kDenseWindows) {
+        far_windows[window] += chunk.tokens;  // a run over 12 days, or a corrupt time
+        continue;
+      }
+      if (window >= tokens_per_window.size()) {
+        tokens_per_window.resize(window + 1, 0);
+      }
+      tokens_per_window[window] += chunk.tokens;
     }
   }
 
@@ -397,13 +467,11 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     s.request_goodput = static_cast<double>(s.good_requests) / s.duration_s;
   }
 
-  // Peak output tokens in 1 s windows [first_send + k s, first_send + (k+1) s).
-  std::map<std::int64_t, std::int64_t> buckets;
-  for (const auto& [time, tokens] : token_times) {
-    const TimeNs offset = first_send >= 0 ? std::max<TimeNs>(0, time - first_send) : 0;
-    buckets[offset / kNsPerSecond] += tokens;
+  // Peak output tokens in a 1 s window.
+  for (const std::int64_t tokens : tokens_per_window) {
+    s.max_output_tokens_per_s = std::max(s.max_output_tokens_per_s, static_cast<double>(tokens));
   }
-  for (const auto& [window, tokens] : buckets) {
+  for (const auto& [window, tokens] : far_windows) {
     s.max_output_tokens_per_s = std::max(s.max_output_tokens_per_s, static_cast<double>(tokens));
   }
   // Peak concurrency over completed requests (as vLLM counts it), exact rather than per second.

@@ -26,7 +26,9 @@ struct Stats {
   std::vector<std::pair<double, double>> percentiles;  ///< (q, value) in the order asked
 };
 
-/// Summarizes `values` (any order; copied and sorted) at the percentiles `qs`.
+/// Summarizes `values` (any order) at the percentiles `qs` (each in [0, 100]). O(n): the
+/// percentile ranks are found by selection (`std::nth_element`), not a full sort, with the same
+/// values `percentile_sorted` gives on the sorted sample.
 Stats describe(std::vector<double> values, const std::vector<double>& qs);
 
 /// Service-level objectives for goodput (`--goodput ttft:MS tpot:MS e2el:MS`), in ms.

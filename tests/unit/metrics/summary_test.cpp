@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace llmbench::metrics {
@@ -94,6 +96,36 @@ TEST(Describe, MeanStdMinMax) {
   EXPECT_DOUBLE_EQ(s.max, 9.0);
   EXPECT_DOUBLE_EQ(s.median, 4.5);
   EXPECT_DOUBLE_EQ(s.percentiles[1].second, 8.86);  // rank 6.93 → 7 + 2·0.93
+}
+
+TEST(Describe, SelectionEqualsFullSortOnRandomSamples) {
+  // describe() selects the percentile ranks with nth_element; every value must equal the
+  // interpolation over the fully sorted sample, for sizes that hit rank edge cases and samples
+  // with many ties (simulated ITLs repeat the same step times).
+  std::uint64_t x = 12345;
+  const auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  const std::vector<double> qs{0, 1, 25, 50, 90, 95, 99, 99.9, 100};
+  for (const std::size_t n : {1u, 2u, 3u, 10u, 101u, 1000u, 4097u}) {
+    for (const std::uint64_t distinct : {3ULL, 1ULL << 30}) {
+      std::vector<double> v(n);
+      for (auto& e : v) e = static_cast<double>(next() % distinct) * 0.25;
+      const Stats s = describe(v, qs);
+      std::vector<double> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(s.median, percentile_sorted(sorted, 50)) << n;
+      EXPECT_EQ(s.min, sorted.front()) << n;
+      EXPECT_EQ(s.max, sorted.back()) << n;
+      ASSERT_EQ(s.percentiles.size(), qs.size());
+      for (std::size_t i = 0; i < qs.size(); ++i) {
+        EXPECT_EQ(s.percentiles[i].first, qs[i]);
+        EXPECT_EQ(s.percentiles[i].second, percentile_sorted(sorted, qs[i]))
+            << "n=" << n << " q=" << qs[i];
+      }
+    }
+  }
 }
 
 TEST(Describe, EmptyIsAllZero) {
