@@ -123,7 +123,7 @@ double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
   o.block_size = block_size;
   o.max_concurrency = a.concurrency;
   std::vector<SimRequest> reqs(static_cast<std::size_t>(a.requests),
-                               SimRequest{0, a.in, a.out, {}, false});
+                               SimRequest{0, a.in, a.out, {}, false, {}});
   Simulation sim(o, make_exec_model(ExecModelKind::Roofline, p));
   const TimeNs t0 = steady_now_ns();
   const auto result = sim.run(std::move(reqs));

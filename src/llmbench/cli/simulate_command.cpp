@@ -129,7 +129,8 @@ int execute_simulate(const SimulateFlags& f) {
   // --tokenizer: exact prompt lengths (completions counting) and, for id prompts, real token ids
   // for prefix caching.
   const auto tok = load_tokenizer(f);
-  const auto dopt = dataset_options(f, f.num_prompts, tok ? &*tok : nullptr);
+  auto dopt = dataset_options(f, f.num_prompts, tok ? &*tok : nullptr);
+  dopt.random_text = false;  // random prompts are hashed from their corpus offset, not text
   const auto samples = workload::load_samples(dopt);
   workload::ArrivalOptions aopt;
   aopt.request_rate = rate;
@@ -140,15 +141,30 @@ int execute_simulate(const SimulateFlags& f) {
   requests.reserve(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto& s = samples[i];
+    if (s.content_key >= 0) {
+      const std::int64_t prompt_len = std::max<std::int64_t>(1, s.prompt_len);
+      requests.push_back(sim::SimRequest{
+          arrivals[i],
+          prompt_len,
+          std::max<std::int64_t>(1, s.output_len),
+          {},
+          false,
+          sim::synthetic_block_hashes(prompt_len, f.random_prefix_len,
+                                      static_cast<std::uint64_t>(s.content_key), so.block_size)});
+      continue;
+    }
     std::string text = s.prompt;
     for (const auto& m : s.messages) text += m.content;
     const std::int64_t prompt_len = std::max<std::int64_t>(
         1, s.prompt_len >= 0 ? s.prompt_len : workload::estimate_tokens(text));
-    requests.push_back(
-        sim::SimRequest{arrivals[i], prompt_len, std::max<std::int64_t>(1, s.output_len),
-                        s.prompt_token_ids.empty() ? sim::pseudo_tokens(text, prompt_len, i + 1)
-                                                   : s.prompt_token_ids,
-                        false});
+    requests.push_back(sim::SimRequest{arrivals[i],
+                                       prompt_len,
+                                       std::max<std::int64_t>(1, s.output_len),
+                                       s.prompt_token_ids.empty()
+                                           ? sim::pseudo_tokens(text, prompt_len, i + 1)
+                                           : s.prompt_token_ids,
+                                       false,
+                                       {}});
   }
 
   // ---- run ----

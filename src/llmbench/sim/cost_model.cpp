@@ -74,6 +74,16 @@ RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
 }
 
 StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
+  return step_cost_of_sums(BatchSums::of(batch));
+}
+
+StepCost ExecTimeModel::step_cost_of_sums(const BatchSums& sums) const {
+  (void)sums;
+  LLMBENCH_ASSERT(false, "this execution-time model prices per sequence, not from sums");
+  return {};
+}
+
+StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   const ModelProfile& m = p_.model;
   const double t = p_.tp;
   const double L = static_cast<double>(m.num_layers);
@@ -83,31 +93,18 @@ StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
   const auto roof = [&](double flops, double bytes) {
     return std::max(flops / peak_flops_, bytes / bandwidth_);
   };
-
-  // One pass: every attention term is linear in these sums (decode: context c = p + 1;
-  // prefill chunk q after p: q·(p + q/2), p for the latent up-projection, p + q read).
-  std::int64_t tokens_i = 0, sampling_i = 0, dec_ctx_i = 0, pre_p_i = 0, pre_pq_i = 0;
-  double pre_qp = 0;
-  bool any_pre = false;
-  for (const auto& s : batch) {
-    const std::int64_t q = s.num_new_tokens;
-    const std::int64_t p = s.num_context_tokens;
-    tokens_i += q;
-    sampling_i += s.samples ? 1 : 0;
-    if (q == 1 && p > 0) {
-      dec_ctx_i += p + 1;
-    } else {
-      any_pre = true;
-      pre_qp += static_cast<double>(q) * (static_cast<double>(p) + static_cast<double>(q) / 2.0);
-      pre_p_i += p;
-      pre_pq_i += p + q;
-    }
-  }
+  // Every attention term is linear in the batch sums (decode: context c = p + 1; prefill chunk
+  // q after p: q·(p + q/2), p for the latent up-projection, p + q read).
+  const std::int64_t tokens_i = sums.tokens, sampling_i = sums.sampling;
+  const std::int64_t dec_ctx_i = sums.decode_context, pre_p_i = sums.prefill_context;
+  const std::int64_t pre_pq_i = sums.prefill_read;
+  const double pre_qp = sums.prefill_qp;
+  const bool any_pre = sums.any_prefill;
   const double tokens = static_cast<double>(tokens_i);
   const double sampling = static_cast<double>(sampling_i);
   StepCost c;
   const auto& e = p_.efficiency;
-  c.fixed_s = fixed_layer_s_ + static_cast<double>(batch.size()) * per_seq_s_;
+  c.fixed_s = fixed_layer_s_ + static_cast<double>(sums.num_seqs) * per_seq_s_;
 
   // Dense linears: F = 2·T·P/t, M = P·b_w/t.
   c.dense_linear_s = roof(2.0 * tokens * p_dense_ / t, p_dense_ * bw / t);

@@ -40,12 +40,57 @@ struct StepCost {
   }
 };
 
+/// A batch reduced to the sums every roofline term is linear in (SIMULATOR-NOTES.md §6.2), in
+/// batch order. A sequence with q new tokens after p cached ones is a decode when q = 1 and
+/// p > 0 (attention reads c = p + 1 tokens), else a prefill chunk (q·(p + q/2) score FLOPs, p
+/// for the latent up-projection, p + q tokens read).
+struct BatchSums {
+  std::int64_t num_seqs = 0;
+  std::int64_t tokens = 0;           ///< Σ q
+  std::int64_t sampling = 0;         ///< sequences that sample a token
+  std::int64_t decode_seqs = 0;      ///< decodes
+  std::int64_t decode_context = 0;   ///< Σ (p + 1) over decodes
+  std::int64_t prefill_context = 0;  ///< Σ p over prefill chunks
+  std::int64_t prefill_read = 0;     ///< Σ (p + q) over prefill chunks
+  double prefill_qp = 0;             ///< Σ q·(p + q/2) over prefill chunks
+  bool any_prefill = false;
+  /// Adds one sequence (q ≥ 1 new tokens after p ≥ 0).
+  void add(std::int64_t q, std::int64_t p, bool samples) noexcept {
+    ++num_seqs;
+    tokens += q;
+    sampling += samples ? 1 : 0;
+    if (q == 1 && p > 0) {
+      ++decode_seqs;
+      decode_context += p + 1;
+    } else {
+      any_prefill = true;
+      prefill_qp +=
+          static_cast<double>(q) * (static_cast<double>(p) + static_cast<double>(q) / 2.0);
+      prefill_context += p;
+      prefill_read += p + q;
+    }
+  }
+  /// The sums of `batch`, in order.
+  [[nodiscard]] static BatchSums of(const std::vector<SeqWork>& batch) noexcept {
+    BatchSums s;
+    for (const auto& w : batch) s.add(w.num_new_tokens, w.num_context_tokens, w.samples);
+    return s;
+  }
+};
+
 /// Predicts step times. Implementations must be deterministic and pure.
 class ExecTimeModel {
  public:
   virtual ~ExecTimeModel() = default;
   /// Cost of one step computing `batch` (non-empty).
   [[nodiscard]] virtual StepCost step_cost(const std::vector<SeqWork>& batch) const = 0;
+  /// True when `step_cost` depends on the batch only through its `BatchSums`; the engine then
+  /// prices a step with `step_cost_of_sums` from sums built in one pass over the schedule,
+  /// without a per-sequence work list (issue 4 speed). Default false.
+  [[nodiscard]] virtual bool prices_from_sums() const noexcept { return false; }
+  /// `step_cost` of a batch with these sums; only called when `prices_from_sums()`. The default
+  /// throws (`LLMBENCH_ASSERT`).
+  [[nodiscard]] virtual StepCost step_cost_of_sums(const BatchSums& sums) const;
   /// `step_cost(batch).total_s()` in ns, at least 1.
   [[nodiscard]] TimeNs step_time_ns(const std::vector<SeqWork>& batch) const;
   /// Seconds to copy `num_blocks` KV blocks of `block_size` tokens between GPU and host memory
@@ -77,6 +122,8 @@ class RooflineModel final : public ExecTimeModel {
  public:
   explicit RooflineModel(ExecModelParams params);
   [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override;
+  [[nodiscard]] bool prices_from_sums() const noexcept override { return true; }
+  [[nodiscard]] StepCost step_cost_of_sums(const BatchSums& sums) const override;
   /// bytes = blocks × block_size × KV bytes per token per GPU, over the GPU's host link
   /// (`HardwareProfile::host_link_bandwidth_gb_s`, PCIe per direction); 0 when the profile has
   /// no host link figure.

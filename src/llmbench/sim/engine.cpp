@@ -52,6 +52,25 @@ std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t cou
   return out;
 }
 
+std::vector<std::uint64_t> synthetic_block_hashes(std::int64_t prompt_len,
+                                                  std::int64_t shared_prefix_len,
+                                                  std::uint64_t content_key,
+                                                  std::int64_t block_size) {
+  LLMBENCH_ASSERT(block_size > 0, "block_size must be > 0");
+  std::vector<std::uint64_t> out;
+  const std::int64_t blocks = std::max<std::int64_t>(prompt_len, 0) / block_size;
+  out.reserve(static_cast<std::size_t>(blocks));
+  const std::uint64_t own = splitmix64(content_key ^ 0x6f776e2d74657874ULL);  // "own-text"
+  std::uint64_t h = splitmix64(0x7072656669782d31ULL ^ static_cast<std::uint64_t>(block_size));
+  for (std::int64_t j = 0; j < blocks; ++j) {
+    const bool shared = (j + 1) * block_size <= shared_prefix_len;
+    const auto index = static_cast<std::uint64_t>(j);
+    h = splitmix64(h ^ (shared ? index : own + index));
+    out.push_back(h);
+  }
+  return out;
+}
+
 EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTimeModel> exec_model)
     : config_(config), exec_model_(std::move(exec_model)) {
   LLMBENCH_ASSERT(config.num_gpu_blocks >= 1, "the KV cache needs at least one block");
@@ -69,13 +88,21 @@ bool EngineCore::fits(std::int64_t prompt_len, std::int64_t output_len) const no
 void EngineCore::add_request(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
                              std::int64_t output_len,
                              const std::vector<std::uint32_t>& prompt_tokens) {
+  add_request_hashed(now_ns, id, prompt_len, output_len,
+                     config_.scheduler.enable_prefix_caching && !prompt_tokens.empty()
+                         ? block_hashes(prompt_tokens, config_.block_size)
+                         : std::vector<std::uint64_t>{});
+}
+
+void EngineCore::add_request_hashed(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
+                                    std::int64_t output_len, std::vector<std::uint64_t> hashes) {
   LLMBENCH_ASSERT(prompt_len >= 1 && output_len >= 1, "lengths must be >= 1");
   auto state = std::make_unique<RequestState>();
   state->id = id;
   state->prompt_len = prompt_len;
   state->output_len = output_len;
-  if (config_.scheduler.enable_prefix_caching && !prompt_tokens.empty())
-    state->block_hashes = block_hashes(prompt_tokens, config_.block_size);
+  if (config_.scheduler.enable_prefix_caching)
+    state->block_hashes = std::move(hashes);
   RequestState* raw = state.get();
   const bool inserted = live_.emplace(id, std::move(state)).second;
   LLMBENCH_ASSERT(inserted, "request id already live in the engine");
@@ -215,8 +242,13 @@ void Simulation::admit(std::size_t index, TimeNs now, std::vector<Event>& out) {
   rec.headers_ns = now;
   const SimRequest& q = requests_[index];
   const std::size_t r = replicas_.size() == 1 ? 0 : pick_replica();
-  replicas_[r].core->add_request(now, static_cast<std::int64_t>(index), q.prompt_len, q.output_len,
-                                 q.prompt_tokens);
+  if (q.block_hashes.empty()) {
+    replicas_[r].core->add_request(now, static_cast<std::int64_t>(index), q.prompt_len,
+                                   q.output_len, q.prompt_tokens);
+  } else {
+    replicas_[r].core->add_request_hashed(now, static_cast<std::int64_t>(index), q.prompt_len,
+                                          q.output_len, std::move(requests_[index].block_hashes));
+  }
   maybe_start(r, now, out);
 }
 

@@ -63,6 +63,9 @@ struct SimRequest {
   /// Pseudo token ids for prefix caching; empty = a prompt sharing nothing with others.
   std::vector<std::uint32_t> prompt_tokens;
   bool warmup = false;
+  /// Prefix-cache block hashes given directly (`synthetic_block_hashes`); when non-empty they are
+  /// used instead of hashing `prompt_tokens`.
+  std::vector<std::uint64_t> block_hashes;
 };
 
 /// Deterministic pseudo token ids for a prompt text: `count` ids, id i hashing bytes
@@ -70,6 +73,18 @@ struct SimRequest {
 /// positions past the text's end hash (salt, i), so equal text prefixes give equal id prefixes.
 std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t count,
                                          std::uint64_t salt);
+
+/// Prefix-cache block hashes of a synthetic prompt without materialized ids: `prompt_len`
+/// tokens whose first `shared_prefix_len` are common to every prompt (`--random-prefix-len`) and
+/// whose rest is identified by `content_key` (equal keys = equal prompts, e.g. the corpus word a
+/// random prompt starts at). One chained 64-bit hash per full block of `block_size` (> 0): block
+/// j's hash depends on blocks 0 … j, and a block ending inside the shared prefix does not depend
+/// on the key, so prompts share exactly their common full blocks, as `block_hashes` of their
+/// ids would. O(prompt_len / block_size).
+std::vector<std::uint64_t> synthetic_block_hashes(std::int64_t prompt_len,
+                                                  std::int64_t shared_prefix_len,
+                                                  std::uint64_t content_key,
+                                                  std::int64_t block_size);
 
 /// How to run the engine.
 struct SimOptions {
@@ -208,6 +223,10 @@ class EngineCore {
   /// is on; empty = shares nothing.
   void add_request(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len, std::int64_t output_len,
                    const std::vector<std::uint32_t>& prompt_tokens);
+  /// As `add_request`, with the prompt's prefix-cache block hashes given (`block_hashes` or
+  /// `synthetic_block_hashes` for this engine's block_size) instead of token ids.
+  void add_request_hashed(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
+                          std::int64_t output_len, std::vector<std::uint64_t> hashes);
   /// Forms the next batch at `now_ns` (scheduler) and prices it (`price_step`: execution-time
   /// model plus swap copies): the step's duration in ns (≥ 1), or nullopt when nothing can run
   /// (the engine is idle). Must not be called while a step is in flight.

@@ -20,10 +20,21 @@ std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
                   std::int64_t block_size, std::vector<SeqWork>& work,
                   std::int64_t* num_decode_seqs) {
-  const std::int64_t decodes = step_work(output, work);
-  if (num_decode_seqs != nullptr)
-    *num_decode_seqs = decodes;
-  double s = model.step_cost(work).total_s();
+  double s = 0;
+  if (model.prices_from_sums()) {
+    // One pass over the schedule straight into the sums (no per-sequence work list).
+    BatchSums sums;
+    for (const auto& q : output.seqs)
+      sums.add(q.num_new_tokens, q.num_computed_before, q.samples());
+    if (num_decode_seqs != nullptr)
+      *num_decode_seqs = sums.decode_seqs;
+    s = model.step_cost_of_sums(sums).total_s();
+  } else {
+    const std::int64_t decodes = step_work(output, work);
+    if (num_decode_seqs != nullptr)
+      *num_decode_seqs = decodes;
+    s = model.step_cost(work).total_s();
+  }
   const std::int64_t swapped = output.num_swap_out_blocks + output.num_swap_in_blocks;
   if (swapped > 0)
     s += model.swap_time_s(swapped, block_size);

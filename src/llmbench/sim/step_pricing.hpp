@@ -17,10 +17,11 @@ namespace llmbench::sim {
 /// sequences (one new token after some context), counted in the same pass.
 std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work);
 
-/// Duration of the step in ns (≥ 1): `model.step_cost(work).total_s()` plus
+/// Duration of the step in ns (≥ 1): the model's step cost plus
 /// `model.swap_time_s(num_swap_out_blocks + num_swap_in_blocks, block_size)` (V0 copies the
-/// swapped blocks before the forward pass). `work` is scratch storage (filled by `step_work`);
-/// `num_decode_seqs` (optional) receives `step_work`'s decode count.
+/// swapped blocks before the forward pass). A model that `prices_from_sums()` gets the batch's
+/// `BatchSums` (one pass, `work` untouched); any other gets `step_work`'s list in `work`
+/// (scratch storage). `num_decode_seqs` (optional) receives the number of decode sequences.
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
                   std::int64_t block_size, std::vector<SeqWork>& work,
                   std::int64_t* num_decode_seqs = nullptr);

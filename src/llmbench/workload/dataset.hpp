@@ -29,6 +29,9 @@ struct Sample {
   /// True when `prompt_len` is a tokenizer count of exactly what is sent, counted as the server
   /// counts it (see `DatasetOptions::count_special_tokens`); false for estimates.
   bool prompt_len_exact = false;
+  /// Random dataset with `DatasetOptions::random_text` off: the corpus word its own text would
+  /// start at (prompts with equal keys and lengths are equal); -1 otherwise.
+  std::int64_t content_key = -1;
 };
 
 /// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
@@ -75,6 +78,10 @@ struct DatasetOptions {
   /// post-processor tokens (DeepSeek-V3: the BOS) included. False for chat, where the server's
   /// count also holds its chat template and the lengths count the message content alone.
   bool count_special_tokens = true;
+  /// Random dataset without a tokenizer: false leaves `Sample::prompt` empty and gives each
+  /// sample only its lengths and `content_key` (the same lengths and offsets as with text), for
+  /// callers that need no text (`llmbench simulate` hashes prompts from the key).
+  bool random_text = true;
 };
 
 /// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled

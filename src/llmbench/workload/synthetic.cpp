@@ -157,7 +157,7 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
   // The shared prefix: the corpus start, the same for every prompt (prefix-cache friendly).
   std::string prefix;
   TokenCounter prefix_counter;
-  if (options.random_prefix_len > 0) {
+  if (options.random_prefix_len > 0 && options.random_text) {
     corpus.take(0, options.random_prefix_len, prefix_counter, prefix);
   }
 
@@ -168,6 +168,14 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
     const auto idx = static_cast<std::size_t>(i);
     const auto first = static_cast<std::size_t>(offsets.uniform_int(0, last_word));
     Sample sample;
+    if (!options.random_text) {
+      sample.content_key = static_cast<std::int64_t>(first);
+      sample.prompt_len = options.random_prefix_len + input_lens[idx];
+      sample.output_len = output_lens[idx];
+      sample.source_id = fmt::format("random:{}", i);
+      samples.push_back(std::move(sample));
+      continue;
+    }
     sample.prompt = prefix;
     TokenCounter counter = prefix_counter;
     if (input_lens[idx] > 0) {

@@ -77,7 +77,7 @@ TEST(RealtimeEngine, TokenTimesEqualTheSimulation) {
   so.num_gpu_blocks = settings.engine.num_gpu_blocks;
   so.block_size = settings.engine.block_size;
   std::vector<sim::SimRequest> requests;
-  for (const auto& [p, o] : lengths) requests.push_back(sim::SimRequest{0, p, o, {}, false});
+  for (const auto& [p, o] : lengths) requests.push_back(sim::SimRequest{0, p, o, {}, false, {}});
   sim::Simulation simulation(so, sim::make_exec_model(settings.exec_kind, settings.exec));
   const auto expected = simulation.run(requests);
 

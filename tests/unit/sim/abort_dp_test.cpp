@@ -186,7 +186,7 @@ TEST(DataParallel, LeastLoadedReplicasStepIndependently) {
   // Four requests at t = 0 (prompt 100, output 3). DP2: least loaded, ties to the lowest index,
   // so 0 → r0, 1 → r1, 2 → r0, 3 → r1. Each replica: prefill 200 tokens (1.2 ms), then two
   // decode steps of 2 tokens (1.002 ms).
-  std::vector<SimRequest> reqs(4, SimRequest{0, 100, 3, {}, false});
+  std::vector<SimRequest> reqs(4, SimRequest{0, 100, 3, {}, false, {}});
   Simulation dp2(dp_options(2), std::make_unique<SimpleModel>());
   const auto r2 = dp2.run(reqs);
   EXPECT_EQ(r2.stats.replicas, 2);
@@ -218,8 +218,9 @@ TEST(DataParallel, LeastLoadedReplicasStepIndependently) {
 TEST(DataParallel, ClosedLoopFillsTheReplicaThatFreedASlot) {
   // Concurrency 2 over DP2: requests 0 (output 1) and 1 (output 4) start on r0 and r1; when 0
   // finishes at 1.1 ms, request 2 goes to r0 (empty) rather than r1.
-  std::vector<SimRequest> reqs{SimRequest{0, 100, 1, {}, false}, SimRequest{0, 100, 4, {}, false},
-                               SimRequest{0, 100, 1, {}, false}};
+  std::vector<SimRequest> reqs{SimRequest{0, 100, 1, {}, false, {}},
+                               SimRequest{0, 100, 4, {}, false, {}},
+                               SimRequest{0, 100, 1, {}, false, {}}};
   auto o = dp_options(2);
   o.max_concurrency = 2;
   Simulation sim(o, std::make_unique<SimpleModel>());

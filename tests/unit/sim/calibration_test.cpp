@@ -32,7 +32,7 @@ double simulated_mean_tpot_ms(std::int64_t concurrency) {
   ExecModelParams p{model, gpu, 8, gpu.efficiency};
   Simulation sim(o, make_exec_model(ExecModelKind::Roofline, p));
   std::vector<SimRequest> reqs(static_cast<std::size_t>(concurrency * 2),
-                               SimRequest{0, 1024, 1024, {}, false});
+                               SimRequest{0, 1024, 1024, {}, false, {}});
   const auto result = sim.run(reqs);
   const auto summary = metrics::summarize(result.records, {});
   EXPECT_EQ(summary.completed, reqs.size());

@@ -57,7 +57,7 @@ SimOptions small_options(std::int64_t blocks) {
 
 TEST(Simulation, SingleRequestTimeline) {
   Simulation sim(small_options(100), std::make_unique<SimpleModel>());
-  const auto result = sim.run({SimRequest{5'000'000, 100, 4, {}, false}});
+  const auto result = sim.run({SimRequest{5'000'000, 100, 4, {}, false, {}}});
   ASSERT_EQ(result.records.size(), 1u);
   const auto& r = result.records[0];
   EXPECT_TRUE(r.ok());
@@ -80,7 +80,8 @@ TEST(Simulation, StepTraceAndChromeTrace) {
   auto o = small_options(100);
   o.record_steps = true;
   Simulation sim(o, std::make_unique<SimpleModel>());
-  const auto result = sim.run({SimRequest{0, 100, 3, {}, false}, SimRequest{0, 20, 1, {}, false}});
+  const auto result =
+      sim.run({SimRequest{0, 100, 3, {}, false, {}}, SimRequest{0, 20, 1, {}, false, {}}});
   ASSERT_EQ(result.steps.size(), 3u);
   EXPECT_EQ(result.stats.steps, 3);
   // Step 1: both prefills (120 tokens); steps 2-3: one decode of the first request.
@@ -103,7 +104,8 @@ TEST(Simulation, ClosedLoopReleasesTheNextRequestWhenOneFinishes) {
   auto o = small_options(100);
   o.max_concurrency = 1;
   Simulation sim(o, std::make_unique<SimpleModel>());
-  const auto result = sim.run({SimRequest{0, 10, 2, {}, false}, SimRequest{0, 10, 2, {}, false}});
+  const auto result =
+      sim.run({SimRequest{0, 10, 2, {}, false, {}}, SimRequest{0, 10, 2, {}, false, {}}});
   const auto& first = result.records[0];
   const auto& second = result.records[1];
   EXPECT_EQ(second.sent_ns, first.done_ns);
@@ -116,18 +118,45 @@ TEST(Simulation, ClosedLoopReleasesTheNextRequestWhenOneFinishes) {
 
 TEST(Simulation, RejectsRequestsLargerThanTheCache) {
   Simulation sim(small_options(2), std::make_unique<SimpleModel>());
-  const auto result = sim.run({SimRequest{0, 40, 1, {}, false}, SimRequest{0, 20, 2, {}, false}});
+  const auto result =
+      sim.run({SimRequest{0, 40, 1, {}, false, {}}, SimRequest{0, 20, 2, {}, false, {}}});
   EXPECT_EQ(result.records[0].error_kind, metrics::ErrorKind::Http4xx);
   EXPECT_TRUE(result.records[1].ok());
   EXPECT_EQ(result.stats.rejected, 1);
+}
+
+TEST(SyntheticBlockHashes, ShareExactlyTheCommonFullBlocks) {
+  // 16-token blocks, a 40-token shared prefix: blocks 0 and 1 end inside it, block 2 does not.
+  const auto a = synthetic_block_hashes(100, 40, 7, 16);
+  const auto a_short = synthetic_block_hashes(70, 40, 7, 16);
+  const auto b = synthetic_block_hashes(100, 40, 8, 16);
+  ASSERT_EQ(a.size(), 6u);  // floor(100 / 16)
+  ASSERT_EQ(a_short.size(), 4u);
+  for (std::size_t j = 0; j < a_short.size(); ++j) EXPECT_EQ(a[j], a_short[j]) << j;
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_EQ(a[1], b[1]);
+  for (std::size_t j = 2; j < a.size(); ++j) EXPECT_NE(a[j], b[j]) << j;
+  EXPECT_TRUE(synthetic_block_hashes(15, 0, 7, 16).empty());
+  // Different block sizes never collide on the first block.
+  EXPECT_NE(synthetic_block_hashes(64, 64, 1, 16)[0], synthetic_block_hashes(64, 64, 1, 32)[0]);
+  // In the engine: the second request with the same key hits 6 full blocks = 96 tokens.
+  std::vector<SimRequest> reqs;
+  for (int i = 0; i < 2; ++i)
+    reqs.push_back(
+        SimRequest{i * 100'000'000, 100, 2, {}, false, synthetic_block_hashes(100, 0, 3, 16)});
+  Simulation sim(small_options(100), std::make_unique<SimpleModel>());
+  const auto result = sim.run(reqs);
+  EXPECT_EQ(result.records[0].cached_tokens, 0);
+  EXPECT_EQ(result.records[1].cached_tokens, 96);
 }
 
 TEST(Simulation, SharedPromptHitsThePrefixCache) {
   const std::string text(400, 'x');
   std::vector<SimRequest> reqs(2);
   for (int i = 0; i < 2; ++i) {
-    reqs[static_cast<std::size_t>(i)] = SimRequest{
-        i * 100'000'000, 100, 2, pseudo_tokens(text, 100, static_cast<std::uint64_t>(i)), false};
+    reqs[static_cast<std::size_t>(i)] =
+        SimRequest{i * 100'000'000, 100, 2, pseudo_tokens(text, 100, static_cast<std::uint64_t>(i)),
+                   false,           {}};
   }
   Simulation sim(small_options(100), std::make_unique<SimpleModel>());
   const auto result = sim.run(reqs);
@@ -161,11 +190,14 @@ TEST(Simulation, RandomWorkloadInvariants) {
       const auto prompt = rng.uniform_int(1, 300);
       const auto out = rng.uniform_int(1, 80);
       const bool share = rng.uniform01() < 0.5;
-      reqs.push_back(SimRequest{t, prompt, out,
+      reqs.push_back(SimRequest{t,
+                                prompt,
+                                out,
                                 share
                                     ? pseudo_tokens(shared, prompt, 0)
                                     : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
-                                false});
+                                false,
+                                {}});
     }
     auto o = small_options(static_cast<std::int64_t>(rng.uniform_int(25, 60)));
     o.scheduler.max_num_batched_tokens = rng.uniform_int(32, 512);

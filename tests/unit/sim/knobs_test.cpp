@@ -203,10 +203,27 @@ TEST(Swap, CpuBlocksAndTransferTime) {
   SchedulerOutput out;
   out.seqs.push_back(ScheduledSeq{&r, 1, 100});
   std::vector<SeqWork> work;
-  const TimeNs plain = price_step(m, out, 64, work);
+  ASSERT_EQ(step_work(out, work), 1);  // one decode
   ASSERT_EQ(work.size(), 1u);
   EXPECT_TRUE(work[0].samples);
+  std::int64_t decodes = -1;
+  const TimeNs plain = price_step(m, out, 64, work, &decodes);
+  EXPECT_EQ(decodes, 1);
   EXPECT_EQ(plain, m.step_time_ns(work));
+  {
+    // A mixed batch: the one-pass sums give the step time of the per-sequence work list.
+    RequestState chunked;
+    chunked.prompt_len = 3000;
+    chunked.output_len = 5;
+    SchedulerOutput mixed = out;
+    mixed.seqs.push_back(ScheduledSeq{&chunked, 2048, 512});  // a chunk that does not sample
+    std::vector<SeqWork> list;
+    ASSERT_EQ(step_work(mixed, list), 1);
+    EXPECT_FALSE(list[1].samples);
+    std::int64_t d = -1;
+    EXPECT_EQ(price_step(m, mixed, 64, work, &d), m.step_time_ns(list));
+    EXPECT_EQ(d, 1);
+  }
   out.num_swap_out_blocks = 4;
   out.num_swap_in_blocks = 6;
   EXPECT_NEAR(static_cast<double>(price_step(m, out, 64, work) - plain), 702720, 1);

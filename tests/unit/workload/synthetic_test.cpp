@@ -80,6 +80,32 @@ DatasetOptions random_options(const std::string& corpus) {
   return o;
 }
 
+TEST(RandomDataset, WithoutTextKeepsLengthsAndGivesOffsets) {
+  // `random_text = false` (simulate): the same lengths as with text, no prompt, and a content
+  // key per sample that is a corpus word index (equal keys ⇔ equal prompt starts).
+  TempDir dir;
+  auto options = random_options(dir.write("corpus.txt", numbered_words(2000)));
+  options.random_prefix_len = 5;
+  const auto with_text = load_samples(options);
+  options.random_text = false;
+  const auto lengths = load_samples(options);
+  ASSERT_EQ(lengths.size(), with_text.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_EQ(lengths[i].prompt_len, with_text[i].prompt_len);
+    EXPECT_EQ(lengths[i].output_len, with_text[i].output_len);
+    EXPECT_EQ(lengths[i].source_id, with_text[i].source_id);
+    EXPECT_TRUE(lengths[i].prompt.empty());
+    EXPECT_EQ(with_text[i].content_key, -1);
+    ASSERT_GE(lengths[i].content_key, 0);
+    ASSERT_LT(lengths[i].content_key, 2000);
+    // The text version's own part starts at that word ("w<key>") after the shared prefix.
+    const std::string own = "w" + std::to_string(lengths[i].content_key);
+    const auto at = with_text[i].prompt.find("\n\n");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(with_text[i].prompt.compare(at + 2, own.size(), own), 0) << with_text[i].prompt;
+  }
+}
+
 TEST(RandomDataset, LengthsInBoundsAndTextReachesTarget) {
   TempDir dir;
   const auto options = random_options(dir.write("corpus.txt", numbered_words(2000)));
