@@ -7,6 +7,7 @@
 /// `ExecModelKind` through a registry (STYLE.md "Simulator").
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/sim/batch_sums.hpp"
 #include "llmbench/sim/profiles.hpp"
 
 #include <functional>
@@ -16,13 +17,6 @@
 #include <vector>
 
 namespace llmbench::sim {
-
-/// The work of one sequence in a step.
-struct SeqWork {
-  std::int64_t num_new_tokens = 0;      ///< tokens computed this step (1 for a decode)
-  std::int64_t num_context_tokens = 0;  ///< tokens already in the KV cache before this step
-  bool samples = false;                 ///< the step ends its prompt/recompute and samples a token
-};
 
 /// Seconds per named term of one step (per GPU; all ranks run in lockstep).
 struct StepCost {
@@ -37,44 +31,6 @@ struct StepCost {
   [[nodiscard]] double total_s() const noexcept {
     return fixed_s + dense_linear_s + moe_s + attention_prefill_s + attention_decode_s + lm_head_s +
            allreduce_s + alltoall_s;
-  }
-};
-
-/// A batch reduced to the sums every roofline term is linear in (SIMULATOR-NOTES.md §6.2), in
-/// batch order. A sequence with q new tokens after p cached ones is a decode when q = 1 and
-/// p > 0 (attention reads c = p + 1 tokens), else a prefill chunk (q·(p + q/2) score FLOPs, p
-/// for the latent up-projection, p + q tokens read).
-struct BatchSums {
-  std::int64_t num_seqs = 0;
-  std::int64_t tokens = 0;           ///< Σ q
-  std::int64_t sampling = 0;         ///< sequences that sample a token
-  std::int64_t decode_seqs = 0;      ///< decodes
-  std::int64_t decode_context = 0;   ///< Σ (p + 1) over decodes
-  std::int64_t prefill_context = 0;  ///< Σ p over prefill chunks
-  std::int64_t prefill_read = 0;     ///< Σ (p + q) over prefill chunks
-  double prefill_qp = 0;             ///< Σ q·(p + q/2) over prefill chunks
-  bool any_prefill = false;
-  /// Adds one sequence (q ≥ 1 new tokens after p ≥ 0).
-  void add(std::int64_t q, std::int64_t p, bool samples) noexcept {
-    ++num_seqs;
-    tokens += q;
-    sampling += samples ? 1 : 0;
-    if (q == 1 && p > 0) {
-      ++decode_seqs;
-      decode_context += p + 1;
-    } else {
-      any_prefill = true;
-      prefill_qp +=
-          static_cast<double>(q) * (static_cast<double>(p) + static_cast<double>(q) / 2.0);
-      prefill_context += p;
-      prefill_read += p + q;
-    }
-  }
-  /// The sums of `batch`, in order.
-  [[nodiscard]] static BatchSums of(const std::vector<SeqWork>& batch) noexcept {
-    BatchSums s;
-    for (const auto& w : batch) s.add(w.num_new_tokens, w.num_context_tokens, w.samples);
-    return s;
   }
 };
 

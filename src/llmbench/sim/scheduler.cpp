@@ -78,6 +78,11 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   std::int64_t budget = config_.max_num_batched_tokens;
   const std::int64_t threshold = config_.long_prefill_token_threshold;
   const CacheHit no_hit;
+  BatchSums sums;
+  // Running decodes (one token after context, always sampling) are summed in these counters
+  // (fewer updates per sequence than `BatchSums::add`) and merged at the end.
+  std::int64_t decodes = 0;
+  std::int64_t decode_context = 0;
 
   // ---- RUNNING first, in admission order ----
   std::size_t index = 0;
@@ -109,7 +114,14 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
     }
     if (!scheduled)
       break;
-    seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
+    const std::int64_t computed = req->num_computed_tokens;
+    seqs[count++] = ScheduledSeq{req, n, computed};
+    if (n == 1 && computed > 0 && computed + 1 == req->num_tokens()) {
+      ++decodes;
+      decode_context += computed + 1;
+    } else {
+      sums.add(n, computed, computed + n == req->num_tokens());
+    }
     budget -= n;
     ++index;
   }
@@ -135,6 +147,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
       running_.push_back(req);
       out.swapped_in.push_back(req->id);
       seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
+      sums.add(n, req->num_computed_tokens, req->num_computed_tokens + n == req->num_tokens());
       budget -= n;
     }
   }
@@ -165,10 +178,18 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
       req->status = RequestStatus::Running;
       running_.push_back(req);
       seqs[count++] = ScheduledSeq{req, n, computed};
+      sums.add(n, computed, computed + n == req->num_tokens());
       budget -= n;
     }
   }
   out.seqs.resize(count);
+  sums.num_seqs += decodes;
+  sums.tokens += decodes;
+  sums.sampling += decodes;
+  sums.decode_seqs += decodes;
+  sums.decode_context += decode_context;
+  out.sums = sums;
+  out.has_sums = true;
   out.num_tokens = config_.max_num_batched_tokens - budget;
   stats_.max_running = std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()));
 }

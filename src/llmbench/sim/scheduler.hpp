@@ -7,6 +7,7 @@
 /// Schedulers are chosen by `SchedulerKind` through a registry (STYLE.md "Simulator").
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/sim/batch_sums.hpp"
 #include "llmbench/sim/block_manager.hpp"
 
 #include <algorithm>
@@ -87,6 +88,10 @@ struct SchedulerOutput {
   std::vector<std::int64_t> swapped_in;   ///< ids brought back from CPU for this step
   std::int64_t num_swap_out_blocks = 0;   ///< GPU→CPU blocks copied before this step
   std::int64_t num_swap_in_blocks = 0;    ///< CPU→GPU blocks copied before this step
+  /// `BatchSums` of `seqs` when `has_sums` (a scheduler may build them while it forms the batch,
+  /// saving the pricing pass; `price_step` computes them otherwise).
+  BatchSums sums;
+  bool has_sums = false;
   [[nodiscard]] bool empty() const noexcept { return seqs.empty(); }
 };
 

@@ -23,9 +23,12 @@ TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
   double s = 0;
   if (model.prices_from_sums()) {
     // One pass over the schedule straight into the sums (no per-sequence work list).
-    BatchSums sums;
-    for (const auto& q : output.seqs)
-      sums.add(q.num_new_tokens, q.num_computed_before, q.samples());
+    BatchSums sums = output.sums;
+    if (!output.has_sums) {
+      sums = BatchSums{};
+      for (const auto& q : output.seqs)
+        sums.add(q.num_new_tokens, q.num_computed_before, q.samples());
+    }
     if (num_decode_seqs != nullptr)
       *num_decode_seqs = sums.decode_seqs;
     s = model.step_cost_of_sums(sums).total_s();
