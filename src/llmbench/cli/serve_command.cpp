@@ -4,12 +4,17 @@
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
 #include "llmbench/server/server.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace llmbench::cli {
 
@@ -31,9 +36,22 @@ Command add_serve_command(CLI::App& app) {
                   "--timing fixed)");
   sub->add_option("--emission-log", opts.emission_log_path,
                   "Append one JSON line per request with the time each chunk was written");
+  auto tokenizer_name = std::make_shared<std::string>();
+  sub->add_option("--tokenizer", *tokenizer_name,
+                  "Count prompt tokens exactly with this tokenizer (a tokenizer.json path or a "
+                  "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes");
   add_server_flags(*sub, *flags, "");
-  return [flags, port_file] {
-    const server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
+  return [flags, port_file, tokenizer_name] {
+    server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
+    std::optional<tokenizer::ResolvedTokenizer> tok;
+    if (!tokenizer_name->empty()) {
+      auto resolved = tokenizer::load_tokenizer(*tokenizer_name);
+      if (!resolved)
+        throw Exception(Error{resolved.error().what(), "--tokenizer", -1});
+      tok.emplace(std::move(*resolved));
+      options.tokenizer = &tok->tokenizer;
+      log::info("prompt tokens are counted with {}", tok->path.string());
+    }
     server::run_blocking(options, [&](std::uint16_t port) {
       if (!port_file->empty()) {
         server::write_port_file(*port_file, port);

@@ -52,8 +52,8 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
                                              http::ResponseWriter& writer, bool chat) {
   const TimeNs arrival_ns = steady_now_ns();
   RealtimeEngine& engine = *state.engine;
-  auto parsed =
-      parse_generation_request(request.body(), chat, state.options.default_output_len, true);
+  auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len,
+                                         true, state.options.tokenizer);
   if (!parsed) {
     state.rejected_total.fetch_add(1, std::memory_order_relaxed);
     co_await writer.send(
@@ -62,7 +62,10 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
     co_return;
   }
   GenerationParams& params = *parsed;
-  params.prompt_tokens = engine_prompt_len(params);
+  // Without a tokenizer: the estimate `llmbench simulate` uses (so both see the same lengths);
+  // with one, the exact count `parse_generation_request` made.
+  if (state.options.tokenizer == nullptr)
+    params.prompt_tokens = engine_prompt_len(params);
   const std::int64_t total = params.output_tokens;
   if (total > 0 && !engine.fits(params.prompt_tokens, total)) {
     state.rejected_total.fetch_add(1, std::memory_order_relaxed);
@@ -83,8 +86,10 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
                                    .count();
   std::vector<Emission> emissions;
   const bool logging = state.emission_log != nullptr;
-  auto finish = [&] {
+  // Counts the request as finished and observes vLLM's per-request histograms.
+  auto finish = [&](const RequestTimes& times) {
     state.success_total.fetch_add(1, std::memory_order_relaxed);
+    state.request_histograms.observe(times);
     if (logging)
       state.emission_log->append(request["X-Request-Id"], id, arrival_ns, arrival_ns, emissions);
   };
@@ -104,17 +109,19 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
     }
   }
   if (total == 0) {
-    // Nothing to generate: answer at once, as the fixed timing model does.
+    // Nothing to generate: answer at once, as the fixed timing model does (every phase 0).
+    const RequestTimes times{arrival_ns,           arrival_ns, arrival_ns, arrival_ns,
+                             params.prompt_tokens, 0,          0};
     if (params.stream) {
       out.clear();
       append_content_event(out, ctx, "", true, 0);
       if (params.include_usage)
         append_usage_event(out, ctx, 0);
       append_done_event(out);
-      finish();
+      finish(times);
       co_await writer.end_stream(out);
     } else {
-      finish();
+      finish(times);
       co_await writer.send(bhttp::status::ok,
                            format_full_response(params.chat, id, created, state.options.model, "",
                                                 params.prompt_tokens, 0));
@@ -142,9 +149,15 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
       continue;
     std::int64_t tokens = 0;
     bool last = false;
+    RequestTimes times;
     for (const auto& e : events) {
       tokens += e.tokens;
-      last = last || e.finished;
+      if (e.finished) {
+        last = true;
+        times = RequestTimes{e.queued_ns, e.scheduled_ns,       e.first_token_ns,
+                             e.time_ns,   params.prompt_tokens, emitted + tokens,
+                             total};
+      }
     }
     state.generation_tokens_total.fetch_add(tokens, std::memory_order_relaxed);
     if (logging)
@@ -155,7 +168,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
         continue;
       text.clear();
       append_tokens(text, 0, emitted);
-      finish();
+      finish(times);
       co_await writer.send(bhttp::status::ok,
                            format_full_response(params.chat, id, created, state.options.model, text,
                                                 params.prompt_tokens, emitted));
@@ -173,7 +186,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
       if (params.include_usage)
         append_usage_event(out, ctx, emitted);
       append_done_event(out);
-      finish();
+      finish(times);
       co_await writer.end_stream(out);
       co_return;
     }

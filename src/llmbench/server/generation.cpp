@@ -48,17 +48,6 @@ struct Job {
   std::vector<Emission>* emissions = nullptr;  // null when no emission log
 };
 
-/// Counts a request as finished and writes its emission-log line. Called right before the last
-/// write: a client that has read the whole response then always finds both (the completion of
-/// that write may never run if the server is stopped at once).
-void finish(ServerState& state, const Job& job) {
-  state.success_total.fetch_add(1, std::memory_order_relaxed);
-  if (state.emission_log && job.emissions != nullptr) {
-    state.emission_log->append(job.request_id, job.id, job.arrival_ns, job.admit_ns,
-                               *job.emissions);
-  }
-}
-
 /// Deadline of the chunk that starts at output position `emitted` and carries `tokens` tokens:
 /// t_0 = admit + ttft; t_j = t_{j-1} + itl × tokens_j, i.e. admit + ttft + itl × (tokens after
 /// the first chunk, up to and including this one).
@@ -69,6 +58,30 @@ TimeNs chunk_deadline(const ServerState& state, const Job& job, std::int64_t emi
   if (emitted == 0)
     return job.admit_ns + state.ttft_ns;
   return job.admit_ns + state.ttft_ns + state.itl_ns * (emitted + tokens - first_chunk);
+}
+
+/// Counts a request as finished, observes vLLM's per-request histograms and writes its
+/// emission-log line. Called right before the last write: a client that has read the whole
+/// response then always finds all three (the completion of that write may never run if the
+/// server is stopped at once). Phases follow the timing model, not the write instants: queued
+/// = arrival, scheduled = admission (a slot freed), first token = admit + ttft, last token =
+/// the last chunk's deadline; no output: every phase after the queue is 0.
+void finish(ServerState& state, const Job& job) {
+  state.success_total.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t total = job.params.output_tokens;
+  RequestTimes times{job.arrival_ns,           job.admit_ns, job.admit_ns, job.admit_ns,
+                     job.params.prompt_tokens, total,        total};
+  if (total > 0) {
+    const std::int64_t per_chunk = state.options.tokens_per_chunk;
+    const std::int64_t last_start = ((total - 1) / per_chunk) * per_chunk;
+    times.first_token_ns = chunk_deadline(state, job, 0, std::min(per_chunk, total));
+    times.last_token_ns = chunk_deadline(state, job, last_start, total - last_start);
+  }
+  state.request_histograms.observe(times);
+  if (state.emission_log && job.emissions != nullptr) {
+    state.emission_log->append(job.request_id, job.id, job.arrival_ns, job.admit_ns,
+                               *job.emissions);
+  }
 }
 
 /// Streams the events of an admitted request. Returns false if the client went away. The slot
@@ -189,7 +202,8 @@ net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& r
     co_return;
   }
   const TimeNs arrival_ns = steady_now_ns();
-  auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len);
+  auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len,
+                                         false, state.options.tokenizer);
   if (!parsed) {
     state.rejected_total.fetch_add(1, std::memory_order_relaxed);
     co_await writer.send(

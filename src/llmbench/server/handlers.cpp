@@ -96,9 +96,9 @@ void engine_metrics(std::string& out, const ServerState& state, const std::strin
 }
 
 /// `GET /metrics`: Prometheus text exposition format 0.0.4 with vLLM's metric names, types and
-/// label `model_name` (vllm/v1/metrics/loggers.py). Fixed timing exposes the request gauges and
-/// token counters; engine timing adds KV-cache usage, prefix-cache and preemption counters and
-/// the latency histograms.
+/// label `model_name` (vllm/v1/metrics/loggers.py). Fixed timing exposes the request gauges,
+/// token counters and the per-request phase/token histograms; engine timing adds KV-cache usage,
+/// prefix-cache and preemption counters and the engine's latency histograms.
 std::string metrics_body(const ServerState& state) {
   const std::string labels = "model_name=\"" + prometheus_label_value(state.options.model) + "\"";
   std::string out;
@@ -130,6 +130,7 @@ std::string metrics_body(const ServerState& state) {
          "finished_reason=\"length\",", state.success_total.load(relaxed));
   if (engine)
     engine_metrics(out, state, labels);
+  state.request_histograms.write(out, labels);
   return out;
 }
 

@@ -82,12 +82,28 @@ Result<std::optional<std::int64_t>> optional_length(const simdjson::dom::object&
   return std::optional<std::int64_t>{*n};
 }
 
+/// Exact token count of `text` (`Tokenizer::count` on a per-thread scratch); invalid UTF-8 is
+/// an error naming `field` and the byte offset.
+Result<std::int64_t> count_tokens(const tokenizer::Tokenizer& tok, std::string_view text,
+                                  bool add_special_tokens, std::string_view field) {
+  thread_local tokenizer::Scratch scratch;
+  auto n = tok.count(text, add_special_tokens, scratch);
+  if (!n) {
+    return Error{std::string(field) + ": " + n.error().message, std::string(field),
+                 n.error().offset};
+  }
+  return static_cast<std::int64_t>(*n);
+}
+
 /// Prompt tokens of a completions `prompt`; `keep` (optional) collects the text and ids.
-Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* keep) {
+Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* keep,
+                                      const tokenizer::Tokenizer* tok) {
   if (prompt.type() == element_type::STRING) {
     const std::string_view text = prompt.get_string().value_unsafe();
     if (keep != nullptr)
       keep->prompt_text.assign(text);
+    if (tok != nullptr)
+      return count_tokens(*tok, text, true, "prompt");
     return estimate_prompt_tokens(text.size());
   }
   if (prompt.type() != element_type::ARRAY) {
@@ -95,6 +111,7 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
   }
   std::size_t bytes = 0;
   std::int64_t ids = 0;
+  std::int64_t counted = 0;  // with a tokenizer: tokens of the text items
   const simdjson::dom::array items = prompt.get_array().value_unsafe();
   for (element item : items) {
     if (item.type() == element_type::STRING) {
@@ -102,6 +119,12 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
       bytes += text.size();
       if (keep != nullptr)
         keep->prompt_text.append(text);
+      if (tok != nullptr) {
+        auto n = count_tokens(*tok, text, true, "prompt");
+        if (!n)
+          return n.error();
+        counted += *n;
+      }
     } else if (auto item_id = as_integer(item)) {
       ++ids;
       if (keep != nullptr)
@@ -122,12 +145,15 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
   }
   if (bytes == 0 && ids == 0)
     return field_error("prompt", "must not be empty");
+  if (tok != nullptr)
+    return ids + counted;
   return ids + (bytes > 0 ? estimate_prompt_tokens(bytes) : 0);
 }
 
 /// Prompt tokens of chat `messages` (content bytes of every message); `keep` (optional)
 /// collects the contents.
-Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParams* keep) {
+Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParams* keep,
+                                        const tokenizer::Tokenizer* tok) {
   simdjson::dom::array array;
   if (messages.get(array) != simdjson::SUCCESS) {
     return field_error("messages", "must be an array");
@@ -136,6 +162,18 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
     return field_error("messages", "must not be empty");
   std::size_t bytes = 0;
   std::size_t index = 0;
+  std::int64_t counted = 0;  // with a tokenizer: tokens of the contents
+  const auto count_content = [&](std::string_view text) -> Result<std::int64_t> {
+    bytes += text.size();
+    if (keep != nullptr)
+      keep->prompt_text.append(text);
+    if (tok == nullptr)
+      return std::int64_t{0};
+    auto n = count_tokens(*tok, text, false, "messages");
+    if (n)
+      counted += *n;
+    return n;
+  };
   for (element message : array) {
     simdjson::dom::object object;
     const std::string where = "messages[" + std::to_string(index++) + "]";
@@ -145,24 +183,23 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
     if (!content)
       continue;  // e.g. an assistant message with tool_calls only
     if (content->type() == element_type::STRING) {
-      const std::string_view text = content->get_string().value_unsafe();
-      bytes += text.size();
-      if (keep != nullptr)
-        keep->prompt_text.append(text);
+      if (auto n = count_content(content->get_string().value_unsafe()); !n)
+        return n.error();
     } else if (content->type() == element_type::ARRAY) {
       const simdjson::dom::array parts = content->get_array().value_unsafe();
       for (element part : parts) {
         std::string_view text;
         if (part["text"].get(text) == simdjson::SUCCESS) {
-          bytes += text.size();
-          if (keep != nullptr)
-            keep->prompt_text.append(text);
+          if (auto n = count_content(text); !n)
+            return n.error();
         }
       }
     } else {
       return field_error(where + ".content", "must be a string or an array of parts");
     }
   }
+  if (tok != nullptr)
+    return std::max<std::int64_t>(1, counted);
   return estimate_prompt_tokens(bytes);
 }
 
@@ -188,8 +225,8 @@ std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept {
 }
 
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
-                                                  std::int64_t default_output_len,
-                                                  bool keep_prompt) {
+                                                  std::int64_t default_output_len, bool keep_prompt,
+                                                  const tokenizer::Tokenizer* tokenizer) {
   element root;
   if (auto err = thread_parser().parse(body.data(), body.size(), true).get(root); err) {
     return Error{std::string("request body is not valid JSON: ") + simdjson::error_message(err), "",
@@ -210,7 +247,8 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
   if (!input)
     return field_error(input_key, "is required");
   GenerationParams* keep = keep_prompt ? &params : nullptr;
-  auto prompt_tokens = chat ? messages_tokens_of(*input, keep) : prompt_tokens_of(*input, keep);
+  auto prompt_tokens = chat ? messages_tokens_of(*input, keep, tokenizer)
+                            : prompt_tokens_of(*input, keep, tokenizer);
   if (!prompt_tokens)
     return prompt_tokens.error();
   params.prompt_tokens = *prompt_tokens;

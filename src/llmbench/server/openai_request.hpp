@@ -6,6 +6,7 @@
 /// (`stream_options.continuous_usage_stats`, `n_predict`).
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +24,9 @@ struct GenerationParams {
   bool continuous_usage = false;   ///< `stream_options.continuous_usage_stats` (vLLM)
   std::int64_t output_tokens = 0;  ///< N: `max_tokens`, else `max_completion_tokens` (chat),
                                    ///< else `n_predict` ≥ 0 (llama.cpp), else the server default
-  std::int64_t prompt_tokens = 1;  ///< estimate, see `estimate_prompt_tokens`
+  /// Prompt tokens: exact with a tokenizer (`parse_generation_request`), else the estimate of
+  /// `estimate_prompt_tokens`.
+  std::int64_t prompt_tokens = 1;
   /// Only with `keep_prompt`: the prompt strings (completions) or message contents (chat)
   /// concatenated in order, and the token ids of a completions prompt given as ids.
   std::string prompt_text;
@@ -47,8 +50,14 @@ std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept;
 /// field, or a negative length.
 /// With `keep_prompt` the prompt itself is kept in `prompt_text` / `prompt_ids` (the engine
 /// timing mode hashes it for prefix caching); otherwise those stay empty.
+/// With `tokenizer` the prompt is counted exactly, as vLLM counts `usage.prompt_tokens`: a
+/// completions text prompt is encoded with the tokenizer's special tokens (the BOS of
+/// DeepSeek-V3), token ids count one each and get none added; chat counts the message contents
+/// without special tokens or a chat template (the server has none). Text that is not valid
+/// UTF-8 is then an error naming `prompt` / `messages` and the byte offset.
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
                                                   std::int64_t default_output_len,
-                                                  bool keep_prompt = false);
+                                                  bool keep_prompt = false,
+                                                  const tokenizer::Tokenizer* tokenizer = nullptr);
 
 }  // namespace llmbench::server

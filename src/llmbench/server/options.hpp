@@ -5,6 +5,8 @@
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
 
+#include "llmbench/tokenizer/tokenizer.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,6 +62,9 @@ struct ServerOptions {
   std::int64_t default_output_len = 128;  ///< output tokens when a request sets no max_tokens
   std::int64_t max_model_len = 32768;     ///< reported in /v1/models (`max_model_len`) only
   std::string emission_log_path;  ///< if non-empty, one JSON line per finished request (append)
+  /// Counts prompt tokens exactly (`parse_generation_request`) instead of estimating them from
+  /// bytes; not owned, must outlive the server. Null = estimate.
+  const tokenizer::Tokenizer* tokenizer = nullptr;
 };
 
 /// Throws `llmbench::Exception` naming the offending field (e.g. "--tokens-per-chunk") if a value

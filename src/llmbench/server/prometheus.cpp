@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -56,6 +57,61 @@ void Histogram::write(std::string& out, std::string_view name, std::string_view 
   append_sample(out, std::string(name) + "_sum", labels,
                 static_cast<double>(sum_.load(std::memory_order_relaxed)) * unit_);
   append_sample(out, std::string(name) + "_count", labels, static_cast<double>(cumulative));
+}
+
+std::vector<double> buckets_1_2_5(std::int64_t max_value) {
+  std::vector<double> out;
+  for (std::int64_t scale = 1; scale <= max_value; scale *= 10) {
+    for (const std::int64_t m : {1, 2, 5}) {
+      if (m * scale > max_value)
+        return out;
+      out.push_back(static_cast<double>(m * scale));
+    }
+    if (scale > max_value / 10)
+      break;  // the next decade would overflow or pass max_value
+  }
+  return out;
+}
+
+RequestHistograms::RequestHistograms(std::int64_t max_model_len)
+    : queue(kRequestLatencyBuckets, 1e-9),
+      prefill(kRequestLatencyBuckets, 1e-9),
+      decode(kRequestLatencyBuckets, 1e-9),
+      inference(kRequestLatencyBuckets, 1e-9),
+      prompt_tokens(buckets_1_2_5(max_model_len), 1),
+      generation_tokens(buckets_1_2_5(max_model_len), 1),
+      max_tokens(buckets_1_2_5(max_model_len), 1) {}
+
+void RequestHistograms::observe(const RequestTimes& t) noexcept {
+  auto interval = [](TimeNs from, TimeNs to) { return std::max<TimeNs>(0, to - from); };
+  queue.observe(interval(t.queued_ns, t.scheduled_ns));
+  prefill.observe(interval(t.scheduled_ns, t.first_token_ns));
+  decode.observe(interval(t.first_token_ns, t.last_token_ns));
+  inference.observe(interval(t.scheduled_ns, t.last_token_ns));
+  prompt_tokens.observe(t.prompt_tokens);
+  generation_tokens.observe(t.generation_tokens);
+  max_tokens.observe(t.max_tokens);
+}
+
+void RequestHistograms::write(std::string& out, std::string_view labels) const {
+  // Names and help texts of vLLM V1 (`vllm/v1/metrics/loggers.py`).
+  auto family = [&](std::string_view name, std::string_view help, const Histogram& h) {
+    append_family_header(out, name, "histogram", help);
+    h.write(out, name, labels);
+  };
+  family("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+         queue);
+  family("vllm:request_inference_time_seconds",
+         "Histogram of time spent in RUNNING phase for request.", inference);
+  family("vllm:request_prefill_time_seconds",
+         "Histogram of time spent in PREFILL phase for request.", prefill);
+  family("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+         decode);
+  family("vllm:request_prompt_tokens", "Number of prefill tokens processed.", prompt_tokens);
+  family("vllm:request_generation_tokens", "Number of generation tokens processed.",
+         generation_tokens);
+  family("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+         max_tokens);
 }
 
 std::string prometheus_label_value(std::string_view text) {

@@ -5,6 +5,8 @@
 /// writers for `# HELP` / `# TYPE` families. Bucket bounds of vLLM V1's histograms
 /// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3.2) are constants here.
 
+#include "llmbench/core/clock.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -27,6 +29,12 @@ inline constexpr double kItlBuckets[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.
 inline constexpr double kRequestLatencyBuckets[] = {
     0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+/// vLLM's `build_1_2_5_buckets(max_value)` (`vllm/v1/metrics/loggers.py`): 1, 2, 5, 10, 20, 50,
+/// … while ≤ `max_value` (empty when `max_value` < 1). vLLM passes `max_model_len` for
+/// `vllm:request_prompt_tokens`, `vllm:request_generation_tokens` and
+/// `vllm:request_params_max_tokens`.
+std::vector<double> buckets_1_2_5(std::int64_t max_value);
+
 /// `vllm:iteration_tokens_total` (tokens per engine step).
 inline constexpr double kIterationTokenBuckets[] = {1,   8,    16,   32,   64,   128,  256,
                                                     512, 1024, 2048, 4096, 8192, 16384};
@@ -55,6 +63,43 @@ class Histogram {
   double unit_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_;  ///< non-cumulative, last = +Inf
   std::atomic<std::int64_t> sum_{0};
+};
+
+/// One finished request as vLLM V1's per-request stats see it (`FinishedRequestStats`;
+/// docs/design/metrics.md intervals QUEUED → SCHEDULED → first NEW_TOKENS → last NEW_TOKENS):
+/// instants on the steady clock (ns) and token counts.
+struct RequestTimes {
+  TimeNs queued_ns = 0;       ///< entered the engine's queue
+  TimeNs scheduled_ns = 0;    ///< first scheduled (later preemptions do not move it)
+  TimeNs first_token_ns = 0;  ///< first output token produced
+  TimeNs last_token_ns = 0;   ///< last output token produced
+  std::int64_t prompt_tokens = 0;
+  std::int64_t generation_tokens = 0;
+  std::int64_t max_tokens = 0;  ///< the request's output limit (`max_tokens` or the default)
+};
+
+/// vLLM V1's per-request histograms, observed once per finished request (`observe`, any
+/// thread): `vllm:request_queue_time_seconds` (scheduled − queued),
+/// `vllm:request_prefill_time_seconds` (first token − scheduled),
+/// `vllm:request_decode_time_seconds` (last − first token),
+/// `vllm:request_inference_time_seconds` (last token − scheduled), all on
+/// `kRequestLatencyBuckets`; `vllm:request_prompt_tokens`, `vllm:request_generation_tokens` and
+/// `vllm:request_params_max_tokens` on `buckets_1_2_5(max_model_len)`. Negative intervals (clock
+/// quirks) are observed as 0.
+struct RequestHistograms {
+  /// `max_model_len`: the largest token bucket bound (vLLM's choice).
+  explicit RequestHistograms(std::int64_t max_model_len);
+  void observe(const RequestTimes& times) noexcept;
+  /// Appends the seven families (`# HELP`, `# TYPE`, samples) with label list `labels`.
+  void write(std::string& out, std::string_view labels) const;
+
+  Histogram queue;
+  Histogram prefill;
+  Histogram decode;
+  Histogram inference;
+  Histogram prompt_tokens;
+  Histogram generation_tokens;
+  Histogram max_tokens;
 };
 
 /// Escapes a label value (`\` → `\\`, `"` → `\"`, newline → `\n`).

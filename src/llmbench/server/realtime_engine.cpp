@@ -91,6 +91,7 @@ void RealtimeEngine::stop() {
   std::lock_guard lock(mu_);
   pending_.clear();
   live_.clear();
+  unscheduled_.clear();
 }
 
 bool RealtimeEngine::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
@@ -129,6 +130,8 @@ void RealtimeEngine::abort_closed() {
     if (it->second.stream->closed()) {
       core_.abort(it->first);
       metrics_.aborted.fetch_add(1, std::memory_order_relaxed);
+      if (it->second.scheduled_ns < 0)
+        std::erase(unscheduled_, it->first);
       it = live_.erase(it);
     } else {
       ++it;
@@ -136,13 +139,26 @@ void RealtimeEngine::abort_closed() {
   }
 }
 
-void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs end_ns) {
+void RealtimeEngine::mark_scheduled(TimeNs start_ns) {
+  auto newly = static_cast<std::int64_t>(unscheduled_.size()) -
+               static_cast<std::int64_t>(core_.num_waiting());
+  for (; newly > 0 && !unscheduled_.empty(); --newly) {
+    const auto it = live_.find(unscheduled_.front());
+    if (it != live_.end() && it->second.scheduled_ns < 0)
+      it->second.scheduled_ns = start_ns;
+    unscheduled_.pop_front();
+  }
+}
+
+void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, TimeNs end_ns) {
   constexpr auto relaxed = std::memory_order_relaxed;
   for (const auto& f : outcome.finished) live_.at(f.id).cached_tokens = f.cached_tokens;
   for (const std::int64_t id : outcome.emitted) {
     Live& r = live_.at(id);
     if (r.first_ns < 0) {
       r.first_ns = end_ns;
+      if (r.scheduled_ns < 0)
+        r.scheduled_ns = start_ns;  // not seen leaving WAITING (see mark_scheduled)
       metrics_.ttft.observe(end_ns - r.arrival_ns);
       metrics_.prompt_tokens.fetch_add(r.prompt_len, relaxed);
     } else {
@@ -152,7 +168,14 @@ void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs end_ns) {
     ++r.emitted;
     metrics_.generation_tokens.fetch_add(1, relaxed);
     const bool last = r.emitted >= r.output_len;
-    r.stream->push(StreamEvent{end_ns, 1, last, last ? r.cached_tokens : -1});
+    StreamEvent event{end_ns, 1, last, -1, -1, -1, -1};
+    if (last) {
+      event.cached_tokens = r.cached_tokens;
+      event.queued_ns = r.queued_ns;
+      event.scheduled_ns = r.scheduled_ns;
+      event.first_token_ns = r.first_ns;
+    }
+    r.stream->push(event);
   }
   for (const auto& f : outcome.finished) {
     const auto it = live_.find(f.id);
@@ -191,10 +214,12 @@ void RealtimeEngine::loop() {
         continue;  // the client left before the engine saw the request
       const std::int64_t id = next_id_++;
       core_.add_request(nominal, id, q.prompt_len, q.output_len, q.prompt_tokens);
-      live_.emplace(
-          id, Live{std::move(q.stream), q.arrival_ns, -1, -1, q.prompt_len, q.output_len, 0, -1});
+      live_.emplace(id, Live{std::move(q.stream), q.arrival_ns, -1, -1, q.prompt_len, q.output_len,
+                             0, -1, nominal, -1});
+      unscheduled_.push_back(id);
     }
     const auto dt = core_.begin_step(nominal);
+    mark_scheduled(nominal);
     lock.lock();
     publish_gauges(pending_.size());
     if (!dt) {
@@ -211,7 +236,7 @@ void RealtimeEngine::loop() {
     if (steady_now_ns() - end > 5'000'000)
       metrics_.late_steps.fetch_add(1, std::memory_order_relaxed);
     const sim::StepOutcome& outcome = core_.end_step();
-    dispatch(outcome, end);
+    dispatch(outcome, nominal, end);
     nominal = end;
     lock.lock();
     publish_gauges(pending_.size());

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,6 +34,12 @@ struct StreamEvent {
   std::int64_t tokens = 0;          ///< output tokens (one per step)
   bool finished = false;            ///< the request reached its length: the last event
   std::int64_t cached_tokens = -1;  ///< on the last event: prefix-cache hit (tokens)
+  /// On the last event (else −1), nominal steady-clock instants of vLLM's request phases: the
+  /// engine took the request in (start of the step it joined), first scheduled it (start of
+  /// that step), and the end of the step that produced its first token.
+  TimeNs queued_ns = -1;
+  TimeNs scheduled_ns = -1;
+  TimeNs first_token_ns = -1;
 };
 
 /// Hands engine events to one HTTP coroutine. `push` and `close` from any thread; `wait` and
@@ -134,19 +141,30 @@ class RealtimeEngine {
     std::int64_t output_len = 0;
     std::int64_t emitted = 0;
     std::int64_t cached_tokens = -1;
+    TimeNs queued_ns = 0;      ///< nominal start of the step it was added at
+    TimeNs scheduled_ns = -1;  ///< nominal start of the first step that scheduled it
   };
   void loop();
   /// Aborts every live request whose stream was closed (client gone): its KV blocks are freed
   /// at once (`sim::EngineCore::abort`). Engine thread, between steps.
   void abort_closed();
   void publish_gauges(std::size_t pending);
-  void dispatch(const sim::StepOutcome& outcome, TimeNs end_ns);
+  /// After `begin_step` at `start_ns`: stamps `scheduled_ns` of the requests the step took out
+  /// of WAITING for the first time. `EngineCore` does not expose the batch, so this counts: the
+  /// never-scheduled requests (`unscheduled_`, admission order) still waiting are at most
+  /// `num_waiting()`, and the scheduler admits WAITING in FIFO order behind any preempted or
+  /// swapped request (vLLM V1 FCFS with head-of-line blocking; static batching), so the first
+  /// |unscheduled| − num_waiting of them (when positive) were scheduled now. Exact for those
+  /// schedulers; an approximation for dynamic batching.
+  void mark_scheduled(TimeNs start_ns);
+  void dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, TimeNs end_ns);
 
   EngineSettings settings_;
   sim::EngineCore core_;  // engine thread only (fits() reads the immutable config)
   EngineMetrics metrics_;
   std::unordered_map<std::int64_t, Live> live_;  // engine thread only
   std::int64_t next_id_ = 0;                     // engine thread only
+  std::deque<std::int64_t> unscheduled_;         // engine thread only: ids never scheduled
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -6,6 +6,7 @@
 #include "llmbench/http/listener.hpp"
 #include "llmbench/server/emission_log.hpp"
 #include "llmbench/server/options.hpp"
+#include "llmbench/server/prometheus.hpp"
 #include "llmbench/server/realtime_engine.hpp"
 #include "llmbench/server/slot_pool.hpp"
 
@@ -37,6 +38,9 @@ struct ServerState {
   std::atomic<std::int64_t> cancelled_total{0};
   std::atomic<std::int64_t> prompt_tokens_total{0};
   std::atomic<std::int64_t> generation_tokens_total{0};
+  /// vLLM's per-request phase and token histograms, observed when a request finishes (both
+  /// timings; token buckets up to `options.max_model_len`, as vLLM).
+  RequestHistograms request_histograms{options.max_model_len};
 };
 
 /// Routes one request (see server.hpp for the endpoints). Never throws.
