@@ -4,7 +4,6 @@
 
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
-
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
