@@ -53,9 +53,6 @@ struct RunFlags : WorkloadFlags {
   std::optional<double> temperature;
   std::optional<double> top_p;
   std::string extra_body;
-  std::vector<std::string> goodput;
-  std::string percentile_metrics = "ttft,tpot,itl,e2el";
-  std::string metric_percentiles = "50,90,95,99";
   bool save_result = false;
   bool save_detailed = false;
   std::string result_dir;
@@ -181,14 +178,7 @@ std::string default_result_name(const RunFlags& f, const std::string& model, dou
 
 int execute_run(RunFlags& f) {
   // ---- validate and derive the effective configuration ----
-  const double rate = parse_positive_or_inf(f.request_rate, "--request-rate");
-  const double burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
-  const auto percentiles = parse_percentiles(f.metric_percentiles);
-  const auto percentile_metrics = split_csv(f.percentile_metrics);
-  report::check_percentile_metrics(percentile_metrics);
-  metrics::SummaryOptions summary_options;
-  summary_options.percentiles = percentiles;
-  summary_options.slo = metrics::parse_slo(f.goodput);
+  const auto [rate, burstiness, percentiles, percentile_metrics, summary_options] = report_setup(f);
   const auto backend = protocol::parse_backend(f.backend);
   if (f.num_prompts <= 0 && f.duration_s <= 0) {
     throw Exception(Error{"must be positive", "--num-prompts", -1});
@@ -338,6 +328,9 @@ int execute_run(RunFlags& f) {
   EngineSetup builtin_engine;
   if (base_url.empty()) {
     builtin_options = resolve_server_options(f.server, data_dir(), "server-", &builtin_engine);
+    // With --tokenizer the built-in server counts prompts with it too, so its usage matches the
+    // client's count (no prompt-token mismatches from the server's byte estimate).
+    builtin_options.tokenizer = lo.tokenizer;
     builtin = std::make_unique<server::Server>(builtin_options);
     const auto port = builtin->start();
     base_url = fmt::format("http://127.0.0.1:{}", port);
@@ -626,14 +619,6 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--temperature", f->temperature, "Sampling temperature sent with each request");
   sub->add_option("--top-p", f->top_p, "top_p sent with each request");
   sub->add_option("--extra-body", f->extra_body, "JSON object merged into every request body");
-  sub->add_option("--goodput", f->goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
-  sub->add_option("--percentile-metrics", f->percentile_metrics,
-                  "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
-                  "ttft_sched,e2el_sched,lateness")
-      ->capture_default_str();
-  sub->add_option("--metric-percentiles", f->metric_percentiles,
-                  "Comma-separated percentiles to report")
-      ->capture_default_str();
   sub->add_flag("--save-result", f->save_result, "Write the results JSON");
   sub->add_flag("--save-detailed", f->save_detailed, "Add per-request arrays to the results JSON");
   sub->add_option("--result-dir", f->result_dir,

@@ -46,9 +46,6 @@ struct SimulateFlags : WorkloadFlags {
   bool ignore_eos = false;
   EngineFlags engine;
   double timeline_interval_s = 0;  // 0 = automatic (about 10 windows)
-  std::vector<std::string> goodput;
-  std::string percentile_metrics = "ttft,tpot,itl,e2el";
-  std::string metric_percentiles = "50,90,95,99";
   bool save_result = false;
   std::string result_dir;
   std::string result_filename;
@@ -100,14 +97,7 @@ json timeline_json(const std::vector<sim::TimelineBucket>& timeline) {
 
 int execute_simulate(const SimulateFlags& f) {
   const std::string data = data_dir();
-  const double rate = parse_positive_or_inf(f.request_rate, "--request-rate");
-  const double burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
-  const auto percentiles = parse_percentiles(f.metric_percentiles);
-  const auto percentile_metrics = split_csv(f.percentile_metrics);
-  report::check_percentile_metrics(percentile_metrics);
-  metrics::SummaryOptions summary_options;
-  summary_options.percentiles = percentiles;
-  summary_options.slo = metrics::parse_slo(f.goodput);
+  const auto [rate, burstiness, percentiles, percentile_metrics, summary_options] = report_setup(f);
 
   // ---- engine configuration (vLLM V1 defaults: SIMULATOR-NOTES.md §2.1) ----
   const EngineSetup setup = build_engine_setup(f.engine, data, "");
@@ -312,9 +302,6 @@ Command add_simulate_command(CLI::App& app) {
   sub->add_option("--timeline-interval", f->timeline_interval_s,
                   "Seconds per window of the KV-cache / preemption / prefix-hit table (default: "
                   "a tenth of the simulated time)");
-  sub->add_option("--goodput", f->goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
-  sub->add_option("--percentile-metrics", f->percentile_metrics)->capture_default_str();
-  sub->add_option("--metric-percentiles", f->metric_percentiles)->capture_default_str();
   sub->add_flag("--save-result", f->save_result, "Write the results JSON");
   sub->add_option("--result-dir", f->result_dir, "Folder for the results JSON");
   sub->add_option("--result-filename", f->result_filename);

@@ -48,6 +48,26 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--burstiness", f.burstiness,
                  "Gamma shape of inter-arrival gaps: 1 = Poisson, inf = evenly spaced")
       ->capture_default_str();
+  app.add_option("--goodput", f.goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
+  app.add_option("--percentile-metrics", f.percentile_metrics,
+                 "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
+                 "ttft_sched,e2el_sched,lateness")
+      ->capture_default_str();
+  app.add_option("--metric-percentiles", f.metric_percentiles,
+                 "Comma-separated percentiles to report")
+      ->capture_default_str();
+}
+
+ReportSetup report_setup(const WorkloadFlags& f) {
+  ReportSetup s;
+  s.rate = parse_positive_or_inf(f.request_rate, "--request-rate");
+  s.burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
+  s.percentiles = parse_percentiles(f.metric_percentiles);
+  s.percentile_metrics = split_csv(f.percentile_metrics);
+  report::check_percentile_metrics(s.percentile_metrics);
+  s.summary.percentiles = s.percentiles;
+  s.summary.slo = metrics::parse_slo(f.goodput);
+  return s;
 }
 
 workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,

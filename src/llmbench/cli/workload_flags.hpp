@@ -36,13 +36,32 @@ struct WorkloadFlags {
   std::int64_t max_concurrency = -1;  ///< -1 = no cap
   std::string request_rate = "inf";   ///< parsed by `parse_positive_or_inf`
   std::string burstiness = "1.0";
+  std::vector<std::string> goodput;  ///< `--goodput` SLOs, `metrics::parse_slo`
+  std::string percentile_metrics = "ttft,tpot,itl,e2el";  ///< comma-separated metric names
+  std::string metric_percentiles = "50,90,95,99";         ///< comma-separated percentiles
 };
 
 /// Registers --tokenizer, --dataset-name, --dataset-path, --num-prompts, --seed, --random-*
 /// (--random-prompt-kind included), --sonnet-*,
 /// --output-len (aliases --sharegpt-output-len, --custom-output-len), --max-concurrency,
-/// --request-rate and --burstiness on `app`, bound to `flags` (which must outlive parsing).
+/// --request-rate, --burstiness, --goodput, --percentile-metrics and --metric-percentiles on
+/// `app`, bound to `flags` (which must outlive parsing).
 void add_workload_flags(CLI::App& app, WorkloadFlags& flags);
+
+/// The load shape and reporting choices of a run, parsed and checked from the flags.
+struct ReportSetup {
+  double rate = 0;                              ///< requests per second; +inf = all at once
+  double burstiness = 1;                        ///< gamma shape of the gaps; +inf = even
+  std::vector<double> percentiles;              ///< from `--metric-percentiles`, each in [0, 100]
+  std::vector<std::string> percentile_metrics;  ///< from `--percentile-metrics`
+  metrics::SummaryOptions summary;              ///< `percentiles` and the `--goodput` SLO
+};
+
+/// Parses `--request-rate` and `--burstiness` (`parse_positive_or_inf`), `--metric-percentiles`
+/// (`parse_percentiles`), `--percentile-metrics` (`split_csv`, then
+/// `report::check_percentile_metrics`) and `--goodput` (`metrics::parse_slo`), in that order.
+/// Throws `Exception` naming the flag on a bad value.
+ReportSetup report_setup(const WorkloadFlags& flags);
 
 /// The dataset options for `num_prompts` samples from the flags, with the bundled data folder
 /// (`data_dir()`) filled in. `tok` (may be null; must outlive sampling) makes lengths exact,

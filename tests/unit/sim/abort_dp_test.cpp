@@ -7,37 +7,17 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
 #include <memory>
 
 namespace llmbench::sim {
 namespace {
 
-using Ids = std::vector<std::int64_t>;
-
-RequestState make(std::int64_t id, std::int64_t prompt, std::int64_t out) {
-  RequestState r;
-  r.id = id;
-  r.prompt_len = prompt;
-  r.output_len = out;
-  return r;
-}
-
-Ids seq_ids(const SchedulerOutput& o) {
-  Ids ids;
-  for (const auto& s : o.seqs) ids.push_back(s.request->id);
-  return ids;
-}
-
-/// 1 ms per step plus 1 µs per token.
-class SimpleModel final : public ExecTimeModel {
- public:
-  [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override {
-    StepCost c;
-    c.fixed_s = 1e-3;
-    for (const auto& s : batch) c.dense_linear_s += 1e-6 * static_cast<double>(s.num_new_tokens);
-    return c;
-  }
-};
+using testing::Ids;
+using testing::make;
+using testing::seq_ids;
+using testing::SimpleModel;
+using testing::small_options;
 
 SchedulerConfig plain_config() {
   SchedulerConfig c;
@@ -171,12 +151,9 @@ TEST(Abort, EngineCoreDefersAnAbortDuringAStep) {
 }
 
 SimOptions dp_options(int dp) {
-  SimOptions o;
+  SimOptions o = small_options(100);
   o.scheduler = plain_config();
   o.scheduler.max_num_batched_tokens = 1000;
-  o.num_gpu_blocks = 100;
-  o.block_size = 16;
-  o.check_invariants = true;
   o.record_steps = true;
   o.data_parallel_size = dp;
   return o;

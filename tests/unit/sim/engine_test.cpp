@@ -6,22 +6,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fixtures.hpp"
 #include <algorithm>
 #include <queue>
 
 namespace llmbench::sim {
 namespace {
 
-/// 1 ms per step plus 1 µs per token: easy to trace by hand.
-class SimpleModel final : public ExecTimeModel {
- public:
-  [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override {
-    StepCost c;
-    c.fixed_s = 1e-3;
-    for (const auto& s : batch) c.dense_linear_s += 1e-6 * static_cast<double>(s.num_new_tokens);
-    return c;
-  }
-};
+using testing::SimpleModel;
+using testing::small_options;
 
 TEST(EventOrder, TimeThenPriorityThenSeq) {
   const Event a{10, EventKind::StepStart, 0, -1};
@@ -45,14 +38,6 @@ TEST(EventOrder, TimeThenPriorityThenSeq) {
     q.pop();
   }
   EXPECT_EQ(seqs, (std::vector<std::uint64_t>{9, 3, 4, 1, 1}));
-}
-
-SimOptions small_options(std::int64_t blocks) {
-  SimOptions o;
-  o.num_gpu_blocks = blocks;
-  o.block_size = 16;
-  o.check_invariants = true;
-  return o;
 }
 
 TEST(Simulation, SingleRequestTimeline) {

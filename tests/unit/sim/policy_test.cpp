@@ -6,30 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
+
 namespace llmbench::sim {
 namespace {
 
-RequestState make(std::int64_t id, std::int64_t prompt, std::int64_t out) {
-  RequestState r;
-  r.id = id;
-  r.prompt_len = prompt;
-  r.output_len = out;
-  return r;
-}
-
-using Ids = std::vector<std::int64_t>;
-
-Ids seq_ids(const SchedulerOutput& o) {
-  Ids ids;
-  for (const auto& s : o.seqs) ids.push_back(s.request->id);
-  return ids;
-}
-
-Ids seq_tokens(const SchedulerOutput& o) {
-  Ids n;
-  for (const auto& s : o.seqs) n.push_back(s.num_new_tokens);
-  return n;
-}
+using testing::Ids;
+using testing::make;
+using testing::seq_ids;
+using testing::seq_tokens;
 
 TEST(StaticBatch, RunsEachBatchToCompletionBeforeAdmitting) {
   SchedulerConfig c;

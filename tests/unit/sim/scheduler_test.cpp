@@ -2,20 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.hpp"
 #include <numeric>
 
 namespace llmbench::sim {
 namespace {
 
-RequestState make(std::int64_t id, std::int64_t prompt, std::int64_t out) {
-  RequestState r;
-  r.id = id;
-  r.prompt_len = prompt;
-  r.output_len = out;
-  return r;
-}
-
-using Ids = std::vector<std::int64_t>;
+using testing::Ids;
+using testing::make;
 
 TEST(VllmV1Scheduler, ChunkedPrefillSplitsUnderTheTokenBudget) {
   SchedulerConfig c;

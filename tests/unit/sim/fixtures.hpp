@@ -1,0 +1,63 @@
+#pragma once
+/// @file
+/// Helpers shared by the hand-traced sim tests: bare requests for the schedulers, the ids and
+/// token counts of a scheduled batch, a step-time model simple enough to trace by hand, and small
+/// engine options.
+
+#include "llmbench/sim/cost_model.hpp"
+#include "llmbench/sim/engine.hpp"
+#include "llmbench/sim/scheduler.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace llmbench::sim::testing {
+
+/// Request or sequence ids (also token counts), in schedule order.
+using Ids = std::vector<std::int64_t>;
+
+/// A waiting request `id` with a `prompt`-token prompt that generates `out` tokens.
+inline RequestState make(std::int64_t id, std::int64_t prompt, std::int64_t out) {
+  RequestState r;
+  r.id = id;
+  r.prompt_len = prompt;
+  r.output_len = out;
+  return r;
+}
+
+/// The request ids of the sequences in a scheduled step, in batch order.
+inline Ids seq_ids(const SchedulerOutput& o) {
+  Ids ids;
+  for (const auto& s : o.seqs) ids.push_back(s.request->id);
+  return ids;
+}
+
+/// The new tokens each sequence of a scheduled step computes, in batch order.
+inline Ids seq_tokens(const SchedulerOutput& o) {
+  Ids n;
+  for (const auto& s : o.seqs) n.push_back(s.num_new_tokens);
+  return n;
+}
+
+/// 1 ms per step plus 1 µs per token: easy to trace by hand.
+class SimpleModel final : public ExecTimeModel {
+ public:
+  [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override {
+    StepCost c;
+    c.fixed_s = 1e-3;
+    for (const auto& s : batch) c.dense_linear_s += 1e-6 * static_cast<double>(s.num_new_tokens);
+    return c;
+  }
+};
+
+/// Engine options with `blocks` KV blocks of 16 tokens and invariant checks on (the other fields
+/// at their defaults).
+inline SimOptions small_options(std::int64_t blocks) {
+  SimOptions o;
+  o.num_gpu_blocks = blocks;
+  o.block_size = 16;
+  o.check_invariants = true;
+  return o;
+}
+
+}  // namespace llmbench::sim::testing
