@@ -126,8 +126,13 @@ std::string metrics_body(const ServerState& state) {
   metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", "", prompt);
   metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", "",
          generation);
+  // vLLM V1 counts every finished request by its finish reason ("stop", "length", "abort"): the
+  // simulator always runs to max_tokens ("length"); a client that went away is an abort.
   metric("vllm:request_success_total", "counter", "Count of successfully processed requests.",
          "finished_reason=\"length\",", state.success_total.load(relaxed));
+  append_sample(out, "vllm:request_success_total", "finished_reason=\"abort\"," + labels,
+                static_cast<double>(engine ? state.engine->metrics().aborted.load(relaxed)
+                                           : state.cancelled_total.load(relaxed)));
   if (engine)
     engine_metrics(out, state, labels);
   state.request_histograms.write(out, labels);

@@ -145,6 +145,7 @@ TEST(FixedServer, ExposesThePhaseAndTokenHistograms) {
   };
   const std::string l = "{model_name=\"m\"}";
   EXPECT_EQ(at("vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}"), 4);
+  EXPECT_EQ(at("vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}"), 0);
   const std::string decode = "vllm:request_decode_time_seconds";
   EXPECT_EQ(at(bucket(decode, "0.3")), 3);
   EXPECT_EQ(at(bucket(decode, "0.5")), 4);
@@ -352,6 +353,10 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
   EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
                 .value_or(-1),
             0);
+  // vLLM counts the disconnected request as finished with reason "abort".
+  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
+                .value_or(-1),
+            1);
   EXPECT_EQ(sample(after, "vllm:e2e_request_latency_seconds_count" + l).value_or(-1), 0);
   EXPECT_EQ(sample(after, "vllm:request_decode_time_seconds_count" + l).value_or(-1), 0);
   EXPECT_EQ(sample(after, "vllm:time_to_first_token_seconds_count" + l).value_or(-1), 1);
