@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,20 @@ TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
   ASSERT_EQ(run.at("completed").get<int>(), 64);
   EXPECT_EQ(sim.at("total_output_tokens").get<std::int64_t>(),
             run.at("total_output_tokens").get<std::int64_t>());
+  // simulate writes run's per-request records too: one line per request, one chunk per token.
+  {
+    EXPECT_EQ(sim.at("records_file").get<std::string>(), "sim.records.jsonl");
+    std::ifstream lines(dir_ / "sim" / "sim.records.jsonl");
+    std::string line;
+    std::int64_t count = 0, chunks = 0;
+    while (std::getline(lines, line)) {
+      const auto record = json::parse(line);
+      ++count;
+      chunks += static_cast<std::int64_t>(record.at("chunks").size());
+    }
+    EXPECT_EQ(count, 64);
+    EXPECT_EQ(chunks, sim.at("total_output_tokens").get<std::int64_t>());
+  }
   std::string table = "metric | simulate | run vs serve | diff\n";
   for (const char* key : {"mean_ttft_ms", "mean_tpot_ms", "output_throughput"}) {
     const double s = sim.at(key).get<double>();

@@ -9,6 +9,7 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/metrics/record_io.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"
 #include "llmbench/sim/cost_model.hpp"
@@ -213,6 +214,17 @@ int execute_simulate(const SimulateFlags& f) {
     const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
+    // The per-request records, in the format of `run`'s <stem>.records.jsonl, so measured and
+    // simulated runs are compared record by record with the same code (virtual ns from 0).
+    const auto records_path = dir / (stem + ".records.jsonl");
+    {
+      std::ofstream records_out(records_path, std::ios::out | std::ios::trunc);
+      if (!records_out)
+        throw Exception(Error{"cannot open for writing", records_path.string(), -1});
+      for (const auto& r : result.records) records_out << metrics::record_to_json_line(r) << '\n';
+      if (!records_out)
+        throw Exception(Error{"cannot write the records", records_path.string(), -1});
+    }
     report::RunInfo info;
     info.date = date;
     info.backend = "simulate";
@@ -271,6 +283,7 @@ int execute_simulate(const SimulateFlags& f) {
                                {"request_overhead_us", ep.efficiency.request_overhead_us},
                                {"allreduce_latency_us", ep.efficiency.allreduce_latency_us}}}};
     info.extra = {{"simulated", true},
+                  {"records_file", records_path.filename().string()},
                   {"sim_steps", st.steps},
                   {"sim_preemptions", st.preemptions},
                   {"sim_swap_outs", st.swap_outs},
@@ -284,7 +297,8 @@ int execute_simulate(const SimulateFlags& f) {
                   {"sim_timeline", timeline_json(timeline)}};
     const auto path = dir / (stem + ".json");
     report::write_json_file(path.string(), report::results_json(summary, info));
-    log::info("results written to {}", path.string());
+    log::info("results written to {}, per-request records to {}", path.string(),
+              records_path.string());
   }
   return summary.failed > 0 ? 1 : 0;
 }
@@ -303,7 +317,9 @@ Command add_simulate_command(CLI::App& app) {
                   "Seconds per window of the KV-cache / preemption / prefix-hit table (default: "
                   "a tenth of the simulated time)");
   sub->add_flag("--save-result", f->save_result, "Write the results JSON");
-  sub->add_option("--result-dir", f->result_dir, "Folder for the results JSON");
+  sub->add_option("--result-dir", f->result_dir,
+                  "Folder for the results JSON and its <stem>.records.jsonl (one record per "
+                  "request, as run writes)");
   sub->add_option("--result-filename", f->result_filename);
   sub->add_option("--trace", f->trace_path,
                   "Write the engine steps as a Chrome trace (chrome://tracing, Perfetto)");
