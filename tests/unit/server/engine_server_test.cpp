@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine_events.hpp"
 #include "test_client.hpp"
 #include <cmath>
 #include <map>
@@ -29,23 +30,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kData = std::string(LLMBENCH_TEST_SOURCE_DIR) + "/data";
 
-/// DeepSeek-R1 TP8 on H200 with a small KV cache (the test needs few blocks).
-EngineSettings r1_settings(double window_ms) {
-  EngineSettings e;
-  e.exec.model = sim::load_model_profile(kData, "deepseek-r1");
-  e.exec.gpu = sim::load_hardware_profile(kData, "h200");
-  e.exec.tp = 8;
-  e.exec.efficiency = e.exec.gpu.efficiency;
-  e.engine.num_gpu_blocks = 2000;
-  e.engine.block_size = 64;
-  e.engine.scheduler.max_num_seqs = 64;
-  e.engine.scheduler.max_num_batched_tokens = 512;  // chunked prefill of the 700-token prompt
-  e.engine.check_invariants = true;
-  e.admission_window_ms = window_ms;
-  return e;
-}
+using testing::r1_settings;
 
 TEST(Histogram, CumulativeBucketsSumAndCount) {
   Histogram h(kItlBuckets, 1e-9);
@@ -82,40 +68,11 @@ TEST(RealtimeEngine, TokenTimesEqualTheSimulation) {
   const auto expected = simulation.run(requests);
 
   // Real time.
-  boost::asio::io_context ioc;
   RealtimeEngine engine(settings);
   engine.start();
   const TimeNs t0 = steady_now_ns();
-  std::vector<std::vector<StreamEvent>> got(lengths.size());
-  int done = 0;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    auto stream = std::make_shared<TokenStream>(ioc.get_executor());
-    engine.submit(EngineRequest{lengths[i].first, lengths[i].second, {}, t0, stream});
-    boost::asio::co_spawn(
-        ioc,
-        [stream, &got, &done, i]() -> boost::asio::awaitable<void> {
-          while (true) {
-            co_await stream->wait();
-            for (const auto& e : stream->take()) {
-              got[i].push_back(e);
-              if (e.finished) {
-                ++done;
-                co_return;
-              }
-            }
-          }
-        },
-        boost::asio::detached);
-  }
-  auto guard = boost::asio::make_work_guard(ioc);
-  std::thread runner([&] { ioc.run(); });
-  for (int i = 0; i < 1000 && done < 4; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  guard.reset();
-  engine.stop();
-  ioc.stop();
-  runner.join();
-  ASSERT_EQ(done, 4);
+  const auto got = testing::collect_engine_events(engine, lengths, t0);
+  ASSERT_EQ(testing::finished_requests(got), 4u);
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     const auto& rec = expected.records[i];
     ASSERT_EQ(got[i].size(), rec.chunks.size()) << "request " << i;

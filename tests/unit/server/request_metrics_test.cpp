@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine_events.hpp"
 #include "test_client.hpp"
 #include <chrono>
 #include <optional>
@@ -27,7 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kData = std::string(LLMBENCH_TEST_SOURCE_DIR) + "/data";
 
 /// The value of sample `key` (name with its `{labels}`) in a Prometheus text body, or nullopt.
 std::optional<double> sample(const std::string& body, const std::string& key) {
@@ -53,21 +53,7 @@ std::string metrics(std::uint16_t port) {
   return reply.body;
 }
 
-/// DeepSeek-R1 TP8 on H200 with a small KV cache (as engine_server_test.cpp).
-EngineSettings r1_settings(double window_ms) {
-  EngineSettings e;
-  e.exec.model = sim::load_model_profile(kData, "deepseek-r1");
-  e.exec.gpu = sim::load_hardware_profile(kData, "h200");
-  e.exec.tp = 8;
-  e.exec.efficiency = e.exec.gpu.efficiency;
-  e.engine.num_gpu_blocks = 2000;
-  e.engine.block_size = 64;
-  e.engine.scheduler.max_num_seqs = 64;
-  e.engine.scheduler.max_num_batched_tokens = 512;
-  e.engine.check_invariants = true;
-  e.admission_window_ms = window_ms;
-  return e;
-}
+using testing::r1_settings;
 
 TEST(Buckets125, FollowVllmBuild125Buckets) {
   EXPECT_EQ(buckets_1_2_5(0), std::vector<double>{});
@@ -219,41 +205,12 @@ TEST(FixedServer, QueueTimeIsTheWaitForASlot) {
 TEST(RealtimeEngine, ReportsQueuedScheduledAndFirstTokenInstants) {
   EngineSettings settings = r1_settings(50.0);
   settings.engine.scheduler.max_num_seqs = 1;
-  boost::asio::io_context ioc;
   RealtimeEngine engine(settings);
   engine.start();
   const TimeNs t0 = steady_now_ns();
   const std::vector<std::pair<std::int64_t, std::int64_t>> lengths = {{700, 5}, {100, 3}};
-  std::vector<std::vector<StreamEvent>> got(lengths.size());
-  int done = 0;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    auto stream = std::make_shared<TokenStream>(ioc.get_executor());
-    engine.submit(EngineRequest{lengths[i].first, lengths[i].second, {}, t0, stream});
-    boost::asio::co_spawn(
-        ioc,
-        [stream, &got, &done, i]() -> boost::asio::awaitable<void> {
-          while (true) {
-            co_await stream->wait();
-            for (const auto& e : stream->take()) {
-              got[i].push_back(e);
-              if (e.finished) {
-                ++done;
-                co_return;
-              }
-            }
-          }
-        },
-        boost::asio::detached);
-  }
-  auto guard = boost::asio::make_work_guard(ioc);
-  std::thread runner([&] { ioc.run(); });
-  for (int i = 0; i < 1000 && done < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  guard.reset();
-  engine.stop();
-  ioc.stop();
-  runner.join();
-  ASSERT_EQ(done, 2);
+  const auto got = testing::collect_engine_events(engine, lengths, t0);
+  ASSERT_EQ(testing::finished_requests(got), 2u);
   ASSERT_EQ(got[0].size(), 5u);
   ASSERT_EQ(got[1].size(), 3u);
   const StreamEvent& a = got[0].back();
