@@ -18,11 +18,13 @@
 #include <boost/beast/http/write.hpp>
 
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <exception>
 #include <optional>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <thread>
 #include <vector>
 
@@ -138,6 +140,19 @@ net::awaitable<bool> ResponseWriter::begin_stream(bhttp::status status,
   (void)n;
   state_ = ec ? State::Failed : State::Streaming;
   co_return !ec;
+}
+
+net::awaitable<bool> ResponseWriter::peer_closed() {
+  auto [ec] = co_await socket_.async_wait(tcp::socket::wait_read, kTuple);
+  if (ec == net::error::operation_aborted)
+    co_return false;
+  if (ec)
+    co_return true;
+  // Readable: EOF (recv returns 0) or an error means the peer is gone; data is a pipelined
+  // request, left in the socket for the session to read.
+  char byte = 0;
+  const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  co_return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {

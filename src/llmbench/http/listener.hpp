@@ -100,6 +100,11 @@ class ResponseWriter {
   /// in one system call and ends the response. Returns true on success.
   boost::asio::awaitable<bool> end_stream(std::string_view final_data = {});
 
+  /// Completes when the peer closes its side of the connection (EOF or a socket error): true.
+  /// Completes with false when instead bytes arrive (a pipelined next request; they stay unread)
+  /// or when the wait is cancelled. For a handler that works a long time before it writes (a
+  /// non-streamed generation) to notice a client that left, as vLLM aborts such requests.
+  boost::asio::awaitable<bool> peer_closed();
   /// The executor of the connection's worker thread (for timers in the handler).
   [[nodiscard]] boost::asio::any_io_executor executor() const { return socket_.get_executor(); }
   /// Current state.

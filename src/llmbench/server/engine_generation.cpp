@@ -7,16 +7,19 @@
 #include "llmbench/server/openai_request.hpp"
 #include "llmbench/sim/engine.hpp"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace llmbench::server::detail {
 namespace {
 
 namespace net = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;  // a || b: first to complete
 namespace bhttp = boost::beast::http;
 
 /// Closes the stream when the coroutine ends (finished, client gone, or server stopped), so the
@@ -142,8 +145,23 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
 
   std::int64_t emitted = 0;
   std::string text;
+  // A non-streamed request writes nothing until its end, so a client that leaves is noticed by
+  // watching the socket while the engine works (vLLM aborts such requests too); a streamed one
+  // is noticed by its next write. The watch stops if the client pipelines another request.
+  bool watch_peer = !params.stream;
   while (true) {
-    co_await stream->wait();
+    if (watch_peer) {
+      const auto woke = co_await (stream->wait() || writer.peer_closed());
+      if (woke.index() == 1) {
+        if (std::get<1>(woke)) {
+          state.cancelled_total.fetch_add(1, std::memory_order_relaxed);
+          co_return;  // CloseOnExit closes the stream: the engine aborts the request
+        }
+        watch_peer = false;
+      }
+    } else {
+      co_await stream->wait();
+    }
     const std::vector<StreamEvent> events = stream->take();
     if (events.empty())
       continue;

@@ -7,6 +7,7 @@
 #include "llmbench/server/openai_request.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace llmbench::server::detail {
@@ -22,6 +24,7 @@ namespace {
 
 namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
+using namespace boost::asio::experimental::awaitable_operators;  // a || b: first to complete
 
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 
@@ -176,8 +179,16 @@ net::awaitable<bool> send_whole(ServerState& state, http::ResponseWriter& writer
   if (total > 0) {
     const std::int64_t per_chunk = state.options.tokens_per_chunk;
     const std::int64_t last_start = ((total - 1) / per_chunk) * per_chunk;
+    const TimeNs deadline = chunk_deadline(state, job, last_start, total - last_start);
     net::steady_timer timer(writer.executor());
-    co_await sleep_until(timer, chunk_deadline(state, job, last_start, total - last_start));
+    // Nothing is written until the end, so watch the socket meanwhile: a client that leaves
+    // frees its slot at once (vLLM aborts such a request too).
+    const auto woke = co_await (sleep_until(timer, deadline) || writer.peer_closed());
+    if (woke.index() == 1) {
+      if (std::get<1>(woke))
+        co_return false;                      // client gone
+      co_await sleep_until(timer, deadline);  // a pipelined request: just wait
+    }
   }
   std::string text;
   append_tokens(text, 0, total);

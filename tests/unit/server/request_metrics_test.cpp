@@ -28,7 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-
 /// The value of sample `key` (name with its `{labels}`) in a Prometheus text body, or nullopt.
 std::optional<double> sample(const std::string& body, const std::string& key) {
   std::istringstream in(body);
@@ -245,13 +244,21 @@ TEST(EngineServer, PhaseHistogramsAgreeWithTheEngineLatencies) {
         json{{"prompt", std::string(1000, 'a')}, {"max_tokens", 7}, {"stream", true}}.dump());
     ASSERT_EQ(reply.status, 200);
   }
-  const std::string body = metrics(port);
+  const std::string l = "{model_name=\"m\"}";
+  // The engine thread observes its e2e histogram just after it hands the last token over, so a
+  // client can ask /metrics a moment before: wait (bounded) until it is there.
+  std::string body = metrics(port);
+  for (int i = 0; i < 100; ++i) {
+    if (sample(body, "vllm:e2e_request_latency_seconds_count" + l).value_or(0) == 1)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    body = metrics(port);
+  }
   auto at = [&](const std::string& key) {
     const auto v = sample(body, key);
     EXPECT_TRUE(v.has_value()) << key;
     return v.value_or(-1);
   };
-  const std::string l = "{model_name=\"m\"}";
   EXPECT_EQ(at("vllm:request_queue_time_seconds_count" + l), 1);
   EXPECT_EQ(at("vllm:request_queue_time_seconds_sum" + l), 0);
   const double prefill = at("vllm:request_prefill_time_seconds_sum" + l);
@@ -331,6 +338,90 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
                 .value_or(-1),
             1);
   EXPECT_EQ(sample(end, "vllm:request_decode_time_seconds_count" + l).value_or(-1), 1);
+  server.stop();
+}
+
+/// A non-streamed request whose client leaves while the engine generates is aborted too (the
+/// server watches the socket while it has nothing to write), as vLLM aborts it.
+TEST(EngineServer, NonStreamedClientDisconnectAborts) {
+  ServerOptions options;
+  options.timing = Timing::Engine;
+  options.engine = r1_settings(1.0);
+  options.model = "m";
+  Server server(options);
+  const auto port = server.start();
+  const std::string l = "{model_name=\"m\"}";
+  {
+    test::TestClient client(port);
+    client.send_only("/v1/completions",
+                     json{{"prompt", std::string(1000, 'a')}, {"max_tokens", 5000}}.dump());
+    bool running = false;
+    for (int i = 0; i < 250 && !running; ++i) {  // ≤ 5 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      running = sample(metrics(port), "vllm:num_requests_running" + l).value_or(-1) == 1;
+    }
+    ASSERT_TRUE(running);
+    client.close();
+  }
+  std::string after;
+  bool drained = false;
+  for (int i = 0; i < 250 && !drained; ++i) {  // ≤ 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = metrics(port);
+    drained = sample(after, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
+              sample(after, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
+  }
+  ASSERT_TRUE(drained) << after;
+  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
+                .value_or(-1),
+            1);
+  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
+                .value_or(-1),
+            0);
+  EXPECT_LT(sample(after, "vllm:generation_tokens_total" + l).value_or(5000), 5000);
+  // A pipelining client is not mistaken for one that left: two requests on one connection.
+  test::TestClient client(port);
+  const auto reply =
+      client.post("/v1/completions", json{{"prompt", "hello"}, {"max_tokens", 3}}.dump());
+  EXPECT_EQ(reply.status, 200);
+  const auto again =
+      client.post("/v1/completions", json{{"prompt", "hello"}, {"max_tokens", 3}}.dump());
+  EXPECT_EQ(again.status, 200);
+  server.stop();
+}
+
+/// With fixed timing too: a non-streamed request of 100,000 tokens (17 min at 10 ms) frees its
+/// slot as soon as its client leaves.
+TEST(FixedServer, NonStreamedClientDisconnectFreesTheSlot) {
+  ServerOptions options;
+  options.ttft_ms = 0;
+  options.itl_ms = 10;
+  options.model = "m";
+  Server server(options);
+  const auto port = server.start();
+  const std::string l = "{model_name=\"m\"}";
+  {
+    test::TestClient client(port);
+    client.send_only("/v1/completions", json{{"prompt", "go on"}, {"max_tokens", 100000}}.dump());
+    bool running = false;
+    for (int i = 0; i < 250 && !running; ++i) {  // ≤ 5 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      running = sample(metrics(port), "vllm:num_requests_running" + l).value_or(-1) == 1;
+    }
+    ASSERT_TRUE(running);
+    client.close();
+  }
+  std::string after;
+  bool freed = false;
+  for (int i = 0; i < 250 && !freed; ++i) {  // ≤ 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = metrics(port);
+    freed = sample(after, "vllm:num_requests_running" + l).value_or(-1) == 0;
+  }
+  ASSERT_TRUE(freed) << after;
+  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
+                .value_or(-1),
+            1);
   server.stop();
 }
 

@@ -103,6 +103,11 @@ class TestClient {
     return reply;
   }
 
+  /// Sends a POST and reads nothing (a client that leaves before the answer).
+  void send_only(const std::string& target, const std::string& body) {
+    write(bhttp::verb::post, target, body, {});
+  }
+
   void close() {
     boost::system::error_code ec;
     socket_.shutdown(net::ip::tcp::socket::shutdown_both, ec);
