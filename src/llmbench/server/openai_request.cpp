@@ -95,6 +95,20 @@ Result<std::int64_t> count_tokens(const tokenizer::Tokenizer& tok, std::string_v
   return static_cast<std::int64_t>(*n);
 }
 
+/// An error when token id number `index` of a prompt is negative, or (with a tokenizer) not
+/// below its vocabulary size, as vLLM rejects out-of-vocabulary ids; nullopt when it is fine.
+std::optional<Error> check_token_id(std::int64_t id, const tokenizer::Tokenizer* tok,
+                                    std::int64_t index) {
+  if (id < 0)
+    return field_error("prompt", fmt::format("token id {} (#{}) must be >= 0", id, index));
+  if (tok != nullptr && static_cast<std::uint64_t>(id) >= tok->vocab_size()) {
+    return field_error(
+        "prompt", fmt::format("token id {} (#{}) is outside the vocabulary (0 to {})", id, index,
+                              tok->vocab_size() - 1));
+  }
+  return std::nullopt;
+}
+
 /// Prompt tokens of a completions `prompt`; `keep` (optional) collects the text and ids.
 Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* keep,
                                       const tokenizer::Tokenizer* tok) {
@@ -126,6 +140,8 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
         counted += *n;
       }
     } else if (auto item_id = as_integer(item)) {
+      if (auto bad = check_token_id(*item_id, tok, ids))
+        return *bad;
       ++ids;
       if (keep != nullptr)
         keep->prompt_ids.push_back(static_cast<std::uint32_t>(*item_id));
@@ -135,6 +151,8 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
         auto value = as_integer(id);
         if (!value)
           return field_error("prompt", "token id lists must hold integers");
+        if (auto bad = check_token_id(*value, tok, ids))
+          return *bad;
         ++ids;
         if (keep != nullptr)
           keep->prompt_ids.push_back(static_cast<std::uint32_t>(*value));

@@ -56,6 +56,15 @@ TEST(PromptCount, TokenIdsCountOneEachWithNothingAdded) {
                                          16, false, tok);
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed->prompt_tokens, 4);
+  // Out-of-vocabulary and negative ids are rejected (vLLM answers 400), naming the id's place.
+  auto oov = parse_generation_request(R"({"prompt":[1,2,128815]})", false, 16, false, tok);
+  ASSERT_FALSE(oov);
+  EXPECT_EQ(oov.error().source, "prompt");
+  EXPECT_EQ(oov.error().message,
+            "'prompt' token id 128815 (#2) is outside the vocabulary (0 to 128814)");
+  auto negative = parse_generation_request(R"({"prompt":[[5,-1]]})", false, 16);
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().message, "'prompt' token id -1 (#1) must be >= 0");
   // A list of strings: each counted as its own prompt (each with the BOS).
   parsed = parse_generation_request(R"({"prompt":["Hello there","General Kenobi"]})", false, 16,
                                     false, tok);
