@@ -71,10 +71,10 @@ bool meets_slo(const RequestLatency& latency, const Slo& slo) noexcept {
 // Peak number of intervals [sent, done] open at one instant (closed intervals: a request that
 // starts exactly when another ends overlaps it).
 std::size_t max_overlap(std::vector<std::pair<TimeNs, int>> events) {
-  // +1 sorts after -1 by value, so order starts first explicitly at equal times.
-  std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second > b.second;
-  });
+  // Requests are open on [sent, done): at equal times an end comes before a start (-1 sorts
+  // before +1), so a closed loop that sends the next request at the instant the previous one
+  // finishes (the simulator does, in virtual time) is not counted twice.
+  std::sort(events.begin(), events.end());
   std::int64_t open = 0;
   std::int64_t peak = 0;
   for (const auto& [time, delta] : events) {

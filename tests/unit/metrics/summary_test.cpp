@@ -440,12 +440,16 @@ TEST(Summarize, NothingCompleted) {
   EXPECT_EQ(s.max_concurrent_requests, 0u);
 }
 
-TEST(Summarize, ConcurrencyCountsTouchingIntervals) {
-  // [0, 100] and [100, 200] share the instant 100 ms; [300, 400] stands alone.
+TEST(Summarize, ConcurrencyTreatsRequestsAsHalfOpen) {
+  // In flight on [sent, done): [0, 100) and [100, 200) only touch (a closed loop sending the
+  // next request the instant one finishes, as the simulator does), so the peak is 1; [150, 250)
+  // overlaps the second, so the peak becomes 2.
   std::vector<RequestRecord> rs;
   for (const auto& [sent, last] : {std::pair{0.0, 95.0}, {100.0, 195.0}, {300.0, 395.0}}) {
     rs.push_back(make_record(static_cast<std::int64_t>(rs.size()), sent, {{last, 1}}));
   }
+  EXPECT_EQ(summarize(rs, SummaryOptions{}).max_concurrent_requests, 1u);
+  rs.push_back(make_record(static_cast<std::int64_t>(rs.size()), 150.0, {{245.0, 1}}));
   EXPECT_EQ(summarize(rs, SummaryOptions{}).max_concurrent_requests, 2u);
 }
 
