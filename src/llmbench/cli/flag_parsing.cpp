@@ -6,9 +6,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <unistd.h>
 
 namespace llmbench::cli {
 
@@ -61,6 +64,35 @@ std::string data_dir() {
     return d;
   }
   return std::string(build_info::data_dir());
+}
+
+void prepare_result_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw Exception(
+        Error{fmt::format("cannot create the results folder {}: {}", dir.string(), ec.message()),
+              "--result-dir", -1});
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Exception(Error{fmt::format("{} is not a folder", dir.string()), "--result-dir", -1});
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw Exception(
+        Error{fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno)),
+              "--result-dir", -1});
+  }
+}
+
+std::ofstream open_for_writing(const std::filesystem::path& path) {
+  errno = 0;
+  std::ofstream out(path, std::ios::out | std::ios::trunc);
+  if (!out) {
+    throw Exception(Error{fmt::format("cannot open for writing: {}",
+                                      errno != 0 ? std::strerror(errno) : "unknown reason"),
+                          path.string(), -1});
+  }
+  return out;
 }
 
 }  // namespace llmbench::cli

@@ -404,13 +404,9 @@ int execute_run(RunFlags& f) {
   std::ofstream records_out;
   std::filesystem::path records_path;
   if (saving) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    prepare_result_dir(dir);
     records_path = dir / (stem + ".records.jsonl");
-    records_out.open(records_path, std::ios::out | std::ios::trunc);
-    if (!records_out) {
-      throw Exception(Error{"cannot open for writing", records_path.string(), -1});
-    }
+    records_out = open_for_writing(records_path);
   }
   loadgen::RecordSink sink = [&](const metrics::RequestRecord& r) {
     if (records_out.is_open()) {

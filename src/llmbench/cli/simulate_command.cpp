@@ -158,7 +158,11 @@ int execute_simulate(const SimulateFlags& f) {
                                        {}});
   }
 
-  // ---- run ----
+  // ---- run ---- (the results folder is checked first, so a bad one costs no simulation)
+  const bool saving = f.save_result || !f.result_dir.empty();
+  const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
+  if (saving)
+    prepare_result_dir(dir);
   sim::Simulation engine(so, sim::make_exec_model(setup.exec_kind, ep));
   const TimeNs wall_start = steady_now_ns();
   auto result = engine.run(std::move(requests));
@@ -203,7 +207,7 @@ int execute_simulate(const SimulateFlags& f) {
     log::info("step trace ({} steps) written to {}", result.steps.size(), f.trace_path);
   }
 
-  if (f.save_result || !f.result_dir.empty()) {
+  if (saving) {
     const auto now = std::chrono::system_clock::now();
     const std::string date =
         fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::chrono::system_clock::to_time_t(now)));
@@ -211,16 +215,11 @@ int execute_simulate(const SimulateFlags& f) {
         f.result_filename.empty()
             ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, gpu.name, f.engine.tp, date)
             : std::filesystem::path(f.result_filename).replace_extension().string();
-    const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
     // The per-request records, in the format of `run`'s <stem>.records.jsonl, so measured and
     // simulated runs are compared record by record with the same code (virtual ns from 0).
     const auto records_path = dir / (stem + ".records.jsonl");
     {
-      std::ofstream records_out(records_path, std::ios::out | std::ios::trunc);
-      if (!records_out)
-        throw Exception(Error{"cannot open for writing", records_path.string(), -1});
+      std::ofstream records_out = open_for_writing(records_path);
       for (const auto& r : result.records) records_out << metrics::record_to_json_line(r) << '\n';
       if (!records_out)
         throw Exception(Error{"cannot write the records", records_path.string(), -1});
