@@ -103,7 +103,7 @@ std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
   const tokenizer::Tokenizer& tok = resolved->tokenizer;
   std::string prefix;
   for (const auto id : tok.special_prefix()) {
-    prefix += fmt::format("{}{} ({})", prefix.empty() ? "" : ", ", id, tok.id_to_token(id));
+    prefix += fmt::format("{}id {} {}", prefix.empty() ? "" : ", ", id, tok.id_to_token(id));
   }
   log::info("tokenizer {} ({} tokens); completions prompt lengths include its special prefix: {}",
             resolved->path.string(), tok.vocab_size(), prefix.empty() ? "none" : prefix);

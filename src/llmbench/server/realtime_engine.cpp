@@ -145,7 +145,7 @@ void RealtimeEngine::mark_scheduled(TimeNs start_ns) {
   for (; newly > 0 && !unscheduled_.empty(); --newly) {
     const auto it = live_.find(unscheduled_.front());
     if (it != live_.end() && it->second.scheduled_ns < 0)
-      it->second.scheduled_ns = start_ns;
+      it->second.scheduled_ns = std::max(start_ns, it->second.queued_ns);
     unscheduled_.pop_front();
   }
 }
@@ -158,7 +158,7 @@ void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, 
     if (r.first_ns < 0) {
       r.first_ns = end_ns;
       if (r.scheduled_ns < 0)
-        r.scheduled_ns = start_ns;  // not seen leaving WAITING (see mark_scheduled)
+        r.scheduled_ns = std::max(start_ns, r.queued_ns);  // not seen leaving WAITING
       metrics_.ttft.observe(end_ns - r.arrival_ns);
       metrics_.prompt_tokens.fetch_add(r.prompt_len, relaxed);
     } else {
@@ -215,7 +215,7 @@ void RealtimeEngine::loop() {
       const std::int64_t id = next_id_++;
       core_.add_request(nominal, id, q.prompt_len, q.output_len, q.prompt_tokens);
       live_.emplace(id, Live{std::move(q.stream), q.arrival_ns, -1, -1, q.prompt_len, q.output_len,
-                             0, -1, nominal, -1});
+                             0, -1, std::max(nominal, q.arrival_ns), -1});
       unscheduled_.push_back(id);
     }
     const auto dt = core_.begin_step(nominal);

@@ -141,7 +141,7 @@ class RealtimeEngine {
     std::int64_t output_len = 0;
     std::int64_t emitted = 0;
     std::int64_t cached_tokens = -1;
-    TimeNs queued_ns = 0;      ///< nominal start of the step it was added at
+    TimeNs queued_ns = 0;      ///< max(arrival, nominal start of the step it was added at)
     TimeNs scheduled_ns = -1;  ///< nominal start of the first step that scheduled it
   };
   void loop();
