@@ -229,10 +229,12 @@ struct ServeFlags {
   EngineFlags engine;
   double admission_window_ms = 5.0;
   std::string model;  ///< served model name; "" = the profile name (engine) or "llmbench-sim"
+  std::int64_t max_model_len = 0;  ///< 0 = the profile's context (engine) or 32768 (fixed)
 };
 
 /// Adds --<prefix>timing, the fixed model's --<prefix>ttft-ms, --<prefix>itl-ms,
-/// --<prefix>tokens-per-chunk, --<prefix>default-output-len, --<prefix>admission-window-ms and
+/// --<prefix>tokens-per-chunk, --<prefix>default-output-len, --<prefix>max-model-len,
+/// --<prefix>admission-window-ms and
 /// every engine flag (`add_engine_flags`; --<prefix>max-num-seqs serves both timings).
 inline void add_server_flags(CLI::App& app, ServeFlags& f, const std::string& prefix) {
   const std::string what = prefix.empty() ? "" : "Built-in server: ";
@@ -256,6 +258,10 @@ inline void add_server_flags(CLI::App& app, ServeFlags& f, const std::string& pr
   app.add_option(name("default-output-len"), f.options.default_output_len,
                  what + "output tokens when a request sets no max_tokens")
       ->capture_default_str();
+  app.add_option(name("max-model-len"), f.max_model_len,
+                 what +
+                     "context length: prompt + max_tokens above it is a 400, as in vLLM "
+                     "(default: the model profile's, 32768 with fixed timing)");
   app.add_option(name("admission-window-ms"), f.admission_window_ms,
                  what +
                      "engine timing: each batch forms this long after its nominal start so "
@@ -298,6 +304,10 @@ inline server::ServerOptions resolve_server_options(const ServeFlags& f,
     if (setup != nullptr)
       *setup = std::move(s);
   }
+  if (f.max_model_len < 0)
+    throw Exception(Error{"must be >= 1", "--" + prefix + "max-model-len", -1});
+  if (f.max_model_len > 0)
+    o.max_model_len = f.max_model_len;
   return o;
 }
 

@@ -69,6 +69,13 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
   // with one, the exact count `parse_generation_request` made.
   if (state.options.tokenizer == nullptr)
     params.prompt_tokens = engine_prompt_len(params);
+  if (auto too_long = check_context_length(params, state.options.max_model_len)) {
+    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
+    co_await writer.send(
+        bhttp::status::bad_request,
+        format_error(too_long->message, "invalid_request_error", too_long->source, 400));
+    co_return;
+  }
   const std::int64_t total = params.output_tokens;
   if (total > 0 && !engine.fits(params.prompt_tokens, total)) {
     state.rejected_total.fetch_add(1, std::memory_order_relaxed);

@@ -223,6 +223,13 @@ net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& r
     co_return;
   }
   const GenerationParams& params = *parsed;
+  if (auto too_long = check_context_length(params, state.options.max_model_len)) {
+    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
+    co_await writer.send(
+        bhttp::status::bad_request,
+        format_error(too_long->message, "invalid_request_error", too_long->source, 400));
+    co_return;
+  }
   state.requests_total.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t number = state.next_id.fetch_add(1, std::memory_order_relaxed) + 1;
   Job job{params,

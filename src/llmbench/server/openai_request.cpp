@@ -309,4 +309,19 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
   return params;
 }
 
+std::optional<Error> check_context_length(const GenerationParams& params,
+                                          std::int64_t max_model_len) {
+  const std::int64_t total = params.prompt_tokens + params.output_tokens;
+  if (total <= max_model_len)
+    return std::nullopt;
+  const char* input = params.chat ? "messages" : "prompt";
+  return Error{
+      fmt::format("This model's maximum context length is {} tokens. However, you "
+                  "requested {} tokens ({} in the {}, {} in the completion). Please "
+                  "reduce the length of the {} or completion.",
+                  max_model_len, total, params.prompt_tokens, params.chat ? "messages" : "prompt",
+                  params.output_tokens, params.chat ? "messages" : "prompt"),
+      params.prompt_tokens > max_model_len ? input : "max_tokens", -1};
+}
+
 }  // namespace llmbench::server

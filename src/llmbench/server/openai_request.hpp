@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,5 +60,12 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
                                                   std::int64_t default_output_len,
                                                   bool keep_prompt = false,
                                                   const tokenizer::Tokenizer* tokenizer = nullptr);
+
+/// vLLM's context-length check: an error (source "max_tokens", or "prompt"/"messages" when the
+/// prompt alone is too long) when prompt_tokens + output_tokens > `max_model_len`, worded as
+/// vLLM words it ("This model's maximum context length is N tokens. However, you requested M
+/// tokens (P in the messages, K in the completion)..."); nullopt when it fits.
+std::optional<Error> check_context_length(const GenerationParams& params,
+                                          std::int64_t max_model_len);
 
 }  // namespace llmbench::server

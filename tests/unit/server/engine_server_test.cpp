@@ -30,7 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-
 using testing::r1_settings;
 
 TEST(Histogram, CumulativeBucketsSumAndCount) {

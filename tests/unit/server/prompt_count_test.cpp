@@ -86,5 +86,20 @@ TEST(PromptCount, ChatCountsMessageContentsWithoutSpecialTokens) {
             ids_of(*tok, "You are terse.", false) + ids_of(*tok, "Count to three.", false));
 }
 
+TEST(ContextLength, OverMaxModelLenIsRejectedAsVllmWordsIt) {
+  auto params =
+      parse_generation_request(R"({"prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":90})", false, 16);
+  ASSERT_TRUE(params);
+  EXPECT_FALSE(check_context_length(*params, 100));  // 10 + 90 = 100 fits
+  const auto err = check_context_length(*params, 99);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->source, "max_tokens");
+  EXPECT_EQ(err->message,
+            "This model's maximum context length is 99 tokens. However, you requested 100 tokens "
+            "(10 in the prompt, 90 in the completion). Please reduce the length of the prompt or "
+            "completion.");
+  EXPECT_EQ(check_context_length(*params, 9)->source, "prompt");  // the prompt alone is too long
+}
+
 }  // namespace
 }  // namespace llmbench::server
