@@ -125,10 +125,23 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
   }
   std::size_t bytes = 0;
   std::int64_t ids = 0;
+  std::int64_t strings = 0;
   std::int64_t counted = 0;  // with a tokenizer: tokens of the text items
+  unsigned kinds = 0;        // 1: strings, 2: token ids, 4: id arrays (one kind per prompt)
   const simdjson::dom::array items = prompt.get_array().value_unsafe();
+  if (items.size() == 0)
+    return field_error("prompt", "must not be empty");
   for (element item : items) {
+    kinds |= item.type() == element_type::STRING  ? 1U
+             : item.type() == element_type::ARRAY ? 4U
+                                                  : 2U;
+    if ((kinds & (kinds - 1)) != 0) {
+      return field_error("prompt",
+                         "must be a string, or an array of strings, of token ids or of token-id "
+                         "arrays, not a mix (OpenAI completions `prompt`)");
+    }
     if (item.type() == element_type::STRING) {
+      ++strings;
       const std::string_view text = item.get_string().value_unsafe();
       bytes += text.size();
       if (keep != nullptr)
@@ -161,11 +174,12 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
       return field_error("prompt", "array items must be strings, token ids or id arrays");
     }
   }
-  if (bytes == 0 && ids == 0)
-    return field_error("prompt", "must not be empty");
+  if (strings == 0 && ids == 0)
+    return field_error("prompt", "token id arrays must not be empty");
   if (tok != nullptr)
     return ids + counted;
-  return ids + (bytes > 0 ? estimate_prompt_tokens(bytes) : 0);
+  // Like a string prompt, strings count at least one token (an empty one still gets the BOS).
+  return ids + (strings > 0 ? estimate_prompt_tokens(bytes) : 0);
 }
 
 /// Prompt tokens of chat `messages` (content bytes of every message); `keep` (optional)

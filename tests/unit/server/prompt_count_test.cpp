@@ -101,5 +101,23 @@ TEST(ContextLength, OverMaxModelLenIsRejectedAsVllmWordsIt) {
   EXPECT_EQ(check_context_length(*params, 9)->source, "prompt");  // the prompt alone is too long
 }
 
+TEST(PromptShape, OneKindPerPromptAndEmptyStringsCountOne) {
+  // OpenAI completions `prompt`: a string, or an array of strings / token ids / id arrays.
+  const auto parse = [](const char* body) { return parse_generation_request(body, false, 16); };
+  for (const char* mixed :
+       {R"({"prompt":["hi",5]})", R"({"prompt":[5,[6]]})", R"({"prompt":[["a"]]})"}) {
+    const auto r = parse(mixed);
+    ASSERT_FALSE(r) << mixed;
+    EXPECT_EQ(r.error().source, "prompt") << mixed;
+  }
+  EXPECT_EQ(parse(R"({"prompt":[]})").error().message, "'prompt' must not be empty");
+  EXPECT_EQ(parse(R"({"prompt":[[]]})").error().message,
+            "'prompt' token id arrays must not be empty");
+  // "" and [""] agree: one token (a server would still add the BOS).
+  EXPECT_EQ(parse(R"({"prompt":""})")->prompt_tokens, 1);
+  EXPECT_EQ(parse(R"({"prompt":[""]})")->prompt_tokens, 1);
+  EXPECT_EQ(parse(R"({"prompt":[[1,2],[3]]})")->prompt_tokens, 3);
+}
+
 }  // namespace
 }  // namespace llmbench::server
