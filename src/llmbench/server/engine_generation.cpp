@@ -58,10 +58,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
   auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len,
                                          true, state.options.tokenizer);
   if (!parsed) {
-    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
-    co_await writer.send(
-        bhttp::status::bad_request,
-        format_error(parsed.error().message, "invalid_request_error", parsed.error().source, 400));
+    co_await reject_request(state, writer, parsed.error());
     co_return;
   }
   GenerationParams& params = *parsed;
@@ -70,22 +67,18 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
   if (state.options.tokenizer == nullptr)
     params.prompt_tokens = engine_prompt_len(params);
   if (auto too_long = check_context_length(params, state.options.max_model_len)) {
-    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
-    co_await writer.send(
-        bhttp::status::bad_request,
-        format_error(too_long->message, "invalid_request_error", too_long->source, 400));
+    co_await reject_request(state, writer, *too_long);
     co_return;
   }
   const std::int64_t total = params.output_tokens;
   if (total > 0 && !engine.fits(params.prompt_tokens, total)) {
-    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
     const auto& cfg = engine.settings().engine;
-    co_await writer.send(
-        bhttp::status::bad_request,
-        format_error(fmt::format("prompt ({} tokens) + max_tokens ({}) exceed the KV cache of the "
-                                 "simulated engine ({} blocks of {} tokens)",
-                                 params.prompt_tokens, total, cfg.num_gpu_blocks, cfg.block_size),
-                     "invalid_request_error", "max_tokens", 400));
+    co_await reject_request(
+        state, writer,
+        Error{fmt::format("prompt ({} tokens) + max_tokens ({}) exceed the KV cache of the "
+                          "simulated engine ({} blocks of {} tokens)",
+                          params.prompt_tokens, total, cfg.num_gpu_blocks, cfg.block_size),
+              "max_tokens", -1});
     co_return;
   }
   state.requests_total.fetch_add(1, std::memory_order_relaxed);

@@ -206,6 +206,13 @@ net::awaitable<bool> send_whole(ServerState& state, http::ResponseWriter& writer
 
 }  // namespace
 
+net::awaitable<void> reject_request(ServerState& state, http::ResponseWriter& writer,
+                                    const Error& error) {
+  state.rejected_total.fetch_add(1, std::memory_order_relaxed);
+  co_await writer.send(bhttp::status::bad_request,
+                       format_error(error.message, "invalid_request_error", error.source, 400));
+}
+
 net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& request,
                                       http::ResponseWriter& writer, bool chat) {
   if (state.engine) {
@@ -216,18 +223,12 @@ net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& r
   auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len,
                                          false, state.options.tokenizer);
   if (!parsed) {
-    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
-    co_await writer.send(
-        bhttp::status::bad_request,
-        format_error(parsed.error().message, "invalid_request_error", parsed.error().source, 400));
+    co_await reject_request(state, writer, parsed.error());
     co_return;
   }
   const GenerationParams& params = *parsed;
   if (auto too_long = check_context_length(params, state.options.max_model_len)) {
-    state.rejected_total.fetch_add(1, std::memory_order_relaxed);
-    co_await writer.send(
-        bhttp::status::bad_request,
-        format_error(too_long->message, "invalid_request_error", too_long->source, 400));
+    co_await reject_request(state, writer, *too_long);
     co_return;
   }
   state.requests_total.fetch_add(1, std::memory_order_relaxed);

@@ -45,6 +45,8 @@ struct BatchSums {
       prefill_read += p + q;
     }
   }
+  /// Field-wise equality (exact, `prefill_qp` included: the same additions in the same order).
+  bool operator==(const BatchSums&) const = default;
   /// The sums of `batch`, in order.
   [[nodiscard]] static BatchSums of(const std::vector<SeqWork>& batch) noexcept {
     BatchSums s;

@@ -95,13 +95,8 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   };
   // Every attention term is linear in the batch sums (decode: context c = p + 1; prefill chunk
   // q after p: q·(p + q/2), p for the latent up-projection, p + q read).
-  const std::int64_t tokens_i = sums.tokens, sampling_i = sums.sampling;
-  const std::int64_t dec_ctx_i = sums.decode_context, pre_p_i = sums.prefill_context;
-  const std::int64_t pre_pq_i = sums.prefill_read;
-  const double pre_qp = sums.prefill_qp;
-  const bool any_pre = sums.any_prefill;
-  const double tokens = static_cast<double>(tokens_i);
-  const double sampling = static_cast<double>(sampling_i);
+  const double tokens = static_cast<double>(sums.tokens);
+  const double sampling = static_cast<double>(sums.sampling);
   StepCost c;
   const auto& e = p_.efficiency;
   c.fixed_s = fixed_layer_s_ + static_cast<double>(sums.num_seqs) * per_seq_s_;
@@ -130,13 +125,14 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   }
 
   // Attention: heads are sharded over TP; MLA latents are replicated, GQA KV heads sharded.
-  if (any_pre) {
-    const double f_pre = pre_flops_qk_ * pre_qp + pre_flops_up_ * static_cast<double>(pre_p_i);
-    const double m_pre = pre_bytes_per_tok_ * static_cast<double>(pre_pq_i);
+  if (sums.any_prefill) {
+    const double f_pre =
+        pre_flops_qk_ * sums.prefill_qp + pre_flops_up_ * static_cast<double>(sums.prefill_context);
+    const double m_pre = pre_bytes_per_tok_ * static_cast<double>(sums.prefill_read);
     c.attention_prefill_s = roof(L * f_pre, L * m_pre);
   }
-  if (dec_ctx_i > 0) {
-    const double ctx = static_cast<double>(dec_ctx_i);
+  if (sums.decode_context > 0) {
+    const double ctx = static_cast<double>(sums.decode_context);
     c.attention_decode_s = roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx);
   }
 

@@ -120,16 +120,8 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
     return std::nullopt;
   if (config_.check_invariants && current_.has_sums) {
     // The sums the scheduler built while forming the batch equal a fresh pass over it.
-    BatchSums fresh;
-    for (const auto& q : current_.seqs)
-      fresh.add(q.num_new_tokens, q.num_computed_before, q.samples());
-    const BatchSums& s = current_.sums;
-    LLMBENCH_ASSERT(
-        s.num_seqs == fresh.num_seqs && s.tokens == fresh.tokens && s.sampling == fresh.sampling &&
-            s.decode_seqs == fresh.decode_seqs && s.decode_context == fresh.decode_context &&
-            s.prefill_context == fresh.prefill_context && s.prefill_read == fresh.prefill_read &&
-            s.prefill_qp == fresh.prefill_qp && s.any_prefill == fresh.any_prefill,
-        "scheduler batch sums differ from the batch");
+    LLMBENCH_ASSERT(current_.sums == batch_sums(current_.seqs),
+                    "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
   const TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);

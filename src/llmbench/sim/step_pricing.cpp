@@ -17,18 +17,19 @@ std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work
   return decodes;
 }
 
+BatchSums batch_sums(const std::vector<ScheduledSeq>& seqs) {
+  BatchSums sums;
+  for (const auto& q : seqs) sums.add(q.num_new_tokens, q.num_computed_before, q.samples());
+  return sums;
+}
+
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
                   std::int64_t block_size, std::vector<SeqWork>& work,
                   std::int64_t* num_decode_seqs) {
   double s = 0;
   if (model.prices_from_sums()) {
     // One pass over the schedule straight into the sums (no per-sequence work list).
-    BatchSums sums = output.sums;
-    if (!output.has_sums) {
-      sums = BatchSums{};
-      for (const auto& q : output.seqs)
-        sums.add(q.num_new_tokens, q.num_computed_before, q.samples());
-    }
+    const BatchSums sums = output.has_sums ? output.sums : batch_sums(output.seqs);
     if (num_decode_seqs != nullptr)
       *num_decode_seqs = sums.decode_seqs;
     s = model.step_cost_of_sums(sums).total_s();

@@ -17,6 +17,9 @@ namespace llmbench::sim {
 /// sequences (one new token after some context), counted in the same pass.
 std::int64_t step_work(const SchedulerOutput& output, std::vector<SeqWork>& work);
 
+/// `BatchSums` of scheduled sequences: one pass, in batch order.
+BatchSums batch_sums(const std::vector<ScheduledSeq>& seqs);
+
 /// Duration of the step in ns (≥ 1): the model's step cost plus
 /// `model.swap_time_s(num_swap_out_blocks + num_swap_in_blocks, block_size)` (V0 copies the
 /// swapped blocks before the forward pass). A model that `prices_from_sums()` gets the batch's

@@ -17,10 +17,12 @@
 #include "engine_events.hpp"
 #include "test_client.hpp"
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace llmbench::server {
@@ -50,6 +52,29 @@ std::string metrics(std::uint16_t port) {
   const auto reply = client.request(test::bhttp::verb::get, "/metrics");
   EXPECT_EQ(reply.status, 200);
   return reply.body;
+}
+
+/// Engine timing with `r1_settings(1.0)`, served as model "m".
+ServerOptions engine_options() {
+  ServerOptions options;
+  options.timing = Timing::Engine;
+  options.engine = testing::r1_settings(1.0);
+  options.model = "m";
+  return options;
+}
+
+/// Reads /metrics until `done(body)` holds, every 20 ms for at most 5 s (the engine thread
+/// updates its gauges and histograms a moment after the HTTP side). Returns the last body and
+/// whether `done` held.
+std::pair<std::string, bool> metrics_until(std::uint16_t port,
+                                           const std::function<bool(const std::string&)>& done) {
+  std::string body = metrics(port);
+  for (int i = 0; i < 250 && !done(body); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    body = metrics(port);
+  }
+  const bool held = done(body);
+  return {body, held};
 }
 
 using testing::r1_settings;
@@ -231,11 +256,7 @@ TEST(RealtimeEngine, ReportsQueuedScheduledAndFirstTokenInstants) {
 /// arrival (queue 0), so prefill = TTFT, decode = Σ ITL gaps and inference = prefill + decode,
 /// exactly (same ns sums).
 TEST(EngineServer, PhaseHistogramsAgreeWithTheEngineLatencies) {
-  ServerOptions options;
-  options.timing = Timing::Engine;
-  options.engine = r1_settings(1.0);
-  options.model = "m";
-  Server server(options);
+  Server server(engine_options());
   const auto port = server.start();
   {
     test::TestClient client(port);
@@ -247,13 +268,10 @@ TEST(EngineServer, PhaseHistogramsAgreeWithTheEngineLatencies) {
   const std::string l = "{model_name=\"m\"}";
   // The engine thread observes its e2e histogram just after it hands the last token over, so a
   // client can ask /metrics a moment before: wait (bounded) until it is there.
-  std::string body = metrics(port);
-  for (int i = 0; i < 100; ++i) {
-    if (sample(body, "vllm:e2e_request_latency_seconds_count" + l).value_or(0) == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    body = metrics(port);
-  }
+  const std::string body =
+      metrics_until(port, [&](const std::string& b) {
+        return sample(b, "vllm:e2e_request_latency_seconds_count" + l).value_or(0) == 1;
+      }).first;
   auto at = [&](const std::string& key) {
     const auto v = sample(body, key);
     EXPECT_TRUE(v.has_value()) << key;
@@ -283,11 +301,7 @@ TEST(EngineServer, PhaseHistogramsAgreeWithTheEngineLatencies) {
 /// the engine, which frees its running slot and KV blocks; it is not counted as a success and
 /// observes no per-request histogram.
 TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
-  ServerOptions options;
-  options.timing = Timing::Engine;
-  options.engine = r1_settings(1.0);
-  options.model = "m";
-  Server server(options);
+  Server server(engine_options());
   const auto port = server.start();
   const std::string l = "{model_name=\"m\"}";
   {
@@ -304,15 +318,11 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
     EXPECT_GT(sample(during, "vllm:kv_cache_usage_perc" + l).value_or(0), 0);
     client.close();
   }
-  std::string after;
-  bool drained = false;
-  for (int i = 0; i < 250 && !drained; ++i) {  // ≤ 5 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    after = metrics(port);
-    drained = sample(after, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
-              sample(after, "vllm:num_requests_waiting" + l).value_or(-1) == 0 &&
-              sample(after, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
-  }
+  const auto [after, drained] = metrics_until(port, [&](const std::string& b) {
+    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
+           sample(b, "vllm:num_requests_waiting" + l).value_or(-1) == 0 &&
+           sample(b, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
+  });
   ASSERT_TRUE(drained) << after;
   EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
                 .value_or(-1),
@@ -344,33 +354,22 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
 /// A non-streamed request whose client leaves while the engine generates is aborted too (the
 /// server watches the socket while it has nothing to write), as vLLM aborts it.
 TEST(EngineServer, NonStreamedClientDisconnectAborts) {
-  ServerOptions options;
-  options.timing = Timing::Engine;
-  options.engine = r1_settings(1.0);
-  options.model = "m";
-  Server server(options);
+  Server server(engine_options());
   const auto port = server.start();
   const std::string l = "{model_name=\"m\"}";
   {
     test::TestClient client(port);
     client.send_only("/v1/completions",
                      json{{"prompt", std::string(1000, 'a')}, {"max_tokens", 5000}}.dump());
-    bool running = false;
-    for (int i = 0; i < 250 && !running; ++i) {  // ≤ 5 s
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      running = sample(metrics(port), "vllm:num_requests_running" + l).value_or(-1) == 1;
-    }
-    ASSERT_TRUE(running);
+    ASSERT_TRUE(metrics_until(port, [&](const std::string& b) {
+                  return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 1;
+                }).second);
     client.close();
   }
-  std::string after;
-  bool drained = false;
-  for (int i = 0; i < 250 && !drained; ++i) {  // ≤ 5 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    after = metrics(port);
-    drained = sample(after, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
-              sample(after, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
-  }
+  const auto [after, drained] = metrics_until(port, [&](const std::string& b) {
+    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
+           sample(b, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
+  });
   ASSERT_TRUE(drained) << after;
   EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
                 .value_or(-1),
@@ -403,21 +402,14 @@ TEST(FixedServer, NonStreamedClientDisconnectFreesTheSlot) {
   {
     test::TestClient client(port);
     client.send_only("/v1/completions", json{{"prompt", "go on"}, {"max_tokens", 30000}}.dump());
-    bool running = false;
-    for (int i = 0; i < 250 && !running; ++i) {  // ≤ 5 s
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      running = sample(metrics(port), "vllm:num_requests_running" + l).value_or(-1) == 1;
-    }
-    ASSERT_TRUE(running);
+    ASSERT_TRUE(metrics_until(port, [&](const std::string& b) {
+                  return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 1;
+                }).second);
     client.close();
   }
-  std::string after;
-  bool freed = false;
-  for (int i = 0; i < 250 && !freed; ++i) {  // ≤ 5 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    after = metrics(port);
-    freed = sample(after, "vllm:num_requests_running" + l).value_or(-1) == 0;
-  }
+  const auto [after, freed] = metrics_until(port, [&](const std::string& b) {
+    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0;
+  });
   ASSERT_TRUE(freed) << after;
   EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
                 .value_or(-1),

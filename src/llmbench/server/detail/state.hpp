@@ -3,6 +3,7 @@
 /// Private to the server module: state shared by the request handlers of every worker thread.
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/error.hpp"
 #include "llmbench/http/listener.hpp"
 #include "llmbench/server/emission_log.hpp"
 #include "llmbench/server/options.hpp"
@@ -52,6 +53,11 @@ boost::asio::awaitable<void> handle_request(ServerState& state, http::ServerRequ
 /// May throw only std::bad_alloc.
 boost::asio::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& request,
                                               http::ResponseWriter& writer, bool chat);
+
+/// Answers a generation request the server refuses: counts it in `rejected_total` and sends 400
+/// with an OpenAI error object (`invalid_request_error`, param = `error.source`).
+boost::asio::awaitable<void> reject_request(ServerState& state, http::ResponseWriter& writer,
+                                            const Error& error);
 
 /// The same endpoints with `Timing::Engine`: the request joins the engine, its tokens stream
 /// as the engine's steps emit them.
