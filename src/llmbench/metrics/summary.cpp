@@ -381,7 +381,7 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     num_chunks += r.ok() ? r.chunks.size() : 0;
   }
   itl.reserve(num_chunks);
-  inter_chunk.reserve(num_chunks);
+  bool inter_chunk_is_itl = true;
 
   for (const auto& original : records) {
     if (original.warmup) {
@@ -432,8 +432,18 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     push_if_finite(e2el, latency.e2el_ms);
     push_if_finite(e2el_sched, latency.e2el_sched_ms);
     push_if_finite(lateness, latency.lateness_ms);
+    // While every chunk after the first carries one token, the ITL samples are exactly the
+    // inter-chunk gaps (same values, same order), so one vector serves both until a record
+    // breaks that; the inter-chunk list is then split off from the ITLs gathered so far.
+    if (inter_chunk_is_itl &&
+        !std::all_of(record.chunks.begin() + (record.chunks.empty() ? 0 : 1), record.chunks.end(),
+                     [](const Chunk& c) { return chunk_tokens_or_one(c) == 1; })) {
+      inter_chunk_is_itl = false;
+      inter_chunk.assign(itl.begin(), itl.end());
+    }
     append_itl_ms(record, itl);
-    append_inter_chunk_ms(record, inter_chunk);
+    if (!inter_chunk_is_itl)
+      append_inter_chunk_ms(record, inter_chunk);
     if (meets_slo(latency, options.slo)) {
       ++s.good_requests;
     }
@@ -483,7 +493,7 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
   s.ttft_sched_ms = describe(std::move(ttft_sched), qs);
   s.tpot_ms = describe(std::move(tpot), qs);
   s.itl_ms = describe(std::move(itl), qs);
-  s.inter_chunk_ms = describe(std::move(inter_chunk), qs);
+  s.inter_chunk_ms = inter_chunk_is_itl ? s.itl_ms : describe(std::move(inter_chunk), qs);
   s.e2el_ms = describe(std::move(e2el), qs);
   s.e2el_sched_ms = describe(std::move(e2el_sched), qs);
   s.lateness_ms = describe(std::move(lateness), qs);

@@ -4,6 +4,8 @@
 #include "llmbench/core/rng.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 namespace llmbench::sim {
 
@@ -21,9 +23,74 @@ std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens
   return out;
 }
 
+BlockHashMap::BlockHashMap(std::size_t max_entries) {
+  std::size_t capacity = 16;
+  int bits = 4;
+  while (capacity < 2 * max_entries) {
+    capacity *= 2;
+    ++bits;
+  }
+  slots_.reset(static_cast<Slot*>(std::calloc(capacity, sizeof(Slot))));
+  if (!slots_)
+    throw std::bad_alloc();
+  mask_ = capacity - 1;
+  shift_ = 64 - bits;
+}
+
+BlockId BlockHashMap::find(std::uint64_t hash) const noexcept {
+  for (std::size_t i = home(hash);; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.block_plus_one == 0)
+      return -1;
+    if (s.hash == hash)
+      return static_cast<BlockId>(s.block_plus_one - 1);
+  }
+}
+
+bool BlockHashMap::insert(std::uint64_t hash, BlockId block) noexcept {
+  for (std::size_t i = home(hash);; i = (i + 1) & mask_) {
+    Slot& s = slots_[i];
+    if (s.block_plus_one == 0) {
+      s = Slot{hash, block + 1};
+      ++size_;
+      return true;
+    }
+    if (s.hash == hash)
+      return false;
+  }
+}
+
+void BlockHashMap::erase(std::uint64_t hash, BlockId block) noexcept {
+  std::size_t i = home(hash);
+  for (;; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.block_plus_one == 0)
+      return;
+    if (s.hash == hash)
+      break;
+  }
+  if (slots_[i].block_plus_one != block + 1)
+    return;
+  // Backward-shift deletion: pull later entries of the probe run into the hole unless their
+  // home lies cyclically in (hole, j].
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask_; slots_[j].block_plus_one != 0; j = (j + 1) & mask_) {
+    const std::size_t k = home(slots_[j].hash);
+    const bool stays = hole <= j ? (hole < k && k <= j) : (hole < k || k <= j);
+    if (stays)
+      continue;
+    slots_[hole] = slots_[j];
+    hole = j;
+  }
+  slots_[hole] = Slot{0, 0};
+  --size_;
+}
+
 BlockManager::BlockManager(std::int64_t num_blocks, std::int64_t block_size,
                            bool enable_prefix_caching)
-    : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
+    : block_size_(block_size),
+      prefix_caching_(enable_prefix_caching),
+      cached_(static_cast<std::size_t>(std::max<std::int64_t>(num_blocks, 1))) {
   LLMBENCH_ASSERT(num_blocks >= 1 && block_size >= 1, "need at least one block of one token");
   const auto n = static_cast<std::size_t>(num_blocks);
   ref_.assign(n, 0);
@@ -43,10 +110,10 @@ CacheHit BlockManager::find_cached(const std::vector<std::uint64_t>& hashes,
   const auto max_blocks =
       std::min(static_cast<std::size_t>((num_tokens - 1) / block_size_), hashes.size());
   for (std::size_t j = 0; j < max_blocks; ++j) {
-    const auto it = cached_.find(hashes[j]);
-    if (it == cached_.end())
+    const BlockId b = cached_.find(hashes[j]);
+    if (b < 0)
       break;
-    hit.blocks.push_back(it->second);
+    hit.blocks.push_back(b);
   }
   hit.num_tokens = static_cast<std::int64_t>(hit.blocks.size()) * block_size_;
   return hit;
@@ -115,9 +182,7 @@ bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_compute
     const auto i = static_cast<std::size_t>(b);
     take_from_free_queue(b);
     if (has_hash_[i]) {  // evict the least recently freed cached block
-      const auto it = cached_.find(hash_[i]);
-      if (it != cached_.end() && it->second == b)
-        cached_.erase(it);
+      cached_.erase(hash_[i], b);
       has_hash_[i] = false;
     }
     ref_[i] = 1;
@@ -127,10 +192,9 @@ bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_compute
     const auto full = std::min(static_cast<std::size_t>(total_tokens / block_size_), hashes.size());
     for (auto j = static_cast<std::size_t>(held.num_hashed); j < full; ++j) {
       const auto i = static_cast<std::size_t>(held.blocks[j]);
-      if (!has_hash_[i] && cached_.find(hashes[j]) == cached_.end()) {
+      if (!has_hash_[i] && cached_.insert(hashes[j], held.blocks[j])) {
         hash_[i] = hashes[j];
         has_hash_[i] = true;
-        cached_.emplace(hashes[j], held.blocks[j]);
       }
     }
     held.num_hashed = std::max(held.num_hashed, static_cast<std::int64_t>(full));
@@ -173,8 +237,7 @@ void BlockManager::check_invariants() const {
     LLMBENCH_ASSERT((ref_[i] == 0) == in_free_[i], "free-queue membership differs from count");
     zero += ref_[i] == 0 ? 1 : 0;
     if (has_hash_[i]) {
-      const auto it = cached_.find(hash_[i]);
-      LLMBENCH_ASSERT(it != cached_.end() && it->second == static_cast<BlockId>(i),
+      LLMBENCH_ASSERT(cached_.find(hash_[i]) == static_cast<BlockId>(i),
                       "hashed block missing from the cache map");
     }
   }
@@ -186,11 +249,11 @@ void BlockManager::check_invariants() const {
     ++walked;
   }
   LLMBENCH_ASSERT(walked == free_count_, "free-queue links differ from its size");
-  for (const auto& [h, b] : cached_) {
+  cached_.for_each([&](std::uint64_t h, BlockId b) {
     LLMBENCH_ASSERT(
         has_hash_[static_cast<std::size_t>(b)] && hash_[static_cast<std::size_t>(b)] == h,
         "cache map entry without its block hash");
-  }
+  });
 }
 
 }  // namespace llmbench::sim

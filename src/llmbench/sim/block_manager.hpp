@@ -6,6 +6,8 @@
 /// and a map from chained block hash to cached block. Only FULL prompt blocks are hashed.
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +21,47 @@ using BlockId = std::int32_t;
 /// sha256). A trailing partial block gets no hash.
 std::vector<std::uint64_t> block_hashes(const std::vector<std::uint32_t>& tokens,
                                         std::int64_t block_size);
+
+/// The prefix cache's map from chained block hash to block: open addressing with linear probing
+/// and backward-shift deletion (no tombstones), sized once for `max_entries` at a load factor
+/// ≤ 1/2, so it never rehashes. Slots come zeroed from `calloc` (0 = empty), so only the pages a
+/// run touches are faulted in. Replaces `std::unordered_map` on the simulator's hot path (one
+/// division and one node per entry there).
+class BlockHashMap {
+ public:
+  /// Room for `max_entries` ≥ 1 entries (the pool's block count: a block holds one hash).
+  explicit BlockHashMap(std::size_t max_entries);
+  /// The block cached under `hash`, or -1 when none.
+  [[nodiscard]] BlockId find(std::uint64_t hash) const noexcept;
+  /// Maps `hash` to `block` (≥ 0) unless `hash` is present; returns whether it inserted.
+  bool insert(std::uint64_t hash, BlockId block) noexcept;
+  /// Removes `hash` when it maps to `block`; otherwise changes nothing.
+  void erase(std::uint64_t hash, BlockId block) noexcept;
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Calls `fn(hash, block)` for every entry, in slot order.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t i = 0; i <= mask_; ++i)
+      if (slots_[i].block_plus_one != 0)
+        fn(slots_[i].hash, static_cast<BlockId>(slots_[i].block_plus_one - 1));
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t hash;
+    std::int32_t block_plus_one;  ///< 0 = empty
+  };
+  struct FreeDeleter {
+    void operator()(Slot* p) const noexcept { std::free(p); }
+  };
+  [[nodiscard]] std::size_t home(std::uint64_t hash) const noexcept {
+    return static_cast<std::size_t>((hash * 0x9E3779B97F4A7C15ULL) >> shift_);
+  }
+  std::unique_ptr<Slot[], FreeDeleter> slots_;
+  std::size_t mask_ = 0;
+  int shift_ = 64;
+  std::size_t size_ = 0;
+};
 
 /// A prefix-cache lookup: cached blocks that can be reused, in prefix order.
 struct CacheHit {
@@ -95,7 +138,7 @@ class BlockManager {
   BlockId free_tail_ = -1;
   std::int64_t free_count_ = 0;
   std::vector<bool> in_free_;
-  std::unordered_map<std::uint64_t, BlockId> cached_;
+  BlockHashMap cached_;
   std::unordered_map<std::int64_t, Held> held_;
 };
 

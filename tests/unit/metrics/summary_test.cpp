@@ -347,6 +347,28 @@ TEST(Summarize, CountsDurationThroughput) {
   EXPECT_DOUBLE_EQ(s.request_goodput, 1.5);
 }
 
+// ITL and inter-chunk gaps share one vector while every chunk carries one token; a later record
+// with a multi-token chunk splits them, and both must still hold every sample in order.
+TEST(Summarize, InterChunkGapsSplitFromItlAtTheFirstMultiTokenChunk) {
+  const std::vector<RequestRecord> one_token{make_record(0, 0, {{0, 1}, {10, 1}, {30, 1}})};
+  const Summary same = summarize(one_token, SummaryOptions{{50, 99}, {}});
+  EXPECT_EQ(same.inter_chunk_ms.count, 2u);
+  EXPECT_DOUBLE_EQ(same.inter_chunk_ms.mean, 15.0);
+  EXPECT_DOUBLE_EQ(same.itl_ms.mean, 15.0);
+
+  std::vector<RequestRecord> mixed = one_token;
+  mixed.push_back(make_record(1, 100, {{100, 1}, {150, 2}, {160, 1}}));
+  mixed.push_back(make_record(2, 200, {{200, 1}, {240, 1}}));
+  const Summary s = summarize(mixed, SummaryOptions{{50, 99}, {}});
+  // ITL: 10, 20 | 25, 25, 10 | 40.  Inter-chunk: 10, 20 | 50, 10 | 40.
+  EXPECT_EQ(s.itl_ms.count, 6u);
+  EXPECT_DOUBLE_EQ(s.itl_ms.mean, 130.0 / 6);
+  EXPECT_EQ(s.inter_chunk_ms.count, 5u);
+  EXPECT_DOUBLE_EQ(s.inter_chunk_ms.mean, 26.0);
+  EXPECT_DOUBLE_EQ(s.inter_chunk_ms.max, 50.0);
+  EXPECT_DOUBLE_EQ(s.inter_chunk_ms.median, 20.0);
+}
+
 TEST(Summarize, LatencyStatsExcludeFailuresAndWarmups) {
   const Summary s = summarize(sample_run(), SummaryOptions{{50, 99}, {}});
   // TTFT: A 100, B 200, C 900.

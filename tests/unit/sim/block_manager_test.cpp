@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
+#include <unordered_map>
 
 namespace llmbench::sim {
 namespace {
@@ -84,6 +86,51 @@ TEST(BlockManager, PrefixHitsAndLruEvictionOrder) {
   bm.free(4);
   EXPECT_EQ(bm.num_free_blocks(), 4);
   bm.check_invariants();
+}
+
+// The flat hash map against std::unordered_map under random insert/erase/find, with hashes that
+// collide in their home slot (few distinct high bits) so probe runs wrap and backward shifts run.
+TEST(BlockHashMap, MatchesUnorderedMapUnderRandomOps) {
+  for (const std::uint64_t spread : {std::uint64_t{40}, std::uint64_t{1} << 40}) {
+    BlockHashMap map(64);  // 128 slots
+    std::unordered_map<std::uint64_t, BlockId> ref;
+    std::mt19937_64 rng(spread);
+    for (int step = 0; step < 200000; ++step) {
+      const std::uint64_t hash = rng() % spread;
+      const auto block = static_cast<BlockId>(rng() % 64);
+      switch (rng() % 3) {
+        case 0: {
+          if (ref.size() >= 64 && ref.count(hash) == 0)
+            break;  // full: the pool never holds more hashes than blocks
+          const bool fresh = ref.emplace(hash, block).second;
+          ASSERT_EQ(map.insert(hash, block), fresh) << "step " << step;
+          break;
+        }
+        case 1: {
+          // Erase only when the entry maps to this block (eviction of a reused hash).
+          const auto it = ref.find(hash);
+          const BlockId mapped = it == ref.end() ? -1 : it->second;
+          const BlockId target = mapped >= 0 && rng() % 4 != 0 ? mapped : block;
+          map.erase(hash, target);
+          if (it != ref.end() && it->second == target)
+            ref.erase(it);
+          break;
+        }
+        default:
+          break;
+      }
+      const auto it = ref.find(hash);
+      ASSERT_EQ(map.find(hash), it == ref.end() ? -1 : it->second) << "step " << step;
+      ASSERT_EQ(map.size(), ref.size()) << "step " << step;
+    }
+    std::size_t seen = 0;
+    map.for_each([&](std::uint64_t h, BlockId b) {
+      ++seen;
+      EXPECT_EQ(ref.at(h), b);
+    });
+    EXPECT_EQ(seen, ref.size());
+    for (const auto& [h, b] : ref) EXPECT_EQ(map.find(h), b);
+  }
 }
 
 }  // namespace
