@@ -1,7 +1,7 @@
 // Streams per second the simulated server sustains on one worker thread.
 //
 //   server_stream_bench [streams=1000] [tokens=100] [itl_ms=20] [seconds=5] [client_threads=1]
-//                       [port=0] [server_pid=0]
+//                       [port=0] [server_pid=0] [wait|poll]
 //
 // Opens `streams` keep-alive connections, each repeatedly requesting a streamed completion of
 // `tokens` tokens, and reports delivered tokens/s, the lateness of each response's end against
@@ -10,7 +10,10 @@
 // reports that worker thread's CPU (/proc/self/task/<tid>/stat); with a port it loads an external
 // `llmbench serve` (started by the caller with the same --itl-ms, --ttft-ms 0) and reads that
 // process's CPU from /proc/<server_pid>/stat. The client's own CPU (getrusage) is printed too, so
-// a saturated client shows.
+// a saturated client shows. `poll` makes each client thread busy-poll its sockets instead of
+// sleeping in epoll_wait: on loopback the server's send wakes a sleeping client thread from the
+// server's core (an IPI, costly in a VM), work that a client on another machine never puts on
+// the server; a polling client is never asleep, so the server core does not pay for it.
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/server/server.hpp"
@@ -175,6 +178,7 @@ int main(int argc, char** argv) {
   const int client_threads = argc > 5 ? std::atoi(argv[5]) : 1;
   const int external_port = argc > 6 ? std::atoi(argv[6]) : 0;
   const long server_pid = argc > 7 ? std::atol(argv[7]) : 0;
+  const bool busy_poll = argc > 8 && std::string(argv[8]) == "poll";
   llmbench::server::raise_open_file_limit();
   g_expected_ns = static_cast<std::int64_t>(static_cast<double>(tokens - 1) * itl_ms * 1e6);
 
@@ -206,7 +210,11 @@ int main(int argc, char** argv) {
       for (int i = t; i < streams; i += client_threads) {
         net::co_spawn(ioc, run_stream(port, request, end), net::detached);
       }
-      ioc.run();
+      if (busy_poll) {
+        while (!ioc.stopped()) ioc.poll();  // stops by itself once every stream has ended
+      } else {
+        ioc.run();
+      }
     });
   }
   for (auto& thread : threads) thread.join();

@@ -13,10 +13,14 @@ bin="$build/bench/sim/sim_speed_bench"
 uptime
 "$bin" --mode engine --requests 2000 --in 1024 --out 256 --concurrency 256 "$@"
 "$bin" --mode core --requests 2000 --in 1024 --out 256 --concurrency 256 "$@"
-# A fresh process per run, as `llmbench simulate` does (first-touch page faults included).
-for _ in 1 2 3 4 5; do
-  "$bin" --mode engine --requests 2000 --in 1024 --out 256 --concurrency 256 --repeat 1 "$@" |
-    tail -1
+# A fresh process per run, as `llmbench simulate` does (first-touch page faults included), with
+# the huge-page heap llmbench sets up at start (core/heap.hpp) and, side by side, without it.
+for heap in 1 0; do
+  echo "fresh processes, HUGE_PAGE_HEAP=$heap:"
+  for _ in 1 2 3 4 5; do
+    HUGE_PAGE_HEAP=$heap "$bin" --mode engine --requests 2000 --in 1024 --out 256 \
+      --concurrency 256 --repeat 1 "$@" | tail -1
+  done
 done
 if [[ "${CALLGRIND:-0}" == 1 ]]; then
   out="$(mktemp)"

@@ -9,6 +9,7 @@
 //        [--scheduler vllm-v1|static|dynamic] [--data DIR]
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/heap.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
 #include "llmbench/sim/memory.hpp"
@@ -134,6 +135,10 @@ double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As `llmbench` does at start-up (apps/llmbench/main.cpp); HUGE_PAGE_HEAP=0 turns it off.
+  const char* huge = std::getenv("HUGE_PAGE_HEAP");
+  if (huge == nullptr || std::string(huge) != "0")
+    llmbench::use_huge_page_heap(std::size_t{256} << 20);
   const Args a = parse(argc, argv);
   const auto model = load_model_profile(a.data, a.model);
   const auto gpu = load_hardware_profile(a.data, a.gpu);
