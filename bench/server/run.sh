@@ -6,17 +6,12 @@
 #   bench/server/run.sh BUILD_DIR
 #   knobs: CONFIGS="streams:itl_ms ..." TOKENS=200 SECONDS=10 SERVER_CPU=0 CLIENT_CPU=1
 #          CLIENT_THREADS=1 (CLIENT_CPU may then be a list, e.g. 4-6)
-#          CLIENT_POLL=1: client threads busy-poll (see stream_bench.cpp: no wake-up IPIs
-#          charged to the server core)
+#          RAMP=0: seconds over which the streams' first requests are spread (0 = all at once)
 #          LLMBENCH=/path/to/other/llmbench (e.g. an older build, for before/after)
-#          RPS=1 (root): steer loopback receive processing to the client's CPUs for the run.
 #
-# Why RPS: on loopback the sender's system call runs the receiver's TCP input, socket wake-up
-# and ACK path in softirq on the SENDER's core, so without it the server core also pays the
-# client's kernel receive work (about 45% of the server core at 10,000 streams on Linux 6.x). A
-# client on another machine pays that on its own CPUs; RPS (`/sys/class/net/lo/queues/rx-0/
-# rps_cpus`) moves it to the client's CPUs, which is what "the server on one core" means. The
-# setting is restored on exit; report runs with and without it side by side.
+# On loopback the server's send runs the client's TCP receive path and socket wake-up in
+# softirq on the SERVER's core (about 45% of the server's CPU at 10,000 streams, Linux 6.x), so
+# "tokens per CPU-second" is a pessimistic figure for a server whose clients are elsewhere.
 set -euo pipefail
 BUILD=${1:?usage: bench/server/run.sh BUILD_DIR}
 LLMBENCH=${LLMBENCH:-$BUILD/llmbench}
@@ -27,34 +22,14 @@ SECONDS_=${SECONDS:-10}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
-CLIENT_MODE=wait
-[[ ${CLIENT_POLL:-0} == 1 ]] && CLIENT_MODE=poll
-RPS=${RPS:-0}
-RPS_FILE=/sys/class/net/lo/queues/rx-0/rps_cpus
 ulimit -n "$(ulimit -Hn)"
 TMP=$(mktemp -d)
 SERVER_PID=
-RPS_SAVED=
 cleanup() {
   [[ -n $SERVER_PID ]] && kill -INT "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  [[ -n $RPS_SAVED ]] && echo "$RPS_SAVED" >"$RPS_FILE"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-if [[ $RPS == 1 ]]; then
-  # Hex CPU mask of CLIENT_CPU (a list such as 4-6,8), which must not hold SERVER_CPU.
-  mask=$(python3 -c 'import sys
-cpus = set()
-for part in sys.argv[1].split(","):
-    lo, _, hi = part.partition("-")
-    cpus.update(range(int(lo), int(hi or lo) + 1))
-if int(sys.argv[2]) in cpus:
-    sys.exit("RPS=1: CLIENT_CPU must not include SERVER_CPU")
-print(format(sum(1 << c for c in cpus), "x"))' "$CLIENT_CPU" "$SERVER_CPU")
-  RPS_SAVED=$(cat "$RPS_FILE")
-  echo "$mask" >"$RPS_FILE"
-  echo "== RPS: loopback receive processing on CPUs $CLIENT_CPU (rps_cpus $mask, was $RPS_SAVED)"
-fi
 TIMING=()
 "$LLMBENCH" serve --help | grep -q -- '--timing' && TIMING=(--timing fixed)
 
@@ -76,7 +51,7 @@ for config in $CONFIGS; do
      wc -l >"$TMP/held") &
   held_pid=$!
   taskset -c "$CLIENT_CPU" "$BENCH" "$streams" "$TOKENS" "$itl" "$SECONDS_" "$CLIENT_THREADS" "$port" \
-    "$SERVER_PID" "$CLIENT_MODE" | sed 's/^/   /'
+    "$SERVER_PID" "${RAMP:-0}" | sed 's/^/   /'
   wait "$held_pid" || true
   echo "   streams held (established server connections at half time): $(cat "$TMP/held")"
   echo "   demanded: $((streams * 1000 / itl)) tokens/s (streams / itl)"

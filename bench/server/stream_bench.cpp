@@ -1,7 +1,7 @@
 // Streams per second the simulated server sustains on one worker thread.
 //
 //   server_stream_bench [streams=1000] [tokens=100] [itl_ms=20] [seconds=5] [client_threads=1]
-//                       [port=0] [server_pid=0] [wait|poll]
+//                       [port=0] [server_pid=0] [ramp_s=0]
 //
 // Opens `streams` keep-alive connections, each repeatedly requesting a streamed completion of
 // `tokens` tokens, and reports delivered tokens/s, the lateness of each response's end against
@@ -60,7 +60,13 @@ void note_lateness(std::int64_t late_ns) {
 }
 
 /// One connection: request, count `data: {` events until `[DONE]`, repeat until `end_ns`.
-net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbench::TimeNs end_ns) {
+net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbench::TimeNs start_ns,
+                                llmbench::TimeNs end_ns) {
+  if (start_ns > llmbench::steady_now_ns()) {
+    net::steady_timer timer(co_await net::this_coro::executor);
+    timer.expires_at(net::steady_timer::time_point(std::chrono::nanoseconds(start_ns)));
+    co_await timer.async_wait(kTuple);
+  }
   tcp::socket socket(co_await net::this_coro::executor);
   auto [ec] = co_await socket.async_connect({net::ip::make_address("127.0.0.1"), port}, kTuple);
   if (ec) {
@@ -178,7 +184,7 @@ int main(int argc, char** argv) {
   const int client_threads = argc > 5 ? std::atoi(argv[5]) : 1;
   const int external_port = argc > 6 ? std::atoi(argv[6]) : 0;
   const long server_pid = argc > 7 ? std::atol(argv[7]) : 0;
-  const bool busy_poll = argc > 8 && std::string(argv[8]) == "poll";
+  const double ramp_s = argc > 8 ? std::atof(argv[8]) : 0.0;
   llmbench::server::raise_open_file_limit();
   g_expected_ns = static_cast<std::int64_t>(static_cast<double>(tokens - 1) * itl_ms * 1e6);
 
@@ -208,13 +214,10 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, t] {
       net::io_context ioc(1);
       for (int i = t; i < streams; i += client_threads) {
-        net::co_spawn(ioc, run_stream(port, request, end), net::detached);
+        const auto offset = static_cast<llmbench::TimeNs>(ramp_s * 1e9 * i / streams);
+        net::co_spawn(ioc, run_stream(port, request, start + offset, end + offset), net::detached);
       }
-      if (busy_poll) {
-        while (!ioc.stopped()) ioc.poll();  // stops by itself once every stream has ended
-      } else {
-        ioc.run();
-      }
+      ioc.run();
     });
   }
   for (auto& thread : threads) thread.join();
