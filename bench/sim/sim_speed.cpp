@@ -135,7 +135,8 @@ double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As `llmbench` does at start-up (apps/llmbench/main.cpp); HUGE_PAGE_HEAP=0 turns it off.
+  // As `llmbench` does at start-up (apps/llmbench/main.cpp, LLMBENCH_HUGE_PAGE_HEAP);
+  // HUGE_PAGE_HEAP=0 turns it off.
   const char* huge = std::getenv("HUGE_PAGE_HEAP");
   if (huge == nullptr || std::string(huge) != "0")
     llmbench::use_huge_page_heap(std::size_t{256} << 20);
