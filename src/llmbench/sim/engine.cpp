@@ -76,8 +76,10 @@ EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTim
   LLMBENCH_ASSERT(config.num_gpu_blocks >= 1, "the KV cache needs at least one block");
   LLMBENCH_ASSERT(config.block_size >= 1, "block_size must be >= 1");
   LLMBENCH_ASSERT(exec_model_ != nullptr, "no execution-time model");
-  scheduler_ = make_scheduler(config.scheduler_kind, config.scheduler, config.num_gpu_blocks,
-                              config.block_size);
+  SchedulerConfig sc = config.scheduler;
+  sc.decode_lane = config.decode_lane && config.scheduler_kind == SchedulerKind::VllmV1 &&
+                   exec_model_->prices_from_sums();
+  scheduler_ = make_scheduler(config.scheduler_kind, sc, config.num_gpu_blocks, config.block_size);
 }
 
 bool EngineCore::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
@@ -120,8 +122,13 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
     return std::nullopt;
   if (config_.check_invariants && current_.has_sums) {
     // The sums the scheduler built while forming the batch equal a fresh pass over it.
-    LLMBENCH_ASSERT(current_.sums == batch_sums(current_.seqs),
-                    "scheduler batch sums differ from the batch");
+    BatchSums fresh = batch_sums(current_.seqs);
+    fresh.num_seqs += current_.lane_seqs;  // the lane: one sampling decode token each
+    fresh.tokens += current_.lane_seqs;
+    fresh.sampling += current_.lane_seqs;
+    fresh.decode_seqs += current_.lane_seqs;
+    fresh.decode_context += current_.lane_context;
+    LLMBENCH_ASSERT(current_.sums == fresh, "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
   const TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);
@@ -130,7 +137,7 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   tr = StepTrace{};
   tr.start_ns = now_ns;
   tr.end_ns = now_ns + dt;
-  tr.num_seqs = static_cast<std::int64_t>(current_.seqs.size());
+  tr.num_seqs = static_cast<std::int64_t>(current_.seqs.size()) + current_.lane_seqs;
   tr.num_tokens = current_.num_tokens;
   tr.num_decode_seqs = decodes;
   tr.num_waiting = static_cast<std::int64_t>(scheduler_->num_waiting());
@@ -153,6 +160,7 @@ const StepOutcome& EngineCore::end_step() {
   const StepResult& result = result_;
   StepOutcome& out = outcome_;
   out.finished.clear();
+  out.lane_runs.assign(result.lane_runs.begin(), result.lane_runs.end());
   if (deferred_aborts_.empty()) {
     out.emitted.resize(result.emitted.size());
     std::int64_t* const ids = out.emitted.data();
@@ -170,6 +178,7 @@ const StepOutcome& EngineCore::end_step() {
     for (const RequestState* r : result.emitted)
       if (!aborted(r->id))
         out.emitted.push_back(r->id);
+    std::erase_if(out.lane_runs, [&](const LaneRun& run) { return aborted(run.id); });
     for (const RequestState* r : result.finished) {
       if (!aborted(r->id))
         out.finished.push_back(
@@ -211,6 +220,7 @@ EngineConfig engine_config(const SimOptions& o) {
   c.num_gpu_blocks = o.num_gpu_blocks;
   c.block_size = o.block_size;
   c.check_invariants = o.check_invariants;
+  c.decode_lane = o.decode_lane;
   return c;
 }
 
@@ -313,6 +323,19 @@ void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
   std::vector<TimeNs>& ends = step_ends_[replica];
   const auto step = static_cast<std::int64_t>(ends.size());
   ends.push_back(now);
+  // Lane runs end at or before this step and precede its explicit tokens.
+  for (const LaneRun& lane : result.lane_runs) {
+    OpenRun& open = open_run_[static_cast<std::size_t>(lane.id)];
+    if (open.last + 1 == lane.first && open.replica == event.replica) {
+      open.last = lane.last;
+      continue;
+    }
+    if (open.last >= 0) {
+      runs_.push_back(Run{static_cast<std::size_t>(lane.id), open.replica, open.first,
+                          open.last - open.first + 1});
+    }
+    open = OpenRun{lane.first, lane.last, event.replica};
+  }
   for (const std::int64_t id : result.emitted) {
     OpenRun& open = open_run_[static_cast<std::size_t>(id)];
     if (open.last + 1 == step && open.replica == event.replica) {

@@ -100,6 +100,10 @@ struct SimOptions {
   int data_parallel_size = 1;
   bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
   bool record_steps = false;      ///< fill `SimResult::steps` (for traces and calibration)
+  /// Keep steady decodes implicit in the vLLM V1 scheduler (`SchedulerConfig::decode_lane`):
+  /// the same results, less work per running request and step. Off = every sequence of every
+  /// batch is formed and applied one by one (the reference the lane is tested against).
+  bool decode_lane = true;
 };
 
 /// One engine step, recorded when `SimOptions::record_steps` is set.
@@ -188,6 +192,10 @@ struct EngineConfig {
   std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (≥ 1)
   std::int64_t block_size = 16;
   bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
+  /// Decode lane (`SchedulerConfig::decode_lane`), used only with the vLLM V1 scheduler and a
+  /// model that prices from `BatchSums`; then `StepOutcome::emitted` lists only the explicit
+  /// part and the lane's tokens come as `StepOutcome::lane_runs`.
+  bool decode_lane = false;
 };
 
 /// A request that reached its output length in a step.
@@ -202,6 +210,10 @@ struct FinishedRequest {
 struct StepOutcome {
   std::vector<std::int64_t> emitted;      ///< ids that got one new token, in batch order
   std::vector<FinishedRequest> finished;  ///< ids done (their state is released)
+  /// Decode lane only: requests that emitted one token in each of steps first … last (step
+  /// numbers count `end_step` calls from 0) and left the lane while this step was formed or
+  /// applied; their tokens are not in `emitted`.
+  std::vector<LaneRun> lane_runs;
 };
 
 /// The engine's online core: requests come in with `add_request`, and time advances one step at

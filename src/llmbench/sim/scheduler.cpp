@@ -61,12 +61,102 @@ std::int64_t VllmV1Scheduler::slots_for(std::int64_t tokens) const noexcept {
   return (tokens + bs - 1) / bs * bs;
 }
 
+void VllmV1Scheduler::insert_running(RequestState* r) {
+  const auto at =
+      std::lower_bound(running_.begin(), running_.end(), r->admit_seq,
+                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
+  running_.insert(at, r);
+}
+
+void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
+  const std::int64_t delta = step_ - r->lane_step;
+  if (last_step >= r->lane_step)
+    pending_runs_.push_back(LaneRun{r->id, r->lane_step, last_step});
+  r->num_computed_tokens += delta;
+  r->num_output_tokens += delta;
+  lane_context_ -= r->num_computed_tokens + 1;
+  r->lane_step = -1;
+  const auto at =
+      std::lower_bound(lane_.begin(), lane_.end(), r->admit_seq,
+                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
+  LLMBENCH_ASSERT(at != lane_.end() && *at == r, "request not in the decode lane");
+  lane_.erase(at);
+}
+
+void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
+  if (r->num_computed_tokens != r->num_tokens() - 1 || r->num_computed_tokens < r->prompt_len)
+    return;
+  const std::int64_t room = r->num_kv_slots - r->num_computed_tokens;  // steps before a block
+  if (room <= 0)
+    return;
+  r->lane_step = step_;
+  ++r->lane_token;
+  const auto at =
+      std::lower_bound(lane_.begin(), lane_.end(), r->admit_seq,
+                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
+  lane_.insert(at, r);
+  lane_context_ += r->num_computed_tokens + 1;
+  // Step t schedules it with computed + (t − step_) tokens before: it needs a block at
+  // step_ + room and samples its last token at step_ + (output_len − output − 1).
+  const std::int64_t block_step = step_ + room;
+  const std::int64_t finish_step = step_ + (r->output_len - r->num_output_tokens - 1);
+  if (block_step <= finish_step)
+    wakes_[block_step].push_back(LaneWake{r, r->lane_token, false});
+  else
+    wakes_[finish_step].push_back(LaneWake{r, r->lane_token, true});
+}
+
+bool VllmV1Scheduler::lane_step_fits() const {
+  const std::int64_t bs = blocks_.block_size();
+  const std::int64_t threshold = config_.long_prefill_token_threshold;
+  const std::uint64_t last_lane = lane_.back()->admit_seq;
+  std::int64_t budget_to_lane_end = static_cast<std::int64_t>(lane_.size());
+  std::int64_t new_blocks = 0;
+  for (const RequestState* r : running_) {
+    std::int64_t want = r->num_tokens() - r->num_computed_tokens;
+    if (threshold > 0)
+      want = std::min(want, threshold);
+    if (want <= 0)
+      continue;
+    if (r->admit_seq < last_lane)
+      budget_to_lane_end += want;
+    const bool no_block =
+        r->num_computed_tokens >= r->prompt_len && r->num_computed_tokens + want <= r->num_kv_slots;
+    if (!no_block) {
+      new_blocks += std::max<std::int64_t>(
+          0, (r->num_computed_tokens + want + bs - 1) / bs - r->num_kv_slots / bs);
+    }
+  }
+  return budget_to_lane_end <= config_.max_num_batched_tokens &&
+         new_blocks <= blocks_.num_free_blocks();
+}
+
 void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
+  if (config_.decode_lane) {
+    // Lane members that need a block in this step go back to one-at-a-time scheduling.
+    const auto due = wakes_.find(step_);
+    if (due != wakes_.end()) {
+      for (const LaneWake& w : due->second) {
+        if (!w.finish && w.request->lane_step >= 0 && w.request->lane_token == w.token) {
+          leave_lane(w.request, step_ - 1);
+          insert_running(w.request);
+        }
+      }
+    }
+    if (!lane_.empty() && !lane_step_fits()) {
+      while (!lane_.empty()) {
+        RequestState* r = lane_.back();
+        leave_lane(r, step_ - 1);
+        insert_running(r);
+      }
+    }
+  }
+  const auto lane_n = static_cast<std::int64_t>(lane_.size());
   // The batch is written by index into storage sized for its largest possible length (every
   // running request plus admissions up to max_num_seqs), then trimmed: no capacity check per
   // sequence. resize() only initialises elements past the previous size.
-  const std::size_t admit_cap = static_cast<std::size_t>(
-      std::max<std::int64_t>(0, config_.max_num_seqs - static_cast<std::int64_t>(running_.size())));
+  const std::size_t admit_cap = static_cast<std::size_t>(std::max<std::int64_t>(
+      0, config_.max_num_seqs - static_cast<std::int64_t>(running_.size()) - lane_n));
   out.seqs.resize(running_.size() + std::min(waiting_.size() + swapped_.size(), admit_cap));
   ScheduledSeq* const seqs = out.seqs.data();
   std::size_t count = 0;
@@ -75,7 +165,9 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   out.swapped_in.clear();
   out.num_swap_out_blocks = 0;
   out.num_swap_in_blocks = 0;
-  std::int64_t budget = config_.max_num_batched_tokens;
+  // The lane's members take one token each; `lane_step_fits` made sure the budget reaches them
+  // all in RUNNING order, so taking their tokens first changes no other request's share.
+  std::int64_t budget = config_.max_num_batched_tokens - lane_n;
   const std::int64_t threshold = config_.long_prefill_token_threshold;
   const CacheHit no_hit;
   BatchSums sums;
@@ -129,7 +221,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   // ---- SWAPPED, then WAITING, only when nothing was preempted this step ----
   if (out.preempted.empty()) {
     while (!swapped_.empty() && budget > 0 &&
-           static_cast<std::int64_t>(running_.size()) < config_.max_num_seqs) {
+           static_cast<std::int64_t>(running_.size()) + lane_n < config_.max_num_seqs) {
       RequestState* req = swapped_.front();
       std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
       if (threshold > 0)
@@ -144,6 +236,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
       ++stats_.swap_ins;
       req->num_swapped_blocks = 0;
       req->status = RequestStatus::Running;
+      req->admit_seq = next_admit_seq_++;
       running_.push_back(req);
       out.swapped_in.push_back(req->id);
       seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
@@ -153,7 +246,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   }
   if (out.preempted.empty() && swapped_.empty()) {
     while (!waiting_.empty() && budget > 0) {
-      if (static_cast<std::int64_t>(running_.size()) >= config_.max_num_seqs)
+      if (static_cast<std::int64_t>(running_.size()) + lane_n >= config_.max_num_seqs)
         break;
       RequestState* req = waiting_.front();
       CacheHit hit;
@@ -176,6 +269,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
         req->cached_tokens = hit.num_tokens;
       req->num_computed_tokens = computed;
       req->status = RequestStatus::Running;
+      req->admit_seq = next_admit_seq_++;
       running_.push_back(req);
       seqs[count++] = ScheduledSeq{req, n, computed};
       sums.add(n, computed, computed + n == req->num_tokens());
@@ -183,6 +277,10 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
     }
   }
   out.seqs.resize(count);
+  out.lane_seqs = lane_n;
+  out.lane_context = lane_context_;
+  decodes += lane_n;
+  decode_context += lane_context_;
   sums.num_seqs += decodes;
   sums.tokens += decodes;
   sums.sampling += decodes;
@@ -191,7 +289,8 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   out.sums = sums;
   out.has_sums = true;
   out.num_tokens = config_.max_num_batched_tokens - budget;
-  stats_.max_running = std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()));
+  stats_.max_running =
+      std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()) + lane_n);
 }
 
 StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
@@ -216,22 +315,75 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
     emitted[num_emitted++] = req;
     if (req->num_output_tokens >= req->output_len) {
       req->status = RequestStatus::Finished;
-      blocks_.free(req->id);
-      req->num_kv_slots = 0;
       result.finished.push_back(req);
     }
   }
   result.emitted.resize(num_emitted);
-  if (!result.finished.empty()) {
+  const std::size_t explicit_finished = result.finished.size();
+  if (config_.decode_lane) {
+    // Lane members that sample their last token in this step.
+    const auto due = wakes_.find(step_);
+    if (due != wakes_.end()) {
+      for (const LaneWake& w : due->second) {
+        RequestState* r = w.request;
+        if (!w.finish || r->lane_step < 0 || r->lane_token != w.token)
+          continue;
+        leave_lane(r, step_);
+        ++r->num_computed_tokens;
+        ++r->num_output_tokens;
+        r->status = RequestStatus::Finished;
+        result.finished.push_back(r);
+      }
+      wakes_.erase(due);
+    }
+  }
+  if (result.finished.size() > explicit_finished) {
+    // Blocks are freed in RUNNING order, as vLLM frees a batch's finished requests: the order
+    // decides which cached blocks are evicted first later.
+    std::sort(
+        result.finished.begin(), result.finished.end(),
+        [](const RequestState* a, const RequestState* b) { return a->admit_seq < b->admit_seq; });
+  }
+  for (RequestState* r : result.finished) {
+    blocks_.free(r->id);
+    r->num_kv_slots = 0;
+  }
+  if (explicit_finished > 0) {
     running_.erase(
         std::remove_if(running_.begin(), running_.end(),
                        [](const RequestState* r) { return r->status == RequestStatus::Finished; }),
         running_.end());
   }
+  ++step_;
+  if (config_.decode_lane) {
+    lane_context_ += static_cast<std::int64_t>(lane_.size());  // every member computed one more
+    bool entered = false;
+    for (RequestState* r : result.emitted) {
+      if (r->status == RequestStatus::Running) {
+        maybe_enter_lane(r);
+        entered = entered || r->lane_step >= 0;
+      }
+    }
+    if (entered) {
+      running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                    [](const RequestState* r) { return r->lane_step >= 0; }),
+                     running_.end());
+    }
+  }
+  result.lane_runs.swap(pending_runs_);
+  pending_runs_.clear();
 }
 
 bool VllmV1Scheduler::abort(std::int64_t id) {
   RequestState* r = detail::take_by_id(running_, id);
+  if (r == nullptr) {
+    const auto in_lane = std::find_if(lane_.begin(), lane_.end(),
+                                      [id](const RequestState* x) { return x->id == id; });
+    if (in_lane != lane_.end()) {
+      r = *in_lane;
+      leave_lane(r, -1);  // its tokens are dropped with it: no run reported
+    }
+  }
   if (r == nullptr)
     r = detail::take_by_id(waiting_, id);
   if (r == nullptr) {
@@ -250,8 +402,13 @@ bool VllmV1Scheduler::abort(std::int64_t id) {
 }
 
 std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {
+  std::vector<const RequestState*> all(running_.begin(), running_.end());
+  all.insert(all.end(), lane_.begin(), lane_.end());
+  std::sort(all.begin(), all.end(), [](const RequestState* a, const RequestState* b) {
+    return a->admit_seq < b->admit_seq;
+  });
   std::vector<std::int64_t> out;
-  for (const auto* r : running_) out.push_back(r->id);
+  for (const auto* r : all) out.push_back(r->id);
   return out;
 }
 

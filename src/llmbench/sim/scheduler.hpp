@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace llmbench::sim {
@@ -27,6 +28,12 @@ struct SchedulerConfig {
   bool enable_chunked_prefill = true;          ///< V1: always on
   bool enable_prefix_caching = true;
   std::int64_t long_prefill_token_threshold = 0;  ///< per-request chunk cap; 0 = off
+  /// `VllmV1Scheduler` only: keep steady decodes implicit (its decode lane). The batches, token
+  /// counts, block operations and finishes are exactly those without it, but
+  /// `SchedulerOutput::seqs` and `StepResult::emitted` then list only the explicit part; the
+  /// lane is summed in `lane_seqs` / `lane_context` and reported per request as `lane_runs`.
+  /// For the virtual-time `Simulation` (issue 4 speed); off by default.
+  bool decode_lane = false;
   /// CPU swap blocks of the replica (vLLM V0 `--swap-space` GiB per GPU turned into blocks by
   /// `num_cpu_blocks`). 0 = recompute preemption only (V1). When > 0 a preempted request's
   /// blocks are swapped out while CPU blocks last; otherwise it falls back to recompute.
@@ -64,6 +71,13 @@ struct RequestState {
   /// Tokens the request's GPU blocks can hold (blocks held × block_size; 0 when it holds none):
   /// the scheduler's cache that lets a decode skip the block manager when its block has room.
   std::int64_t num_kv_slots = 0;
+  /// Position in RUNNING order (set at each admission; RUNNING is sorted by it).
+  std::uint64_t admit_seq = 0;
+  /// Decode lane: the scheduler step at which the request entered the lane (its computed and
+  /// output counts are as of that step while it is in; −1 = not in the lane), and a token that
+  /// tells its current lane stay from stale wake-ups.
+  std::int64_t lane_step = -1;
+  std::uint32_t lane_token = 0;
   /// Prompt + generated tokens (the last generated token is not yet in the KV cache).
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return prompt_len + num_output_tokens; }
 };
@@ -92,13 +106,29 @@ struct SchedulerOutput {
   /// saving the pricing pass; `price_step` computes them otherwise).
   BatchSums sums;
   bool has_sums = false;
-  [[nodiscard]] bool empty() const noexcept { return seqs.empty(); }
+  /// Decode lane (`SchedulerConfig::decode_lane`): steady decodes scheduled this step but not
+  /// listed in `seqs` (one new token each, all sampling; included in `sums`), and Σ (context +
+  /// 1) over them.
+  std::int64_t lane_seqs = 0;
+  std::int64_t lane_context = 0;
+  [[nodiscard]] bool empty() const noexcept { return seqs.empty() && lane_seqs == 0; }
+};
+
+/// Steps `first` … `last` (scheduler step numbers, counted from 0 by `update` calls) in which
+/// request `id` emitted one token per step from the decode lane.
+struct LaneRun {
+  std::int64_t id = 0;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
 };
 
 /// What a finished step produced.
 struct StepResult {
   std::vector<RequestState*> emitted;   ///< requests that got one new token, batch order
   std::vector<RequestState*> finished;  ///< requests that reached output_len (blocks freed)
+  /// Decode lane: lane stays that ended while forming or applying this step (their tokens are
+  /// not in `emitted`), in the order they ended; empty without a lane.
+  std::vector<LaneRun> lane_runs;
 };
 
 /// Counters over a simulation.
@@ -177,15 +207,17 @@ class VllmV1Scheduler final : public Scheduler {
   StepResult update(const SchedulerOutput& output) override;
   void schedule_into(SchedulerOutput& out) override;
   void update_into(const SchedulerOutput& output, StepResult& result) override;
-  [[nodiscard]] std::size_t num_running() const override { return running_.size(); }
+  [[nodiscard]] std::size_t num_running() const override { return running_.size() + lane_.size(); }
   /// WAITING plus SWAPPED requests (both wait for the engine).
   [[nodiscard]] std::size_t num_waiting() const override {
     return waiting_.size() + swapped_.size();
   }
   [[nodiscard]] const BlockManager& blocks() const override { return blocks_; }
   [[nodiscard]] const SchedulerStats& stats() const override { return stats_; }
-  /// Request ids in RUNNING order (admission order), for tests.
+  /// Request ids in RUNNING order (admission order), decode lane included, for tests.
   [[nodiscard]] std::vector<std::int64_t> running_ids() const;
+  /// Requests in the decode lane now.
+  [[nodiscard]] std::size_t num_lane() const noexcept { return lane_.size(); }
   /// Request ids in WAITING order, for tests.
   [[nodiscard]] std::vector<std::int64_t> waiting_ids() const;
   /// Request ids in SWAPPED order, for tests.
@@ -198,9 +230,42 @@ class VllmV1Scheduler final : public Scheduler {
   /// Tokens that the blocks covering `tokens` tokens hold (rounded up to whole blocks).
   [[nodiscard]] std::int64_t slots_for(std::int64_t tokens) const noexcept;
 
+  // ---- decode lane ----
+  // A RUNNING request that has just sampled (computed = num_tokens − 1) and whose KV blocks have
+  // room for its next token is a steady decode: every following step schedules it with one token
+  // that samples, touching nothing else, until it needs a new block or finishes. The lane holds
+  // such requests implicitly: `running_` keeps only the rest, a lane member's counters advance by
+  // the steps since it entered when it leaves, and a wake-up is queued for the step at which it
+  // needs a block (it returns to `running_` before that step is formed) or finishes (it is
+  // finished when that step is applied). A step is formed with the lane when no request of
+  // `running_` can be preempted in it (their new blocks fit the free pool) and the budget cannot
+  // run out before the lane's last member (in RUNNING order); otherwise the lane is drained into
+  // `running_` first and the step is formed one request at a time. Either way the batch is the
+  // one vLLM's loop forms.
+  struct LaneWake {
+    RequestState* request = nullptr;
+    std::uint32_t token = 0;  ///< `lane_token` when queued (stale when it differs)
+    bool finish = false;      ///< finishes in this step's update (else needs a block before it)
+  };
+  /// Moves lane member `r` out of the lane (counters advanced to `step_`), reporting its lane
+  /// run up to step `last_step` into `pending_runs_` (none when `last_step` < its entry step).
+  void leave_lane(RequestState* r, std::int64_t last_step);
+  /// Puts `r` (just sampled, not finished, counters current) into the lane when it qualifies.
+  void maybe_enter_lane(RequestState* r);
+  /// True when this step can be formed with the lane (see above).
+  [[nodiscard]] bool lane_step_fits() const;
+  /// Inserts `r` into `running_` at its admission position.
+  void insert_running(RequestState* r);
+
   SchedulerConfig config_;
   BlockManager blocks_;
-  std::vector<RequestState*> running_;
+  std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
+  std::vector<RequestState*> lane_;     ///< the decode lane, by `admit_seq`
+  std::unordered_map<std::int64_t, std::vector<LaneWake>> wakes_;  ///< by scheduler step
+  std::vector<LaneRun> pending_runs_;  ///< lane runs ended since the last `update`
+  std::int64_t lane_context_ = 0;      ///< Σ (computed + 1) over the lane, as of `step_`
+  std::int64_t step_ = 0;              ///< steps applied (`update` calls)
+  std::uint64_t next_admit_seq_ = 0;
   std::deque<RequestState*> waiting_;
   std::deque<RequestState*> swapped_;
   std::int64_t cpu_free_ = 0;

@@ -15,6 +15,7 @@ namespace {
 
 using testing::SimpleModel;
 using testing::small_options;
+using testing::SumsModel;
 
 TEST(EventOrder, TimeThenPriorityThenSeq) {
   const Event a{10, EventKind::StepStart, 0, -1};
@@ -209,6 +210,127 @@ TEST(Simulation, RandomWorkloadInvariants) {
   }
   EXPECT_GT(total_preemptions, 0);
   EXPECT_GT(total_hits, 0);
+}
+
+// The decode lane changes how a step is formed, not which step: with it and without it (every
+// sequence formed and applied one by one) a simulation gives the same token times, finishes,
+// step traces and counters, bit for bit, across preemption-heavy pools, prefix hits, chunk caps,
+// swap, closed loops and two data-parallel replicas.
+TEST(Simulation, DecodeLaneGivesTheSameRunAsOneByOne) {
+  std::int64_t lane_steps_checked = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t swaps = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed * 7919);
+    const std::string shared(4000, 's');
+    std::vector<SimRequest> reqs;
+    TimeNs t = 0;
+    const int n = static_cast<int>(rng.uniform_int(20, 120));
+    for (int i = 0; i < n; ++i) {
+      t += static_cast<TimeNs>(rng.exponential(1.0 / 3e6));
+      const auto prompt = rng.uniform_int(1, 400);
+      const auto out = rng.uniform_int(1, 200);
+      const bool share = rng.uniform01() < 0.4;
+      reqs.push_back(SimRequest{t,
+                                prompt,
+                                out,
+                                share
+                                    ? pseudo_tokens(shared, prompt, 0)
+                                    : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
+                                false,
+                                {}});
+    }
+    auto o = small_options(rng.uniform_int(40, 400));
+    o.block_size = seed % 4 == 0 ? 64 : 16;
+    o.num_gpu_blocks = std::max<std::int64_t>(o.num_gpu_blocks, 700 / o.block_size + 1);
+    o.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
+    o.scheduler.max_num_seqs = rng.uniform_int(2, 96);
+    o.scheduler.long_prefill_token_threshold = seed % 5 == 0 ? rng.uniform_int(1, 64) : 0;
+    o.scheduler.enable_prefix_caching = seed % 7 != 0;
+    o.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
+    o.max_concurrency = seed % 3 == 0 ? rng.uniform_int(2, 40) : -1;
+    o.data_parallel_size = seed % 8 == 0 ? 2 : 1;
+    o.record_steps = true;
+    auto with = o;
+    with.decode_lane = true;
+    auto without = o;
+    without.decode_lane = false;
+    const auto a = Simulation(with, std::make_unique<SumsModel>()).run(reqs);
+    const auto b = Simulation(without, std::make_unique<SumsModel>()).run(reqs);
+    ASSERT_EQ(a.records.size(), b.records.size());
+    for (std::size_t i = 0; i < a.records.size(); ++i) {
+      const auto& x = a.records[i];
+      const auto& y = b.records[i];
+      ASSERT_EQ(x.chunks.size(), y.chunks.size()) << "seed " << seed << " request " << i;
+      for (std::size_t k = 0; k < x.chunks.size(); ++k)
+        ASSERT_EQ(x.chunks[k].time_ns, y.chunks[k].time_ns)
+            << "seed " << seed << " request " << i << " token " << k;
+      EXPECT_EQ(x.done_ns, y.done_ns);
+      EXPECT_EQ(x.scheduled_ns, y.scheduled_ns);
+      EXPECT_EQ(x.cached_tokens, y.cached_tokens);
+      EXPECT_EQ(x.http_status, y.http_status);
+    }
+    ASSERT_EQ(a.steps.size(), b.steps.size()) << "seed " << seed;
+    for (std::size_t k = 0; k < a.steps.size(); ++k) {
+      const auto& x = a.steps[k];
+      const auto& y = b.steps[k];
+      ASSERT_EQ(x.end_ns, y.end_ns) << "seed " << seed << " step " << k;
+      EXPECT_EQ(x.num_seqs, y.num_seqs);
+      EXPECT_EQ(x.num_tokens, y.num_tokens);
+      EXPECT_EQ(x.num_decode_seqs, y.num_decode_seqs);
+      EXPECT_EQ(x.num_waiting, y.num_waiting);
+      EXPECT_EQ(x.num_running, y.num_running);
+      EXPECT_EQ(x.num_preempted, y.num_preempted);
+      EXPECT_EQ(x.kv_usage, y.kv_usage);
+      EXPECT_EQ(x.prefix_hits, y.prefix_hits);
+    }
+    EXPECT_EQ(a.stats.preemptions, b.stats.preemptions);
+    EXPECT_EQ(a.stats.prefix_hits, b.stats.prefix_hits);
+    EXPECT_EQ(a.stats.prefix_queries, b.stats.prefix_queries);
+    EXPECT_EQ(a.stats.swap_outs, b.stats.swap_outs);
+    EXPECT_EQ(a.stats.max_running, b.stats.max_running);
+    EXPECT_EQ(a.stats.end_ns, b.stats.end_ns);
+    lane_steps_checked += static_cast<std::int64_t>(a.steps.size());
+    preemptions += a.stats.preemptions;
+    swaps += a.stats.swap_outs;
+  }
+  EXPECT_GT(lane_steps_checked, 10000);
+  EXPECT_GT(preemptions, 0);  // the one-by-one fallback ran
+  EXPECT_GT(swaps, 0);
+}
+
+// The lane really carries the steady decodes: after a long prefill-free stretch most running
+// requests are in it, and the batch it prices still counts them.
+TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
+  SchedulerConfig c;
+  c.max_num_seqs = 8;
+  c.max_num_batched_tokens = 64;
+  c.decode_lane = true;
+  VllmV1Scheduler s(c, 200, 16);
+  std::vector<RequestState> reqs;
+  for (std::int64_t i = 0; i < 8; ++i) reqs.push_back(testing::make(i, 8, 100));
+  for (auto& r : reqs) s.add_request(&r);
+  SchedulerOutput out;
+  StepResult res;
+  for (int step = 0; step < 5; ++step) {
+    s.schedule_into(out);
+    s.update_into(out, res);
+  }
+  // Step 0 prefilled all 8 (64 tokens); since then each samples every step. Positions 9, 10,
+  // 11, 12 of 16-token blocks: all in the lane.
+  EXPECT_EQ(s.num_lane(), 8U);
+  EXPECT_EQ(s.num_running(), 8U);
+  s.schedule_into(out);
+  EXPECT_TRUE(out.seqs.empty());
+  EXPECT_EQ(out.lane_seqs, 8);
+  EXPECT_EQ(out.sums.decode_seqs, 8);
+  EXPECT_EQ(out.sums.tokens, 8);
+  // Context before step 5: 8 prompt + 5 generated tokens, so Σ (p + 1) = 8 × 13.
+  EXPECT_EQ(out.lane_context, 8 * 13);
+  EXPECT_EQ(out.sums.decode_context, 8 * 13);
+  s.update_into(out, res);
+  EXPECT_TRUE(res.emitted.empty());
+  EXPECT_EQ(s.running_ids(), (testing::Ids{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
 }  // namespace

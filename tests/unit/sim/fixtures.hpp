@@ -50,6 +50,25 @@ class SimpleModel final : public ExecTimeModel {
   }
 };
 
+/// `SimpleModel`'s costs priced from `BatchSums` (1 ms + 1 µs per token, plus 0.1 µs per token
+/// of decode context so that step times depend on the lane's context sum too): a model with
+/// which the engine may use the V1 scheduler's decode lane.
+class SumsModel final : public ExecTimeModel {
+ public:
+  [[nodiscard]] StepCost step_cost(const std::vector<SeqWork>& batch) const override {
+    return step_cost_of_sums(BatchSums::of(batch));
+  }
+  [[nodiscard]] bool prices_from_sums() const noexcept override { return true; }
+  [[nodiscard]] StepCost step_cost_of_sums(const BatchSums& sums) const override {
+    StepCost c;
+    c.fixed_s = 1e-3;
+    c.dense_linear_s = 1e-6 * static_cast<double>(sums.tokens);
+    c.attention_decode_s = 1e-7 * static_cast<double>(sums.decode_context);
+    c.attention_prefill_s = 1e-9 * sums.prefill_qp;
+    return c;
+  }
+};
+
 /// Engine options with `blocks` KV blocks of 16 tokens and invariant checks on (the other fields
 /// at their defaults).
 inline SimOptions small_options(std::int64_t blocks) {
