@@ -15,6 +15,7 @@
 #include "llmbench/sim/memory.hpp"
 #include "llmbench/sim/profiles.hpp"
 #include "llmbench/sim/scheduler.hpp"
+#include "llmbench/sim/step_pricing.hpp"
 
 #include <fmt/core.h>
 
@@ -79,8 +80,11 @@ Args parse(int argc, char** argv) {
 }
 
 /// Scheduler + cost model on a virtual clock; all requests arrive at 0, `concurrency` in flight.
-double run_core(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
-                std::int64_t block_size, const ExecTimeModel& model, double& wall_s) {
+/// The V1 scheduler runs with its decode lane and steps are priced from the batch sums, as the
+/// engine does.
+double run_core(const Args& a, SchedulerConfig sc, std::int64_t blocks, std::int64_t block_size,
+                const ExecTimeModel& model, double& wall_s) {
+  sc.decode_lane = true;
   auto sched = make_scheduler(parse_scheduler_kind(a.scheduler), sc, blocks, block_size);
   std::vector<RequestState> states(static_cast<std::size_t>(a.requests));
   for (std::size_t i = 0; i < states.size(); ++i) {
@@ -104,10 +108,7 @@ double run_core(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
     sched->schedule_into(out);
     if (out.empty())
       break;
-    work.clear();
-    for (const auto& s : out.seqs)
-      work.push_back(SeqWork{s.num_new_tokens, s.num_computed_before, s.samples()});
-    now += model.step_time_ns(work);
+    now += price_step(model, out, block_size, work, nullptr);
     sched->update_into(out, res);
     in_flight -= static_cast<std::int64_t>(res.finished.size());
   }

@@ -452,9 +452,18 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
       intervals.emplace_back(record.sent_ns, +1);
       intervals.emplace_back(record.done_ns, -1);
     }
+    // Chunks arrive in time order, so the window changes rarely: divide only when a chunk
+    // leaves the current one (a 64-bit division per token was a tenth of `simulate`'s summary).
+    std::size_t window = 0;
+    TimeNs window_start = 0;
+    TimeNs window_end = -1;
     for (const auto& chunk : record.chunks) {
       const TimeNs offset = first_send >= 0 ? std::max<TimeNs>(0, chunk.time_ns - first_send) : 0;
-      const auto window = static_cast<std::size_t>(offset / kNsPerSecond);
+      if (offset >= window_end || offset < window_start) {
+        window = static_cast<std::size_t>(offset / kNsPerSecond);
+        window_start = static_cast<TimeNs>(window) * kNsPerSecond;
+        window_end = window_start + kNsPerSecond;
+      }
       if (window >= kDenseWindows) {
         far_windows[window] += chunk.tokens;  // a run over 12 days, or a corrupt time
         continue;
