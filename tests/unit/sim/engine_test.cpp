@@ -162,29 +162,37 @@ TEST(PseudoTokens, EqualTextGivesEqualPrefix) {
 }
 
 // Invariants under random workloads with a tight cache (preemption and prefix hits happen).
+/// `n` requests with exponential gaps (mean `mean_gap_ns`), prompts of 1 … `max_prompt` and
+/// outputs of 1 … `max_out` tokens; a fraction `share` of the prompts start with one common
+/// text (prefix-cache hits), the rest share nothing.
+std::vector<SimRequest> random_requests(Rng& rng, int n, double mean_gap_ns,
+                                        std::int64_t max_prompt, std::int64_t max_out,
+                                        double share) {
+  const std::string shared(4 * static_cast<std::size_t>(max_prompt), 's');
+  std::vector<SimRequest> reqs;
+  TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += static_cast<TimeNs>(rng.exponential(1.0 / mean_gap_ns));
+    const auto prompt = rng.uniform_int(1, max_prompt);
+    const auto out = rng.uniform_int(1, max_out);
+    const bool common = rng.uniform01() < share;
+    reqs.push_back(SimRequest{t,
+                              prompt,
+                              out,
+                              common ? pseudo_tokens(shared, prompt, 0)
+                                     : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
+                              false,
+                              {}});
+  }
+  return reqs;
+}
+
 TEST(Simulation, RandomWorkloadInvariants) {
   std::int64_t total_preemptions = 0;
   std::int64_t total_hits = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     Rng rng(seed);
-    const std::string shared(2000, 's');
-    std::vector<SimRequest> reqs;
-    TimeNs t = 0;
-    const int n = 60;
-    for (int i = 0; i < n; ++i) {
-      t += static_cast<TimeNs>(rng.exponential(1.0 / 2e6));  // mean 2 ms gaps
-      const auto prompt = rng.uniform_int(1, 300);
-      const auto out = rng.uniform_int(1, 80);
-      const bool share = rng.uniform01() < 0.5;
-      reqs.push_back(SimRequest{t,
-                                prompt,
-                                out,
-                                share
-                                    ? pseudo_tokens(shared, prompt, 0)
-                                    : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
-                                false,
-                                {}});
-    }
+    const auto reqs = random_requests(rng, 60, 2e6, 300, 80, 0.5);
     auto o = small_options(static_cast<std::int64_t>(rng.uniform_int(25, 60)));
     o.scheduler.max_num_batched_tokens = rng.uniform_int(32, 512);
     o.scheduler.max_num_seqs = rng.uniform_int(2, 32);
@@ -222,24 +230,8 @@ TEST(Simulation, DecodeLaneGivesTheSameRunAsOneByOne) {
   std::int64_t swaps = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     Rng rng(seed * 7919);
-    const std::string shared(4000, 's');
-    std::vector<SimRequest> reqs;
-    TimeNs t = 0;
     const int n = static_cast<int>(rng.uniform_int(20, 120));
-    for (int i = 0; i < n; ++i) {
-      t += static_cast<TimeNs>(rng.exponential(1.0 / 3e6));
-      const auto prompt = rng.uniform_int(1, 400);
-      const auto out = rng.uniform_int(1, 200);
-      const bool share = rng.uniform01() < 0.4;
-      reqs.push_back(SimRequest{t,
-                                prompt,
-                                out,
-                                share
-                                    ? pseudo_tokens(shared, prompt, 0)
-                                    : pseudo_tokens("", prompt, static_cast<std::uint64_t>(i) + 1),
-                                false,
-                                {}});
-    }
+    const auto reqs = random_requests(rng, n, 3e6, 400, 200, 0.4);
     auto o = small_options(rng.uniform_int(40, 400));
     o.block_size = seed % 4 == 0 ? 64 : 16;
     o.num_gpu_blocks = std::max<std::int64_t>(o.num_gpu_blocks, 700 / o.block_size + 1);
