@@ -30,12 +30,6 @@ bool BatchScheduler::try_admit(RequestState* request) {
   return true;
 }
 
-SchedulerOutput BatchScheduler::schedule() {
-  SchedulerOutput out;
-  schedule_into(out);
-  return out;
-}
-
 void BatchScheduler::schedule_into(SchedulerOutput& out) {
   out.seqs.clear();
   out.preempted.clear();
@@ -68,12 +62,6 @@ void BatchScheduler::schedule_into(SchedulerOutput& out) {
     budget -= n;
   }
   out.num_tokens = config_.max_num_batched_tokens - budget;
-}
-
-StepResult BatchScheduler::update(const SchedulerOutput& output) {
-  StepResult result;
-  update_into(output, result);
-  return result;
 }
 
 void BatchScheduler::update_into(const SchedulerOutput& output, StepResult& result) {

@@ -28,8 +28,6 @@ namespace llmbench::sim {
 class BatchScheduler : public Scheduler {
  public:
   BatchScheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
-  SchedulerOutput schedule() override;
-  StepResult update(const SchedulerOutput& output) override;
   void schedule_into(SchedulerOutput& out) override;
   void update_into(const SchedulerOutput& output, StepResult& result) override;
   /// Unfinished members of the current batch.

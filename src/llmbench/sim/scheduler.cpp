@@ -23,12 +23,6 @@ void VllmV1Scheduler::add_request(RequestState* request) {
   waiting_.push_back(request);
 }
 
-SchedulerOutput VllmV1Scheduler::schedule() {
-  SchedulerOutput out;
-  schedule_into(out);
-  return out;
-}
-
 void VllmV1Scheduler::preempt(RequestState* victim, SchedulerOutput& out) {
   const std::int64_t held = blocks_.blocks_of(victim->id);
   blocks_.free(victim->id);  // hashes stay cached
@@ -291,12 +285,6 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   out.num_tokens = config_.max_num_batched_tokens - budget;
   stats_.max_running =
       std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()) + lane_n);
-}
-
-StepResult VllmV1Scheduler::update(const SchedulerOutput& output) {
-  StepResult result;
-  update_into(output, result);
-  return result;
 }
 
 void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& result) {

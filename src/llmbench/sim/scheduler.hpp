@@ -166,21 +166,28 @@ class Scheduler {
   virtual ~Scheduler() = default;
   /// Appends a new request to WAITING.
   virtual void add_request(RequestState* request) = 0;
-  /// Forms the next batch (possibly empty when nothing can run).
-  virtual SchedulerOutput schedule() = 0;
-  /// Applies a finished step: advances computed tokens, emits tokens, frees finished requests.
-  virtual StepResult update(const SchedulerOutput& output) = 0;
+  /// Forms the next batch (possibly empty when nothing can run) into `out`, reusing its
+  /// storage (cleared first): no allocation per step once the vectors have grown.
+  virtual void schedule_into(SchedulerOutput& out) = 0;
+  /// Applies a finished step into `result` (storage reused, cleared first): advances computed
+  /// tokens, emits tokens, frees finished requests.
+  virtual void update_into(const SchedulerOutput& output, StepResult& result) = 0;
+  /// `schedule_into` a fresh output.
+  SchedulerOutput schedule() {
+    SchedulerOutput out;
+    schedule_into(out);
+    return out;
+  }
+  /// `update_into` a fresh result.
+  StepResult update(const SchedulerOutput& output) {
+    StepResult result;
+    update_into(output, result);
+    return result;
+  }
   [[nodiscard]] virtual std::size_t num_running() const = 0;
   [[nodiscard]] virtual std::size_t num_waiting() const = 0;
   [[nodiscard]] virtual const BlockManager& blocks() const = 0;
   [[nodiscard]] virtual const SchedulerStats& stats() const = 0;
-  /// Same as `schedule` but reuses `out`'s storage (cleared first): no allocation per step
-  /// once the vectors have grown. The default forwards to `schedule`.
-  virtual void schedule_into(SchedulerOutput& out) { out = schedule(); }
-  /// Same as `update` but reuses `result`'s storage (cleared first).
-  virtual void update_into(const SchedulerOutput& output, StepResult& result) {
-    result = update(output);
-  }
   /// Tells the scheduler the current time (virtual or real ns) before `add_request` /
   /// `schedule`; policies that group by arrival time (`Dynamic`) use it, others ignore it.
   virtual void set_now(TimeNs now_ns) { (void)now_ns; }
@@ -203,8 +210,6 @@ class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
   void add_request(RequestState* request) override;
-  SchedulerOutput schedule() override;
-  StepResult update(const SchedulerOutput& output) override;
   void schedule_into(SchedulerOutput& out) override;
   void update_into(const SchedulerOutput& output, StepResult& result) override;
   [[nodiscard]] std::size_t num_running() const override { return running_.size() + lane_.size(); }
