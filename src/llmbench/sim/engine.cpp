@@ -79,11 +79,15 @@ EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTim
   SchedulerConfig sc = config.scheduler;
   sc.decode_lane = config.decode_lane && config.scheduler_kind == SchedulerKind::VllmV1 &&
                    exec_model_->prices_from_sums();
+  lane_ = sc.decode_lane;
   scheduler_ = make_scheduler(config.scheduler_kind, sc, config.num_gpu_blocks, config.block_size);
 }
 
 bool EngineCore::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
   const std::int64_t need = (prompt_len + output_len + config_.block_size - 1) / config_.block_size;
+  if (!config_.scheduler.enable_chunked_prefill &&
+      prompt_len + output_len > config_.scheduler.max_num_batched_tokens)
+    return false;
   return need <= config_.num_gpu_blocks;
 }
 
@@ -178,7 +182,6 @@ const StepOutcome& EngineCore::end_step() {
     for (const RequestState* r : result.emitted)
       if (!aborted(r->id))
         out.emitted.push_back(r->id);
-    std::erase_if(out.lane_runs, [&](const LaneRun& run) { return aborted(run.id); });
     for (const RequestState* r : result.finished) {
       if (!aborted(r->id))
         out.finished.push_back(
@@ -198,6 +201,7 @@ const StepOutcome& EngineCore::end_step() {
 }
 
 bool EngineCore::abort(std::int64_t id) {
+  LLMBENCH_ASSERT(!lane_, "EngineCore::abort with the decode lane on (it is for Simulation only)");
   const auto it = live_.find(id);
   if (it == live_.end())
     return false;
@@ -283,7 +287,10 @@ void Simulation::on_arrival(const Event& event, std::vector<Event>& out) {
     rec.scheduled_ns = rec.sent_ns = rec.headers_ns = rec.done_ns = event.time_ns;
     rec.http_status = 400;
     rec.error_kind = metrics::ErrorKind::Http4xx;
-    rec.error_message = "prompt + output exceed the KV cache of the simulated replica";
+    rec.error_message = options_.scheduler.enable_chunked_prefill
+                            ? "prompt + output exceed the KV cache of the simulated replica"
+                            : "prompt + output exceed the KV cache of the simulated replica or, "
+                              "with chunked prefill off, max_num_batched_tokens";
     ++stats_.rejected;
     return;
   }

@@ -194,7 +194,9 @@ struct EngineConfig {
   bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
   /// Decode lane (`SchedulerConfig::decode_lane`), used only with the vLLM V1 scheduler and a
   /// model that prices from `BatchSums`; then `StepOutcome::emitted` lists only the explicit
-  /// part and the lane's tokens come as `StepOutcome::lane_runs`.
+  /// part and the lane's tokens come as `StepOutcome::lane_runs`. Not with `EngineCore::abort`
+  /// (a lane member's tokens are reported when its stay ends, so an abort could not withdraw
+  /// the in-flight step's token): for the virtual-time `Simulation`, which never aborts.
   bool decode_lane = false;
 };
 
@@ -227,7 +229,10 @@ class EngineCore {
   EngineCore& operator=(const EngineCore&) = delete;
 
   /// True when prompt + output fit the whole KV cache (ceil((prompt + output) / block_size) ≤
-  /// blocks); a request that does not must be rejected (vLLM rejects it too). Thread-safe.
+  /// blocks) and, with chunked prefill off, one step's token budget (a request recomputed after
+  /// a preemption must fit a single prefill; vLLM requires max_num_batched_tokens ≥
+  /// max_model_len then); a request that does not must be rejected (vLLM rejects it too).
+  /// Thread-safe.
   [[nodiscard]] bool fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept;
   /// Queues a request in WAITING at time `now_ns` (non-decreasing over calls; the scheduler's
   /// `set_now`). `id` must be unique among live requests; lengths ≥ 1 and the request must
@@ -250,7 +255,7 @@ class EngineCore {
   /// Aborts live request `id` (client gone): removed from the scheduler's queues and its KV
   /// blocks freed (`Scheduler::abort`). While a step is in flight the abort is applied when the
   /// step ends, and the request's output of that step is dropped. Returns false when `id` is not
-  /// live (unknown or already finished).
+  /// live (unknown or already finished). Not allowed with the decode lane (`EngineConfig`).
   bool abort(std::int64_t id);
   /// Requests added and not yet finished or aborted.
   [[nodiscard]] std::size_t num_live() const noexcept { return live_.size(); }
@@ -281,6 +286,7 @@ class EngineCore {
   std::vector<SeqWork> work_;
   StepTrace last_;
   bool in_step_ = false;
+  bool lane_ = false;  ///< the scheduler runs its decode lane
   std::int64_t steps_ = 0;
   double busy_s_ = 0;
   double step_tokens_sum_ = 0;

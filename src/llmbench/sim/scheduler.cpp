@@ -63,6 +63,16 @@ void VllmV1Scheduler::insert_running(RequestState* r) {
 }
 
 void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
+  if (r->lane_wake_step >= 0) {
+    auto& wakes = r->lane_wake_finish ? finish_wakes_ : block_wakes_;
+    const auto bucket = wakes.find(r->lane_wake_step);
+    LLMBENCH_ASSERT(bucket != wakes.end(), "lane member without its wake-up");
+    auto& list = bucket->second;
+    list.erase(std::find(list.begin(), list.end(), r));
+    if (list.empty())
+      wakes.erase(bucket);
+    r->lane_wake_step = -1;
+  }
   const std::int64_t delta = step_ - r->lane_step;
   if (last_step >= r->lane_step)
     pending_runs_.push_back(LaneRun{r->id, r->lane_step, last_step});
@@ -84,7 +94,6 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
   if (room <= 0)
     return;
   r->lane_step = step_;
-  ++r->lane_token;
   const auto at =
       std::lower_bound(lane_.begin(), lane_.end(), r->admit_seq,
                        [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
@@ -94,10 +103,9 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
   // step_ + room and samples its last token at step_ + (output_len − output − 1).
   const std::int64_t block_step = step_ + room;
   const std::int64_t finish_step = step_ + (r->output_len - r->num_output_tokens - 1);
-  if (block_step <= finish_step)
-    wakes_[block_step].push_back(LaneWake{r, r->lane_token, false});
-  else
-    wakes_[finish_step].push_back(LaneWake{r, r->lane_token, true});
+  r->lane_wake_finish = finish_step < block_step;
+  r->lane_wake_step = r->lane_wake_finish ? finish_step : block_step;
+  (r->lane_wake_finish ? finish_wakes_ : block_wakes_)[r->lane_wake_step].push_back(r);
 }
 
 bool VllmV1Scheduler::lane_step_fits() const {
@@ -128,13 +136,14 @@ bool VllmV1Scheduler::lane_step_fits() const {
 void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   if (config_.decode_lane) {
     // Lane members that need a block in this step go back to one-at-a-time scheduling.
-    const auto due = wakes_.find(step_);
-    if (due != wakes_.end()) {
-      for (const LaneWake& w : due->second) {
-        if (!w.finish && w.request->lane_step >= 0 && w.request->lane_token == w.token) {
-          leave_lane(w.request, step_ - 1);
-          insert_running(w.request);
-        }
+    const auto due = block_wakes_.find(step_);
+    if (due != block_wakes_.end()) {
+      const std::vector<RequestState*> woken = std::move(due->second);
+      block_wakes_.erase(due);
+      for (RequestState* r : woken) {
+        r->lane_wake_step = -1;  // dequeued above
+        leave_lane(r, step_ - 1);
+        insert_running(r);
       }
     }
     if (!lane_.empty() && !lane_step_fits()) {
@@ -310,19 +319,18 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
   const std::size_t explicit_finished = result.finished.size();
   if (config_.decode_lane) {
     // Lane members that sample their last token in this step.
-    const auto due = wakes_.find(step_);
-    if (due != wakes_.end()) {
-      for (const LaneWake& w : due->second) {
-        RequestState* r = w.request;
-        if (!w.finish || r->lane_step < 0 || r->lane_token != w.token)
-          continue;
+    const auto due = finish_wakes_.find(step_);
+    if (due != finish_wakes_.end()) {
+      const std::vector<RequestState*> done = std::move(due->second);
+      finish_wakes_.erase(due);
+      for (RequestState* r : done) {
+        r->lane_wake_step = -1;  // dequeued above
         leave_lane(r, step_);
         ++r->num_computed_tokens;
         ++r->num_output_tokens;
         r->status = RequestStatus::Finished;
         result.finished.push_back(r);
       }
-      wakes_.erase(due);
     }
   }
   if (result.finished.size() > explicit_finished) {
@@ -369,7 +377,7 @@ bool VllmV1Scheduler::abort(std::int64_t id) {
                                       [id](const RequestState* x) { return x->id == id; });
     if (in_lane != lane_.end()) {
       r = *in_lane;
-      leave_lane(r, -1);  // its tokens are dropped with it: no run reported
+      leave_lane(r, step_ - 1);  // the tokens of the steps applied so far were emitted
     }
   }
   if (r == nullptr)

@@ -74,10 +74,11 @@ struct RequestState {
   /// Position in RUNNING order (set at each admission; RUNNING is sorted by it).
   std::uint64_t admit_seq = 0;
   /// Decode lane: the scheduler step at which the request entered the lane (its computed and
-  /// output counts are as of that step while it is in; −1 = not in the lane), and a token that
-  /// tells its current lane stay from stale wake-ups.
+  /// output counts are as of that step while it is in; −1 = not in the lane), and the step of
+  /// its queued wake-up (−1 = none) and whether that one finishes it.
   std::int64_t lane_step = -1;
-  std::uint32_t lane_token = 0;
+  std::int64_t lane_wake_step = -1;
+  bool lane_wake_finish = false;
   /// Prompt + generated tokens (the last generated token is not yet in the KV cache).
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return prompt_len + num_output_tokens; }
 };
@@ -247,13 +248,11 @@ class VllmV1Scheduler final : public Scheduler {
   // run out before the lane's last member (in RUNNING order); otherwise the lane is drained into
   // `running_` first and the step is formed one request at a time. Either way the batch is the
   // one vLLM's loop forms.
-  struct LaneWake {
-    RequestState* request = nullptr;
-    std::uint32_t token = 0;  ///< `lane_token` when queued (stale when it differs)
-    bool finish = false;      ///< finishes in this step's update (else needs a block before it)
-  };
-  /// Moves lane member `r` out of the lane (counters advanced to `step_`), reporting its lane
-  /// run up to step `last_step` into `pending_runs_` (none when `last_step` < its entry step).
+  // Every lane member has exactly one queued wake-up, removed when it leaves the lane, so the
+  // wake-up lists never point at a request that left (or was aborted and freed).
+  /// Moves lane member `r` out of the lane (counters advanced to `step_`, its wake-up dequeued),
+  /// reporting its lane run up to step `last_step` into `pending_runs_` (none when `last_step`
+  /// < its entry step).
   void leave_lane(RequestState* r, std::int64_t last_step);
   /// Puts `r` (just sampled, not finished, counters current) into the lane when it qualifies.
   void maybe_enter_lane(RequestState* r);
@@ -266,7 +265,9 @@ class VllmV1Scheduler final : public Scheduler {
   BlockManager blocks_;
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
   std::vector<RequestState*> lane_;     ///< the decode lane, by `admit_seq`
-  std::unordered_map<std::int64_t, std::vector<LaneWake>> wakes_;  ///< by scheduler step
+  /// Lane members by the step before which they need a block / in which they finish.
+  std::unordered_map<std::int64_t, std::vector<RequestState*>> block_wakes_;
+  std::unordered_map<std::int64_t, std::vector<RequestState*>> finish_wakes_;
   std::vector<LaneRun> pending_runs_;  ///< lane runs ended since the last `update`
   std::int64_t lane_context_ = 0;      ///< Σ (computed + 1) over the lane, as of `step_`
   std::int64_t step_ = 0;              ///< steps applied (`update` calls)

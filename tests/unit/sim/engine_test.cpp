@@ -325,5 +325,73 @@ TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
   EXPECT_EQ(s.running_ids(), (testing::Ids{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
+// Aborting a lane member dequeues its wake-up: the same RequestState reused for a new request
+// (as a freed and reallocated state would be) is not finished early by the old wake-up, and
+// the aborted request's lane run covers the steps applied before the abort.
+TEST(VllmV1Scheduler, AbortInTheDecodeLaneLeavesNoWakeUpBehind) {
+  SchedulerConfig c;
+  c.max_num_seqs = 4;
+  c.max_num_batched_tokens = 64;
+  c.decode_lane = true;
+  VllmV1Scheduler s(c, 100, 16);
+  RequestState state = testing::make(0, 1, 10);  // enters the lane at step 1, finishes at 9
+  s.add_request(&state);
+  SchedulerOutput out;
+  StepResult res;
+  for (int step = 0; step < 3; ++step) {
+    s.schedule_into(out);
+    s.update_into(out, res);
+  }
+  ASSERT_EQ(s.num_lane(), 1U);
+  ASSERT_TRUE(s.abort(0));
+  EXPECT_EQ(s.num_running(), 0U);
+  EXPECT_EQ(s.blocks().num_free_blocks(), 100);
+  state = testing::make(1, 1, 100);  // same address, a new request
+  s.add_request(&state);
+  std::vector<LaneRun> runs;
+  std::int64_t explicit_tokens = 0;
+  std::int64_t steps = 0;
+  bool finished = false;
+  while (!finished) {
+    s.schedule_into(out);
+    ASSERT_FALSE(out.empty());
+    s.update_into(out, res);
+    ++steps;
+    runs.insert(runs.end(), res.lane_runs.begin(), res.lane_runs.end());
+    explicit_tokens += static_cast<std::int64_t>(res.emitted.size());
+    finished = !res.finished.empty();
+    ASSERT_LT(steps, 200);
+  }
+  EXPECT_EQ(res.finished.front()->id, 1);
+  EXPECT_EQ(state.num_output_tokens, 100);
+  EXPECT_EQ(steps, 100);
+  // The aborted request emitted in steps 0-2: step 0 explicitly, steps 1-2 from the lane.
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.front().id, 0);
+  EXPECT_EQ(runs.front().first, 1);
+  EXPECT_EQ(runs.front().last, 2);
+  std::int64_t lane_tokens = 0;
+  for (const auto& r : runs)
+    if (r.id == 1)
+      lane_tokens += r.last - r.first + 1;
+  EXPECT_EQ(explicit_tokens + lane_tokens, 100);  // request 1: every token exactly once
+}
+
+// Without chunked prefill a request must fit one step's budget as a whole (prompt + output, for
+// a recompute after preemption): longer ones are rejected on arrival instead of waiting forever.
+TEST(Simulation, WithoutChunkedPrefillRequestsLongerThanTheBudgetAreRejected) {
+  auto o = small_options(200);
+  o.scheduler.enable_chunked_prefill = false;
+  o.scheduler.max_num_batched_tokens = 64;
+  Simulation sim(o, std::make_unique<SimpleModel>());
+  const auto result = sim.run({SimRequest{0, 40, 24, {}, false, {}},  // 64: fits
+                               SimRequest{0, 40, 25, {}, false, {}}});
+  EXPECT_TRUE(result.records[0].ok());
+  EXPECT_EQ(result.records[0].output_tokens, 24);
+  EXPECT_EQ(result.records[1].http_status, 400);
+  EXPECT_NE(result.records[1].error_message.find("max_num_batched_tokens"), std::string::npos);
+  EXPECT_EQ(result.stats.rejected, 1);
+}
+
 }  // namespace
 }  // namespace llmbench::sim
