@@ -45,6 +45,16 @@ struct BatchSums {
       prefill_read += p + q;
     }
   }
+  /// Adds `count` decodes (one sampling token each after their context) whose Σ (p + 1) is
+  /// `context`: `add(1, p, true)` for each, in one step (decode terms are integer sums, so the
+  /// order does not matter).
+  void add_decodes(std::int64_t count, std::int64_t context) noexcept {
+    num_seqs += count;
+    tokens += count;
+    sampling += count;
+    decode_seqs += count;
+    decode_context += context;
+  }
   /// Field-wise equality (exact, `prefill_qp` included: the same additions in the same order).
   bool operator==(const BatchSums&) const = default;
   /// The sums of `batch`, in order.

@@ -127,11 +127,7 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   if (config_.check_invariants && current_.has_sums) {
     // The sums the scheduler built while forming the batch equal a fresh pass over it.
     BatchSums fresh = batch_sums(current_.seqs);
-    fresh.num_seqs += current_.lane_seqs;  // the lane: one sampling decode token each
-    fresh.tokens += current_.lane_seqs;
-    fresh.sampling += current_.lane_seqs;
-    fresh.decode_seqs += current_.lane_seqs;
-    fresh.decode_context += current_.lane_context;
+    fresh.add_decodes(current_.lane_seqs, current_.lane_context);
     LLMBENCH_ASSERT(current_.sums == fresh, "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
@@ -323,6 +319,18 @@ void Simulation::on_step_start(const Event& event, std::vector<Event>& out) {
   out.push_back(Event{event.time_ns + *dt, EventKind::StepEnd, 0, -1, event.replica});
 }
 
+void Simulation::add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
+                                 std::int64_t last) {
+  OpenRun& open = open_run_[request];
+  if (open.last + 1 == first && open.replica == replica) {
+    open.last = last;
+    return;
+  }
+  if (open.last >= 0)
+    runs_.push_back(Run{request, open.replica, open.first, open.last - open.first + 1});
+  open = OpenRun{first, last, replica};
+}
+
 void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
   const TimeNs now = event.time_ns;
   const auto replica = static_cast<std::size_t>(event.replica);
@@ -331,30 +339,10 @@ void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
   const auto step = static_cast<std::int64_t>(ends.size());
   ends.push_back(now);
   // Lane runs end at or before this step and precede its explicit tokens.
-  for (const LaneRun& lane : result.lane_runs) {
-    OpenRun& open = open_run_[static_cast<std::size_t>(lane.id)];
-    if (open.last + 1 == lane.first && open.replica == event.replica) {
-      open.last = lane.last;
-      continue;
-    }
-    if (open.last >= 0) {
-      runs_.push_back(Run{static_cast<std::size_t>(lane.id), open.replica, open.first,
-                          open.last - open.first + 1});
-    }
-    open = OpenRun{lane.first, lane.last, event.replica};
-  }
-  for (const std::int64_t id : result.emitted) {
-    OpenRun& open = open_run_[static_cast<std::size_t>(id)];
-    if (open.last + 1 == step && open.replica == event.replica) {
-      open.last = step;
-      continue;
-    }
-    if (open.last >= 0) {
-      runs_.push_back(
-          Run{static_cast<std::size_t>(id), open.replica, open.first, open.last - open.first + 1});
-    }
-    open = OpenRun{step, step, event.replica};
-  }
+  for (const LaneRun& lane : result.lane_runs)
+    add_token_steps(static_cast<std::size_t>(lane.id), event.replica, lane.first, lane.last);
+  for (const std::int64_t id : result.emitted)
+    add_token_steps(static_cast<std::size_t>(id), event.replica, step, step);
   for (const FinishedRequest& r : result.finished) {
     auto& rec = records_[static_cast<std::size_t>(r.id)];
     rec.done_ns = now;

@@ -328,6 +328,10 @@ class Simulation {
     std::int64_t first_step = 0;  ///< index into step_ends_[replica]
     std::int64_t count = 0;
   };
+  /// Records that `request` emitted one token in each of steps `first` … `last` of `replica`:
+  /// extends its open run when they follow it, else closes that run and opens a new one.
+  void add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
+                       std::int64_t last);
   /// Appends the records' chunks from `runs_` (end of `run`).
   void expand_runs();
 

@@ -55,11 +55,32 @@ std::int64_t VllmV1Scheduler::slots_for(std::int64_t tokens) const noexcept {
   return (tokens + bs - 1) / bs * bs;
 }
 
+namespace {
+
+/// Where a request with admission position `seq` stands (or belongs) in `queue`, which is sorted
+/// by `admit_seq`.
+std::vector<RequestState*>::iterator by_admission(std::vector<RequestState*>& queue,
+                                                  std::uint64_t seq) {
+  return std::lower_bound(queue.begin(), queue.end(), seq,
+                          [](const RequestState* x, std::uint64_t s) { return x->admit_seq < s; });
+}
+
+}  // namespace
+
 void VllmV1Scheduler::insert_running(RequestState* r) {
-  const auto at =
-      std::lower_bound(running_.begin(), running_.end(), r->admit_seq,
-                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
-  running_.insert(at, r);
+  running_.insert(by_admission(running_, r->admit_seq), r);
+}
+
+std::vector<RequestState*> VllmV1Scheduler::take_wakes(
+    std::unordered_map<std::int64_t, std::vector<RequestState*>>& wakes) {
+  std::vector<RequestState*> due;
+  const auto bucket = wakes.find(step_);
+  if (bucket == wakes.end())
+    return due;
+  due = std::move(bucket->second);
+  wakes.erase(bucket);
+  for (RequestState* r : due) r->lane_wake_step = -1;  // dequeued
+  return due;
 }
 
 void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
@@ -80,9 +101,7 @@ void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
   r->num_output_tokens += delta;
   lane_context_ -= r->num_computed_tokens + 1;
   r->lane_step = -1;
-  const auto at =
-      std::lower_bound(lane_.begin(), lane_.end(), r->admit_seq,
-                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
+  const auto at = by_admission(lane_, r->admit_seq);
   LLMBENCH_ASSERT(at != lane_.end() && *at == r, "request not in the decode lane");
   lane_.erase(at);
 }
@@ -94,10 +113,7 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
   if (room <= 0)
     return;
   r->lane_step = step_;
-  const auto at =
-      std::lower_bound(lane_.begin(), lane_.end(), r->admit_seq,
-                       [](const RequestState* x, std::uint64_t seq) { return x->admit_seq < seq; });
-  lane_.insert(at, r);
+  lane_.insert(by_admission(lane_, r->admit_seq), r);
   lane_context_ += r->num_computed_tokens + 1;
   // Step t schedules it with computed + (t − step_) tokens before: it needs a block at
   // step_ + room and samples its last token at step_ + (output_len − output − 1).
@@ -124,10 +140,9 @@ bool VllmV1Scheduler::lane_step_fits() const {
       budget_to_lane_end += want;
     const bool no_block =
         r->num_computed_tokens >= r->prompt_len && r->num_computed_tokens + want <= r->num_kv_slots;
-    if (!no_block) {
+    if (!no_block)
       new_blocks += std::max<std::int64_t>(
-          0, (r->num_computed_tokens + want + bs - 1) / bs - r->num_kv_slots / bs);
-    }
+          0, (slots_for(r->num_computed_tokens + want) - r->num_kv_slots) / bs);
   }
   return budget_to_lane_end <= config_.max_num_batched_tokens &&
          new_blocks <= blocks_.num_free_blocks();
@@ -136,15 +151,9 @@ bool VllmV1Scheduler::lane_step_fits() const {
 void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   if (config_.decode_lane) {
     // Lane members that need a block in this step go back to one-at-a-time scheduling.
-    const auto due = block_wakes_.find(step_);
-    if (due != block_wakes_.end()) {
-      const std::vector<RequestState*> woken = std::move(due->second);
-      block_wakes_.erase(due);
-      for (RequestState* r : woken) {
-        r->lane_wake_step = -1;  // dequeued above
-        leave_lane(r, step_ - 1);
-        insert_running(r);
-      }
+    for (RequestState* r : take_wakes(block_wakes_)) {
+      leave_lane(r, step_ - 1);
+      insert_running(r);
     }
     if (!lane_.empty() && !lane_step_fits()) {
       while (!lane_.empty()) {
@@ -282,13 +291,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   out.seqs.resize(count);
   out.lane_seqs = lane_n;
   out.lane_context = lane_context_;
-  decodes += lane_n;
-  decode_context += lane_context_;
-  sums.num_seqs += decodes;
-  sums.tokens += decodes;
-  sums.sampling += decodes;
-  sums.decode_seqs += decodes;
-  sums.decode_context += decode_context;
+  sums.add_decodes(decodes + lane_n, decode_context + lane_context_);
   out.sums = sums;
   out.has_sums = true;
   out.num_tokens = config_.max_num_batched_tokens - budget;
@@ -319,18 +322,12 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
   const std::size_t explicit_finished = result.finished.size();
   if (config_.decode_lane) {
     // Lane members that sample their last token in this step.
-    const auto due = finish_wakes_.find(step_);
-    if (due != finish_wakes_.end()) {
-      const std::vector<RequestState*> done = std::move(due->second);
-      finish_wakes_.erase(due);
-      for (RequestState* r : done) {
-        r->lane_wake_step = -1;  // dequeued above
-        leave_lane(r, step_);
-        ++r->num_computed_tokens;
-        ++r->num_output_tokens;
-        r->status = RequestStatus::Finished;
-        result.finished.push_back(r);
-      }
+    for (RequestState* r : take_wakes(finish_wakes_)) {
+      leave_lane(r, step_);
+      ++r->num_computed_tokens;
+      ++r->num_output_tokens;
+      r->status = RequestStatus::Finished;
+      result.finished.push_back(r);
     }
   }
   if (result.finished.size() > explicit_finished) {

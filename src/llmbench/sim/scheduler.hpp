@@ -258,6 +258,10 @@ class VllmV1Scheduler final : public Scheduler {
   void maybe_enter_lane(RequestState* r);
   /// True when this step can be formed with the lane (see above).
   [[nodiscard]] bool lane_step_fits() const;
+  /// Removes and returns the lane members whose wake-up in `wakes` falls on this step (their
+  /// wake-up dequeued).
+  std::vector<RequestState*> take_wakes(
+      std::unordered_map<std::int64_t, std::vector<RequestState*>>& wakes);
   /// Inserts `r` into `running_` at its admission position.
   void insert_running(RequestState* r);
 

@@ -77,6 +77,18 @@ std::pair<std::string, bool> metrics_until(std::uint16_t port,
   return {body, held};
 }
 
+/// Sample `name{model_name="m"}` in `body`, −1 when absent.
+double gauge(const std::string& body, const std::string& name) {
+  return sample(body, name + "{model_name=\"m\"}").value_or(-1);
+}
+
+/// `vllm:request_success_total` of model "m" for `reason` ("length", "abort", …), −1 when absent.
+double successes(const std::string& body, const std::string& reason) {
+  return sample(body,
+                "vllm:request_success_total{finished_reason=\"" + reason + "\",model_name=\"m\"}")
+      .value_or(-1);
+}
+
 using testing::r1_settings;
 
 TEST(Buckets125, FollowVllmBuild125Buckets) {
@@ -303,7 +315,6 @@ TEST(EngineServer, PhaseHistogramsAgreeWithTheEngineLatencies) {
 TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
   Server server(engine_options());
   const auto port = server.start();
-  const std::string l = "{model_name=\"m\"}";
   {
     test::TestClient client(port);
     const auto reply = client.stream(
@@ -314,28 +325,23 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
     ASSERT_GE(reply.events.size(), 3u);
     // While it generates: one running request holding ceil((250 + n) / 64) of 2000 blocks.
     const std::string during = metrics(port);
-    EXPECT_EQ(sample(during, "vllm:num_requests_running" + l).value_or(-1), 1);
-    EXPECT_GT(sample(during, "vllm:kv_cache_usage_perc" + l).value_or(0), 0);
+    EXPECT_EQ(gauge(during, "vllm:num_requests_running"), 1);
+    EXPECT_GT(gauge(during, "vllm:kv_cache_usage_perc"), 0);
     client.close();
   }
   const auto [after, drained] = metrics_until(port, [&](const std::string& b) {
-    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
-           sample(b, "vllm:num_requests_waiting" + l).value_or(-1) == 0 &&
-           sample(b, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
+    return gauge(b, "vllm:num_requests_running") == 0 &&
+           gauge(b, "vllm:num_requests_waiting") == 0 && gauge(b, "vllm:kv_cache_usage_perc") == 0;
   });
   ASSERT_TRUE(drained) << after;
-  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
-                .value_or(-1),
-            0);
+  EXPECT_EQ(successes(after, "length"), 0);
   // vLLM counts the disconnected request as finished with reason "abort".
-  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
-                .value_or(-1),
-            1);
-  EXPECT_EQ(sample(after, "vllm:e2e_request_latency_seconds_count" + l).value_or(-1), 0);
-  EXPECT_EQ(sample(after, "vllm:request_decode_time_seconds_count" + l).value_or(-1), 0);
-  EXPECT_EQ(sample(after, "vllm:time_to_first_token_seconds_count" + l).value_or(-1), 1);
+  EXPECT_EQ(successes(after, "abort"), 1);
+  EXPECT_EQ(gauge(after, "vllm:e2e_request_latency_seconds_count"), 0);
+  EXPECT_EQ(gauge(after, "vllm:request_decode_time_seconds_count"), 0);
+  EXPECT_EQ(gauge(after, "vllm:time_to_first_token_seconds_count"), 1);
   // Far fewer than 5000 tokens were generated: the engine stopped working for it.
-  const double generated = sample(after, "vllm:generation_tokens_total" + l).value_or(-1);
+  const double generated = gauge(after, "vllm:generation_tokens_total");
   EXPECT_GE(generated, 3);
   EXPECT_LT(generated, 5000);
   // The engine is usable afterwards: a short request completes.
@@ -344,10 +350,8 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
       "/v1/completions", json{{"prompt", "hello"}, {"max_tokens", 2}, {"stream", true}}.dump());
   EXPECT_EQ(reply.status, 200);
   const std::string end = metrics(port);
-  EXPECT_EQ(sample(end, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
-                .value_or(-1),
-            1);
-  EXPECT_EQ(sample(end, "vllm:request_decode_time_seconds_count" + l).value_or(-1), 1);
+  EXPECT_EQ(successes(end, "length"), 1);
+  EXPECT_EQ(gauge(end, "vllm:request_decode_time_seconds_count"), 1);
   server.stop();
 }
 
@@ -356,28 +360,22 @@ TEST(EngineServer, ClientDisconnectAbortsAndFreesTheKvCache) {
 TEST(EngineServer, NonStreamedClientDisconnectAborts) {
   Server server(engine_options());
   const auto port = server.start();
-  const std::string l = "{model_name=\"m\"}";
   {
     test::TestClient client(port);
     client.send_only("/v1/completions",
                      json{{"prompt", std::string(1000, 'a')}, {"max_tokens", 5000}}.dump());
     ASSERT_TRUE(metrics_until(port, [&](const std::string& b) {
-                  return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 1;
+                  return gauge(b, "vllm:num_requests_running") == 1;
                 }).second);
     client.close();
   }
   const auto [after, drained] = metrics_until(port, [&](const std::string& b) {
-    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0 &&
-           sample(b, "vllm:kv_cache_usage_perc" + l).value_or(-1) == 0;
+    return gauge(b, "vllm:num_requests_running") == 0 && gauge(b, "vllm:kv_cache_usage_perc") == 0;
   });
   ASSERT_TRUE(drained) << after;
-  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
-                .value_or(-1),
-            1);
-  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"length\",model_name=\"m\"}")
-                .value_or(-1),
-            0);
-  EXPECT_LT(sample(after, "vllm:generation_tokens_total" + l).value_or(5000), 5000);
+  EXPECT_EQ(successes(after, "abort"), 1);
+  EXPECT_EQ(successes(after, "length"), 0);
+  EXPECT_LT(sample(after, "vllm:generation_tokens_total{model_name=\"m\"}").value_or(5000), 5000);
   // A pipelining client is not mistaken for one that left: two requests on one connection.
   test::TestClient client(port);
   const auto reply =
@@ -398,22 +396,18 @@ TEST(FixedServer, NonStreamedClientDisconnectFreesTheSlot) {
   options.model = "m";
   Server server(options);
   const auto port = server.start();
-  const std::string l = "{model_name=\"m\"}";
   {
     test::TestClient client(port);
     client.send_only("/v1/completions", json{{"prompt", "go on"}, {"max_tokens", 30000}}.dump());
     ASSERT_TRUE(metrics_until(port, [&](const std::string& b) {
-                  return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 1;
+                  return gauge(b, "vllm:num_requests_running") == 1;
                 }).second);
     client.close();
   }
-  const auto [after, freed] = metrics_until(port, [&](const std::string& b) {
-    return sample(b, "vllm:num_requests_running" + l).value_or(-1) == 0;
-  });
+  const auto [after, freed] = metrics_until(
+      port, [&](const std::string& b) { return gauge(b, "vllm:num_requests_running") == 0; });
   ASSERT_TRUE(freed) << after;
-  EXPECT_EQ(sample(after, "vllm:request_success_total{finished_reason=\"abort\",model_name=\"m\"}")
-                .value_or(-1),
-            1);
+  EXPECT_EQ(successes(after, "abort"), 1);
   server.stop();
 }
 

@@ -294,20 +294,13 @@ TEST(Simulation, DecodeLaneGivesTheSameRunAsOneByOne) {
 // The lane really carries the steady decodes: after a long prefill-free stretch most running
 // requests are in it, and the batch it prices still counts them.
 TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
-  SchedulerConfig c;
-  c.max_num_seqs = 8;
-  c.max_num_batched_tokens = 64;
-  c.decode_lane = true;
-  VllmV1Scheduler s(c, 200, 16);
+  VllmV1Scheduler s(testing::lane_config(8), 200, 16);
   std::vector<RequestState> reqs;
   for (std::int64_t i = 0; i < 8; ++i) reqs.push_back(testing::make(i, 8, 100));
   for (auto& r : reqs) s.add_request(&r);
   SchedulerOutput out;
   StepResult res;
-  for (int step = 0; step < 5; ++step) {
-    s.schedule_into(out);
-    s.update_into(out, res);
-  }
+  testing::run_steps(s, out, res, 5);
   // Step 0 prefilled all 8 (64 tokens); since then each samples every step. Positions 9, 10,
   // 11, 12 of 16-token blocks: all in the lane.
   EXPECT_EQ(s.num_lane(), 8U);
@@ -329,19 +322,12 @@ TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
 // (as a freed and reallocated state would be) is not finished early by the old wake-up, and
 // the aborted request's lane run covers the steps applied before the abort.
 TEST(VllmV1Scheduler, AbortInTheDecodeLaneLeavesNoWakeUpBehind) {
-  SchedulerConfig c;
-  c.max_num_seqs = 4;
-  c.max_num_batched_tokens = 64;
-  c.decode_lane = true;
-  VllmV1Scheduler s(c, 100, 16);
+  VllmV1Scheduler s(testing::lane_config(4), 100, 16);
   RequestState state = testing::make(0, 1, 10);  // enters the lane at step 1, finishes at 9
   s.add_request(&state);
   SchedulerOutput out;
   StepResult res;
-  for (int step = 0; step < 3; ++step) {
-    s.schedule_into(out);
-    s.update_into(out, res);
-  }
+  testing::run_steps(s, out, res, 3);
   ASSERT_EQ(s.num_lane(), 1U);
   ASSERT_TRUE(s.abort(0));
   EXPECT_EQ(s.num_running(), 0U);

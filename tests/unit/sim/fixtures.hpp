@@ -50,6 +50,23 @@ class SimpleModel final : public ExecTimeModel {
   }
 };
 
+/// V1 scheduler knobs with the decode lane on: `max_num_seqs` running, 64 tokens per step.
+inline SchedulerConfig lane_config(std::int64_t max_num_seqs) {
+  SchedulerConfig c;
+  c.max_num_seqs = max_num_seqs;
+  c.max_num_batched_tokens = 64;
+  c.decode_lane = true;
+  return c;
+}
+
+/// Forms and applies `steps` steps of `s` (the last step's batch and result stay in `out`/`res`).
+inline void run_steps(Scheduler& s, SchedulerOutput& out, StepResult& res, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    s.schedule_into(out);
+    s.update_into(out, res);
+  }
+}
+
 /// `SimpleModel`'s costs priced from `BatchSums` (1 ms + 1 µs per token, plus 0.1 µs per token
 /// of decode context so that step times depend on the lane's context sum too): a model with
 /// which the engine may use the V1 scheduler's decode lane.
