@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <sstream>
@@ -33,6 +34,22 @@ double span_ms(TimeNs from, TimeNs to) noexcept {
 // every output-carrying event as at least one token until a tokenizer says otherwise).
 std::int64_t chunk_tokens_or_one(const Chunk& chunk) noexcept {
   return chunk.tokens >= 0 ? chunk.tokens : 1;
+}
+
+// What `summarize` needs to know of a request's chunks, found in one pass.
+struct ChunkShape {
+  bool unknown_tokens = false;  // some chunk's token count is unknown (< 0)
+  bool one_token_each = true;   // every chunk after the first counts as one token
+};
+
+ChunkShape chunk_shape(const std::vector<Chunk>& chunks) noexcept {
+  ChunkShape shape;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const std::int64_t tokens = chunks[i].tokens;
+    shape.unknown_tokens |= tokens < 0;
+    shape.one_token_each &= i == 0 || tokens == 1 || tokens < 0;
+  }
+  return shape;
 }
 
 // Input tokens of one completed request: server usage, else the workload's intended length.
@@ -121,6 +138,93 @@ double percentile_sorted(const std::vector<double>& sorted, double q) {
   return r.t >= 0.5 ? b - diff * (1.0 - r.t) : a + diff * r.t;
 }
 
+namespace {
+
+/// The values of `ranks` (ascending, distinct, each < values.size()) in the sorted order of
+/// `values`, by `std::nth_element` on the part right of the previous rank: O(n) per pass.
+/// Reorders `values`.
+std::vector<double> select_ranks(std::vector<double>& values,
+                                 const std::vector<std::size_t>& ranks) {
+  std::vector<double> out;
+  out.reserve(ranks.size());
+  auto first = values.begin();
+  for (const std::size_t k : ranks) {
+    const auto kth = values.begin() + static_cast<std::ptrdiff_t>(k);
+    std::nth_element(first, kth, values.end());
+    out.push_back(*kth);
+    first = kth + 1;
+  }
+  return out;
+}
+
+/// The same as `select_ranks(values, ranks)` for finite values in [lo, hi] with lo < hi, in two
+/// passes over `values` instead of one per rank. v ↦ ⌊(v − lo)·(B − 1)/(hi − lo)⌋ is monotone
+/// (each rounding step is), so it sorts the values into B = 65,536 ordered buckets; a count per
+/// bucket locates the bucket of each rank, and only those buckets' values are copied out and
+/// selected in. A run's ITLs are millions of values, and each nth_element pass over them cost
+/// as much as the rest of the summary.
+std::vector<double> select_ranks(std::vector<double>& values, const std::vector<std::size_t>& ranks,
+                                 double lo, double hi) {
+  constexpr std::size_t kMinValues = std::size_t{1} << 14;  // below this nth_element is cheaper
+  constexpr std::size_t kBuckets = std::size_t{1} << 16;
+  if (values.size() < kMinValues || values.size() > std::numeric_limits<std::uint32_t>::max())
+    return select_ranks(values, ranks);
+  const double scale = static_cast<double>(kBuckets - 1) / (hi - lo);
+  const auto bucket = [lo, scale](double v) {
+    return std::min(static_cast<std::size_t>((v - lo) * scale), kBuckets - 1);
+  };
+  std::vector<std::uint32_t> counts(kBuckets, 0);
+  for (const double v : values) ++counts[bucket(v)];
+  // Each rank's bucket, and the rank of the bucket's first value.
+  struct Wanted {
+    std::size_t bucket = 0;
+    std::size_t first_rank = 0;
+  };
+  std::vector<Wanted> wanted;  // distinct buckets, ascending
+  std::vector<std::size_t> rank_slot(ranks.size());
+  std::size_t b = 0;
+  std::size_t below = 0;  // values in buckets < b
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    while (below + counts[b] <= ranks[i]) below += counts[b++];
+    if (wanted.empty() || wanted.back().bucket != b)
+      wanted.push_back({b, below});
+    rank_slot[i] = wanted.size() - 1;
+  }
+  constexpr std::uint8_t kNone = 0xFF;
+  if (wanted.size() >= kNone)  // hundreds of percentiles asked for (--metric-percentiles)
+    return select_ranks(values, ranks);
+  std::vector<std::uint8_t> slot_of(kBuckets, kNone);
+  std::vector<std::vector<double>> gathered(wanted.size());
+  for (std::size_t w = 0; w < wanted.size(); ++w) {
+    slot_of[wanted[w].bucket] = static_cast<std::uint8_t>(w);
+    gathered[w].reserve(counts[wanted[w].bucket]);
+  }
+  for (const double v : values) {
+    const std::uint8_t w = slot_of[bucket(v)];
+    if (w != kNone)
+      gathered[w].push_back(v);
+  }
+  std::vector<double> out;
+  out.reserve(ranks.size());
+  std::size_t done_slot = wanted.size();  // ranks in one bucket: select right of the previous
+  std::ptrdiff_t next_first = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    auto& part = gathered[rank_slot[i]];
+    if (rank_slot[i] != done_slot) {
+      done_slot = rank_slot[i];
+      next_first = 0;
+    }
+    const auto kth =
+        part.begin() + static_cast<std::ptrdiff_t>(ranks[i] - wanted[rank_slot[i]].first_rank);
+    std::nth_element(part.begin() + next_first, kth, part.end());
+    out.push_back(*kth);
+    next_first = kth - part.begin() + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   Stats stats;
   if (values.empty()) {
@@ -150,9 +254,6 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   stats.std = std::sqrt(squares / n);
   stats.min = lo;
   stats.max = hi;
-  // Percentiles by selection instead of a full sort (a run can hold millions of ITLs): only the
-  // ranks the interpolation reads are put in their sorted places, each by nth_element on the
-  // part right of the previous one, so the cost is O(n) rather than O(n log n).
   std::vector<std::size_t> ranks;
   const auto want = [&](double q) {
     const PercentileRanks r = percentile_ranks(count, q);
@@ -163,15 +264,24 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   for (double q : qs) want(q);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  auto first = values.begin();
-  for (const std::size_t k : ranks) {
-    const auto kth = values.begin() + static_cast<std::ptrdiff_t>(k);
-    std::nth_element(first, kth, values.end());
-    first = kth + 1;
-  }
-  stats.median = percentile_sorted(values, 50);
+  const std::vector<double> at_rank = std::isfinite(sum) && hi > lo && std::isfinite(hi - lo)
+                                          ? select_ranks(values, ranks, lo, hi)
+                                          : select_ranks(values, ranks);
+  // Interpolates exactly as `percentile_sorted` would over the sorted values.
+  const auto percentile = [&](double q) {
+    const PercentileRanks r = percentile_ranks(count, q);
+    const auto value = [&](std::size_t rank) {
+      return at_rank[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
+                                              ranks.begin())];
+    };
+    const double a = value(r.below);
+    const double b = value(r.above);
+    const double diff = b - a;
+    return r.t >= 0.5 ? b - diff * (1.0 - r.t) : a + diff * r.t;
+  };
+  stats.median = percentile(50);
   for (double q : qs) {
-    stats.percentiles.emplace_back(q, percentile_sorted(values, q));
+    stats.percentiles.emplace_back(q, percentile(q));
   }
   return stats;
 }
@@ -349,8 +459,18 @@ void append_itl_ms(const RequestRecord& record, std::vector<double>& out) {
 }
 
 void append_inter_chunk_ms(const RequestRecord& record, std::vector<double>& out) {
-  for (std::size_t i = 1; i < record.chunks.size(); ++i) {
-    out.push_back(ns_to_ms(record.chunks[i].time_ns - record.chunks[i - 1].time_ns));
+  const std::size_t n = record.chunks.size();
+  if (n < 2) {
+    return;
+  }
+  // Sized once and filled by index: a push_back per token was most of the summary's cost on
+  // simulated runs of millions of tokens.
+  const std::size_t base = out.size();
+  out.resize(base + n - 1);
+  double* gaps = out.data() + base;
+  const Chunk* chunks = record.chunks.data();
+  for (std::size_t i = 1; i < n; ++i) {
+    gaps[i - 1] = ns_to_ms(chunks[i].time_ns - chunks[i - 1].time_ns);
   }
 }
 
@@ -397,12 +517,13 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     last_done = std::max(last_done, original.done_ns);
 
     // Work on a copy only when some chunk's token count is unknown.
-    const bool needs_tokens = std::any_of(original.chunks.begin(), original.chunks.end(),
-                                          [](const Chunk& c) { return c.tokens < 0; });
+    ChunkShape shape = chunk_shape(original.chunks);
+    const bool needs_tokens = shape.unknown_tokens;
     RequestRecord filled;
     if (needs_tokens) {
       filled = original;
       assign_chunk_tokens(filled);
+      shape = chunk_shape(filled.chunks);
     }
     const RequestRecord& record = needs_tokens ? filled : original;
 
@@ -435,13 +556,15 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     // While every chunk after the first carries one token, the ITL samples are exactly the
     // inter-chunk gaps (same values, same order), so one vector serves both until a record
     // breaks that; the inter-chunk list is then split off from the ITLs gathered so far.
-    if (inter_chunk_is_itl &&
-        !std::all_of(record.chunks.begin() + (record.chunks.empty() ? 0 : 1), record.chunks.end(),
-                     [](const Chunk& c) { return chunk_tokens_or_one(c) == 1; })) {
+    if (inter_chunk_is_itl && !shape.one_token_each) {
       inter_chunk_is_itl = false;
       inter_chunk.assign(itl.begin(), itl.end());
     }
-    append_itl_ms(record, itl);
+    if (shape.one_token_each) {
+      append_inter_chunk_ms(record, itl);  // one token per chunk: the ITLs are the gaps
+    } else {
+      append_itl_ms(record, itl);
+    }
     if (!inter_chunk_is_itl)
       append_inter_chunk_ms(record, inter_chunk);
     if (meets_slo(latency, options.slo)) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace llmbench::metrics {
@@ -126,6 +127,81 @@ TEST(Describe, SelectionEqualsFullSortOnRandomSamples) {
       }
     }
   }
+}
+
+TEST(Describe, BucketSelectionEqualsFullSortOnLargeSamples) {
+  // From 16,384 values on, describe() finds the percentile ranks through 65,536 ordered buckets
+  // over [min, max]; it must still give exactly the values of the fully sorted sample: with
+  // heavy ties, negative values, one outlier that puts nearly every value in bucket 0, and the
+  // fallbacks (all values equal; an infinite value).
+  std::uint64_t x = 987654321;
+  const auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  const std::vector<double> qs{0, 0.1, 1, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100};
+  enum class Shape { Ties, Wide, Negative, Outlier, AllEqual, Infinite };
+  for (const std::size_t n : {16384u, 16385u, 100003u}) {
+    for (const Shape shape : {Shape::Ties, Shape::Wide, Shape::Negative, Shape::Outlier,
+                              Shape::AllEqual, Shape::Infinite}) {
+      std::vector<double> v(n);
+      for (auto& e : v) {
+        switch (shape) {
+          case Shape::Ties:
+            e = 40.0 + static_cast<double>(next() % 7) * 0.125;
+            break;
+          case Shape::Wide:
+            e = static_cast<double>(next() % (1ULL << 30)) * 1e-3;
+            break;
+          case Shape::Negative:
+            e = static_cast<double>(next() % 20001) - 10000.5;
+            break;
+          case Shape::Outlier:
+            e = static_cast<double>(next() % 1000) * 0.01;
+            break;
+          case Shape::AllEqual:
+            e = 12.5;
+            break;
+          case Shape::Infinite:
+            e = static_cast<double>(next() % 100);
+            break;
+        }
+      }
+      if (shape == Shape::Outlier)
+        v[n / 2] = 1e12;
+      if (shape == Shape::Infinite)
+        v[n / 3] = std::numeric_limits<double>::infinity();
+      const Stats s = describe(v, qs);
+      std::vector<double> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      const auto label = testing::Message() << "n=" << n << " shape=" << static_cast<int>(shape);
+      EXPECT_EQ(s.median, percentile_sorted(sorted, 50)) << label;
+      ASSERT_EQ(s.percentiles.size(), qs.size());
+      for (std::size_t i = 0; i < qs.size(); ++i) {
+        // Both NaN where the interpolation meets inf − inf (q = 100 of the infinite sample).
+        const double want = percentile_sorted(sorted, qs[i]);
+        const double got = s.percentiles[i].second;
+        EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+            << label << " q=" << qs[i] << ": " << got << " vs " << want;
+      }
+    }
+  }
+}
+
+TEST(Describe, ManyPercentilesOnALargeSample) {
+  // 400 percentiles want more buckets than the bucket path tracks: the selection falls back to
+  // nth_element and still gives the sorted sample's values.
+  std::vector<double> v(50000);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>((i * 7919) % v.size()) * 0.5;
+  std::vector<double> qs;
+  for (int i = 0; i < 400; ++i) qs.push_back(i * 0.25);
+  const Stats s = describe(v, qs);
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_EQ(s.percentiles.size(), qs.size());
+  for (std::size_t i = 0; i < qs.size(); ++i)
+    EXPECT_EQ(s.percentiles[i].second, percentile_sorted(sorted, qs[i])) << qs[i];
 }
 
 TEST(Describe, EmptyIsAllZero) {
