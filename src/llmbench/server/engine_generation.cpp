@@ -145,6 +145,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
 
   std::int64_t emitted = 0;
   std::string text;
+  std::vector<StreamEvent> events;  // one step's events (reused: no allocation per step)
   // A non-streamed request writes nothing until its end, so a client that leaves is noticed by
   // watching the socket while the engine works (vLLM aborts such requests too); a streamed one
   // is noticed by its next write. The watch stops if the client pipelines another request.
@@ -162,7 +163,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
     } else {
       co_await stream->wait();
     }
-    const std::vector<StreamEvent> events = stream->take();
+    stream->take(events);
     if (events.empty())
       continue;
     std::int64_t tokens = 0;

@@ -93,6 +93,17 @@ void engine_metrics(std::string& out, const ServerState& state, const std::strin
             e.e2e);
   histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
             e.iteration_tokens);
+  // Whether the server keeps the simulated clock: not a vLLM metric, hence our prefix.
+  one("llmbench:engine_steps_total", "counter", "Engine steps run in real time.",
+      static_cast<double>(e.steps.load(relaxed)));
+  one("llmbench:engine_late_steps_total", "counter",
+      "Engine steps whose end (token emission) was applied more than 5 ms after its simulated "
+      "time: the server could not keep up.",
+      static_cast<double>(e.late_steps.load(relaxed)));
+  histogram("llmbench:engine_step_lateness_seconds",
+            "How long after its simulated end each engine step's tokens were handed to the "
+            "HTTP streams.",
+            e.step_lateness);
 }
 
 /// `GET /metrics`: Prometheus text exposition format 0.0.4 with vLLM's metric names, types and

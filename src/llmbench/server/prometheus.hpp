@@ -39,6 +39,11 @@ std::vector<double> buckets_1_2_5(std::int64_t max_value);
 inline constexpr double kIterationTokenBuckets[] = {1,   8,    16,   32,   64,   128,  256,
                                                     512, 1024, 2048, 4096, 8192, 16384};
 
+/// Buckets of llmbench:engine_step_lateness_seconds (how late the real-time engine applied a
+/// step's end, s): 1 ms to 2.5 s, for telling a keeping-up server from an overloaded one.
+inline constexpr double kStepLatenessBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                  0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+
 /// A Prometheus histogram over integer observations in a fixed unit (ns for latencies, tokens
 /// for counts): one atomic counter per bucket plus `+Inf`, an atomic sum. `observe` is lock-free
 /// and may be called from any thread; a concurrent `write` may see a count one ahead of the sum.

@@ -15,41 +15,32 @@ namespace llmbench::server {
 
 namespace net = boost::asio;
 
-TokenStream::TokenStream(const net::any_io_executor& executor) : timer_(executor) {
+TokenStream::TokenStream(const net::any_io_executor& executor)
+    : executor_(executor), timer_(executor) {
   timer_.expires_at(net::steady_timer::time_point::max());
 }
 
 net::awaitable<void> TokenStream::wait() {
-  {
-    std::lock_guard lock(mu_);
-    if (!events_.empty() || closed_)
-      co_return;
-    waiting_ = true;
-  }
+  if (!events_.empty() || closed_flag_.load(std::memory_order_relaxed))
+    co_return;
+  waiting_ = true;
   co_await timer_.async_wait(net::as_tuple(net::use_awaitable));
 }
 
-std::vector<StreamEvent> TokenStream::take() {
-  std::lock_guard lock(mu_);
-  return std::exchange(events_, {});
+void TokenStream::take(std::vector<StreamEvent>& into) {
+  into.clear();
+  std::swap(into, events_);
 }
 
-void TokenStream::push(const StreamEvent& event) {
-  bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    if (closed_)
-      return;
-    events_.push_back(event);
-    wake = std::exchange(waiting_, false);
-  }
-  if (wake)
-    net::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+void TokenStream::deliver(const StreamEvent& event) {
+  if (closed_flag_.load(std::memory_order_relaxed))
+    return;
+  events_.push_back(event);
+  if (std::exchange(waiting_, false))
+    timer_.cancel();
 }
 
 void TokenStream::close() noexcept {
-  std::lock_guard lock(mu_);
-  closed_ = true;
   closed_flag_.store(true, std::memory_order_release);
   events_.clear();
 }
@@ -175,7 +166,7 @@ void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, 
       event.scheduled_ns = r.scheduled_ns;
       event.first_token_ns = r.first_ns;
     }
-    r.stream->push(event);
+    queue_event(r.stream, event);
   }
   for (const auto& f : outcome.finished) {
     const auto it = live_.find(f.id);
@@ -184,6 +175,33 @@ void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, 
     if (r.emitted > 1)
       metrics_.tpot.observe((r.last_ns - r.first_ns) / (r.emitted - 1));
     live_.erase(it);
+  }
+}
+
+void RealtimeEngine::queue_event(const std::shared_ptr<TokenStream>& stream,
+                                 const StreamEvent& event) {
+  if (stream->closed())
+    return;
+  Outbox* box = nullptr;
+  for (auto& b : outboxes_) {
+    if (b.executor == stream->executor()) {
+      box = &b;
+      break;
+    }
+  }
+  if (box == nullptr)
+    box = &outboxes_.emplace_back(Outbox{stream->executor(), {}});
+  box->events.emplace_back(stream, event);
+}
+
+void RealtimeEngine::post_events() {
+  for (auto& box : outboxes_) {
+    if (box.events.empty())
+      continue;
+    net::post(box.executor, [events = std::move(box.events)] {
+      for (const auto& [stream, event] : events) stream->deliver(event);
+    });
+    box.events = {};
   }
 }
 
@@ -233,13 +251,18 @@ void RealtimeEngine::loop() {
     if (cv_.wait_until(lock, steady_point(end), [&] { return stop_; }))
       break;
     lock.unlock();
-    if (steady_now_ns() - end > 5'000'000)
+    const TimeNs late = std::max<TimeNs>(0, steady_now_ns() - end);
+    metrics_.step_lateness.observe(late);
+    if (late > 5'000'000)
       metrics_.late_steps.fetch_add(1, std::memory_order_relaxed);
     const sim::StepOutcome& outcome = core_.end_step();
     dispatch(outcome, nominal, end);
     nominal = end;
     lock.lock();
     publish_gauges(pending_.size());
+    // After the gauges: a client that reads its last token then finds its request gone from
+    // vllm:num_requests_running and its blocks freed in vllm:kv_cache_usage_perc.
+    post_events();
   }
 }
 

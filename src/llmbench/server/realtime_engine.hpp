@@ -24,6 +24,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace llmbench::server {
@@ -42,33 +43,36 @@ struct StreamEvent {
   TimeNs first_token_ns = -1;
 };
 
-/// Hands engine events to one HTTP coroutine. `push` and `close` from any thread; `wait` and
-/// `take` from the coroutine, whose io_context must be run by one thread (the wake-up is posted
-/// there, so it cannot run before the coroutine is suspended: no lost wake-ups).
-class TokenStream : public std::enable_shared_from_this<TokenStream> {
+/// Hands engine events to one HTTP coroutine. Everything but `closed` runs on the coroutine's
+/// io_context, which must be run by one thread: the engine posts each step's events there in one
+/// batch per io_context (`RealtimeEngine`), so no lock is taken per token and a wake-up cannot
+/// be lost (the waiter is suspended before any delivery runs).
+class TokenStream {
  public:
   explicit TokenStream(const boost::asio::any_io_executor& executor);
-  /// Returns when events are pending (at once if some are). One waiter at a time.
+  /// Returns when events are pending (at once if some are, or after `close`). One waiter.
   boost::asio::awaitable<void> wait();
-  /// Removes and returns the pending events, oldest first.
-  std::vector<StreamEvent> take();
+  /// Moves the pending events, oldest first, into `into` (cleared first; its capacity is
+  /// reused, so a caller that keeps `into` allocates nothing per step).
+  void take(std::vector<StreamEvent>& into);
   /// Appends an event and wakes the waiter. Dropped after `close`.
-  void push(const StreamEvent& event);
+  void deliver(const StreamEvent& event);
   /// The consumer is gone (request finished, client disconnected or server stopping): later
-  /// pushes are dropped, and the engine aborts the request if it is still live.
+  /// deliveries are dropped, and the engine aborts the request if it is still live.
   void close() noexcept;
   /// True after `close`. Any thread.
   [[nodiscard]] bool closed() const noexcept {
     return closed_flag_.load(std::memory_order_acquire);
   }
+  /// The io_context the stream's coroutine runs on.
+  [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return executor_; }
 
  private:
   std::atomic<bool> closed_flag_{false};
-  std::mutex mu_;
+  boost::asio::any_io_executor executor_;
   boost::asio::steady_timer timer_;  // never expires; cancel() is the wake-up
   std::vector<StreamEvent> events_;
   bool waiting_ = false;
-  bool closed_ = false;
 };
 
 /// A request for the engine.
@@ -93,6 +97,8 @@ struct EngineMetrics {
   std::atomic<std::int64_t> generation_tokens{0};
   std::atomic<std::int64_t> steps{0};
   std::atomic<std::int64_t> late_steps{0};  ///< steps whose end was applied > 5 ms late
+  /// Per step: wall time at which its end was applied − its nominal end (ns observed, s shown).
+  Histogram step_lateness{kStepLatenessBuckets, 1e-9};
   /// Requests aborted because their client went away (vLLM counts them in
   /// vllm:request_success_total{finished_reason="abort"}).
   std::atomic<std::int64_t> aborted{0};
@@ -158,6 +164,16 @@ class RealtimeEngine {
   /// schedulers; an approximation for dynamic batching.
   void mark_scheduled(TimeNs start_ns);
   void dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, TimeNs end_ns);
+  /// Queues `event` for `stream` in this step's batch for the stream's io_context.
+  void queue_event(const std::shared_ptr<TokenStream>& stream, const StreamEvent& event);
+  /// Posts each io_context's batch of this step (one post per io_context, not per token).
+  void post_events();
+
+  /// One step's events for the streams of one io_context.
+  struct Outbox {
+    boost::asio::any_io_executor executor;
+    std::vector<std::pair<std::shared_ptr<TokenStream>, StreamEvent>> events;
+  };
 
   EngineSettings settings_;
   sim::EngineCore core_;  // engine thread only (fits() reads the immutable config)
@@ -165,6 +181,7 @@ class RealtimeEngine {
   std::unordered_map<std::int64_t, Live> live_;  // engine thread only
   std::int64_t next_id_ = 0;                     // engine thread only
   std::deque<std::int64_t> unscheduled_;         // engine thread only: ids never scheduled
+  std::vector<Outbox> outboxes_;                 // engine thread only
 
   std::mutex mu_;
   std::condition_variable cv_;

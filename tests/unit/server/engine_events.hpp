@@ -55,9 +55,11 @@ inline std::vector<std::vector<StreamEvent>> collect_engine_events(
     boost::asio::co_spawn(
         ioc,
         [stream, &got, &done, i]() -> boost::asio::awaitable<void> {
+          std::vector<StreamEvent> events;
           while (true) {
             co_await stream->wait();
-            for (const auto& e : stream->take()) {
+            stream->take(events);
+            for (const auto& e : events) {
               got[i].push_back(e);
               if (e.finished) {
                 ++done;

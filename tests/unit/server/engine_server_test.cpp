@@ -209,6 +209,17 @@ TEST(EngineServer, StreamsOneTokenPerStepAndExposesVllmMetrics) {
   EXPECT_EQ(m.samples.at("vllm:cache_config_info{block_size=\"64\",enable_prefix_caching="
                          "\"True\",num_gpu_blocks=\"2000\",model_name=\"deepseek-r1\"}"),
             1);
+  // Every step run observes its lateness once; a single request's steps stay well under 2.5 s
+  // late on any machine that runs the suite, so all fall in the finite buckets.
+  EXPECT_EQ(m.types.at("llmbench:engine_step_lateness_seconds"), "histogram");
+  EXPECT_EQ(m.types.at("llmbench:engine_late_steps_total"), "counter");
+  const double steps = m.samples.at("llmbench:engine_steps_total" + l);
+  EXPECT_GE(steps, 14);  // ≥ one step per generated token (two prompts, 7 tokens each)
+  EXPECT_EQ(m.samples.at("llmbench:engine_step_lateness_seconds_count" + l), steps);
+  EXPECT_EQ(m.samples.at("llmbench:engine_step_lateness_seconds_bucket{model_name=\"deepseek-r1\","
+                         "le=\"2.5\"}"),
+            steps);
+  EXPECT_LE(m.samples.at("llmbench:engine_late_steps_total" + l), steps);
   server.stop();
 }
 
