@@ -212,6 +212,8 @@ std::vector<double> select_ranks(std::vector<double>& values, const std::vector<
   if (values.size() < kMinValues || values.size() > std::numeric_limits<std::uint32_t>::max())
     return select_ranks(values, ranks);
   const double scale = static_cast<double>(kBuckets - 1) / (hi - lo);
+  if (!std::isfinite(scale))  // a range below ~1e-304: (v − lo)·scale would be inf or NaN
+    return select_ranks(values, ranks);
   const auto bucket = [lo, scale](double v) {
     return std::min(static_cast<std::size_t>((v - lo) * scale), kBuckets - 1);
   };

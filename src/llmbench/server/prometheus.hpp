@@ -40,7 +40,7 @@ inline constexpr double kIterationTokenBuckets[] = {1,   8,    16,   32,   64,  
                                                     512, 1024, 2048, 4096, 8192, 16384};
 
 /// Buckets of llmbench:engine_step_lateness_seconds (how late the real-time engine applied a
-/// step's end, s): 1 ms to 2.5 s, for telling a keeping-up server from an overloaded one.
+/// step's end, s): 0.5 ms to 2.5 s, for telling a keeping-up server from an overloaded one.
 inline constexpr double kStepLatenessBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                   0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
 

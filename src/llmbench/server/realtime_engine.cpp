@@ -261,8 +261,11 @@ void RealtimeEngine::loop() {
     lock.lock();
     publish_gauges(pending_.size());
     // After the gauges: a client that reads its last token then finds its request gone from
-    // vllm:num_requests_running and its blocks freed in vllm:kv_cache_usage_perc.
+    // vllm:num_requests_running and its blocks freed in vllm:kv_cache_usage_perc. Posted
+    // without the lock, so `submit` from the io threads does not wait behind it.
+    lock.unlock();
     post_events();
+    lock.lock();
   }
 }
 

@@ -188,6 +188,17 @@ TEST(Describe, BucketSelectionEqualsFullSortOnLargeSamples) {
   }
 }
 
+TEST(Describe, TinyRangeOnALargeSample) {
+  // max − min = 1e-305: 65,535 / (max − min) is inf, so the bucket map cannot be used (found
+  // by a breaking helper: p0 came out as the max and p100 as the min).
+  std::vector<double> v(16384);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 == 0 ? 0.0 : 1e-305;
+  const Stats s = describe(v, {0, 50, 100});
+  EXPECT_EQ(s.percentiles[0].second, 0.0);
+  EXPECT_EQ(s.percentiles[1].second, 5e-306);  // ranks 8191 and 8192: (0 + 1e-305) / 2
+  EXPECT_EQ(s.percentiles[2].second, 1e-305);
+}
+
 TEST(Describe, ManyPercentilesOnALargeSample) {
   // 400 percentiles want more buckets than the bucket path tracks: the selection falls back to
   // nth_element and still gives the sorted sample's values.
