@@ -94,7 +94,8 @@ void engine_metrics(std::string& out, const ServerState& state, const std::strin
   histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
             e.iteration_tokens);
   // Whether the server keeps the simulated clock: not a vLLM metric, hence our prefix.
-  one("llmbench:engine_steps_total", "counter", "Engine steps run in real time.",
+  one("llmbench:engine_steps_total", "counter",
+      "Engine steps run in real time (counted at their end, as the lateness histogram).",
       static_cast<double>(e.steps.load(relaxed)));
   one("llmbench:engine_late_steps_total", "counter",
       "Engine steps whose end (token emission) was applied more than 5 ms after its simulated "

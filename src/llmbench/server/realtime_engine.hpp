@@ -95,7 +95,7 @@ struct EngineMetrics {
   std::atomic<std::int64_t> prefix_hits{0};     ///< tokens
   std::atomic<std::int64_t> prompt_tokens{0};   ///< prompts whose prefill finished
   std::atomic<std::int64_t> generation_tokens{0};
-  std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> steps{0};       ///< steps whose end was applied (tokens handed over)
   std::atomic<std::int64_t> late_steps{0};  ///< steps whose end was applied > 5 ms late
   /// Per step: wall time at which its end was applied − its nominal end (ns observed, s shown).
   Histogram step_lateness{kStepLatenessBuckets, 1e-9};
