@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Load test of `llmbench serve` (fixed timing, one worker thread) pinned to one CPU, with the
-# load generator (server_stream_bench) pinned to another. Prints one line per configuration:
-# tokens/s delivered, server and client CPU, lateness of the response ends, streams held.
+# Load test of `llmbench serve` (fixed timing and one worker thread unless TIMING or
+# SERVER_THREADS say otherwise) pinned to SERVER_CPU, with the load generator
+# (server_stream_bench) pinned to CLIENT_CPU. Prints one line per configuration: tokens/s
+# delivered, server and client CPU, lateness of the response ends, streams held.
 #
 #   bench/server/run.sh BUILD_DIR
 #   knobs: CONFIGS="streams:itl_ms ..." TOKENS=200 SECONDS=10 SERVER_CPU=0 CLIENT_CPU=1
 #          CLIENT_THREADS=1 (CLIENT_CPU may then be a list, e.g. 4-6)
+#          SERVER_THREADS=1: `serve --threads` (give SERVER_CPU as many CPUs, e.g. 2,3)
 #          RAMP=0: seconds over which the streams' first requests are spread (0 = all at once)
 #          LLMBENCH=/path/to/other/llmbench (e.g. an older build, for before/after)
 #          TIMING=engine: `serve --timing engine $ENGINE_ARGS` instead of fixed timing (the ITL of a
@@ -27,6 +29,7 @@ SECONDS_=${SECONDS:-10}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
+SERVER_THREADS=${SERVER_THREADS:-1}
 ulimit -n "$(ulimit -Hn)"
 TMP=$(mktemp -d)
 SERVER_PID=
@@ -57,7 +60,7 @@ for config in $CONFIGS; do
   else
     SERVE_ARGS=(--ttft-ms 0 --itl-ms "$itl" --tokens-per-chunk 1 --max-num-seqs 100000)
   fi
-  taskset -c "$SERVER_CPU" "$LLMBENCH" serve "${TIMING[@]}" --threads 1 "${SERVE_ARGS[@]}" \
+  taskset -c "$SERVER_CPU" "$LLMBENCH" serve "${TIMING[@]}" --threads "$SERVER_THREADS" "${SERVE_ARGS[@]}" \
     --port 0 --port-file "$TMP/port" >"$TMP/serve.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 100); do [[ -s $TMP/port ]] && break; sleep 0.1; done
