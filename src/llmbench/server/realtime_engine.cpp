@@ -82,7 +82,6 @@ void RealtimeEngine::stop() {
   std::lock_guard lock(mu_);
   pending_.clear();
   live_.clear();
-  unscheduled_.clear();
 }
 
 bool RealtimeEngine::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
@@ -120,8 +119,6 @@ void RealtimeEngine::abort_closed() {
     if (it->second.stream->closed()) {
       core_.abort(it->first);
       metrics_.aborted.fetch_add(1, std::memory_order_relaxed);
-      if (it->second.scheduled_ns < 0)
-        std::erase(unscheduled_, it->first);
       it = live_.erase(it);
     } else {
       ++it;
@@ -130,25 +127,19 @@ void RealtimeEngine::abort_closed() {
 }
 
 void RealtimeEngine::mark_scheduled(TimeNs start_ns) {
-  auto newly = static_cast<std::int64_t>(unscheduled_.size()) -
-               static_cast<std::int64_t>(core_.num_waiting());
-  for (; newly > 0 && !unscheduled_.empty(); --newly) {
-    const auto it = live_.find(unscheduled_.front());
-    if (it != live_.end() && it->second.scheduled_ns < 0)
-      it->second.scheduled_ns = std::max(start_ns, it->second.queued_ns);
-    unscheduled_.pop_front();
+  for (const std::int64_t id : core_.first_scheduled()) {
+    Live& r = live_.at(id);
+    r.scheduled_ns = std::max(start_ns, r.queued_ns);
   }
 }
 
-void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, TimeNs end_ns) {
+void RealtimeEngine::dispatch(const sim::StepOutcome& outcome, TimeNs end_ns) {
   constexpr auto relaxed = std::memory_order_relaxed;
   for (const auto& f : outcome.finished) live_.at(f.id).cached_tokens = f.cached_tokens;
   for (const std::int64_t id : outcome.emitted) {
     Live& r = live_.at(id);
     if (r.first_ns < 0) {
       r.first_ns = end_ns;
-      if (r.scheduled_ns < 0)
-        r.scheduled_ns = std::max(start_ns, r.queued_ns);  // not seen leaving WAITING
       metrics_.ttft.observe(end_ns - r.arrival_ns);
       metrics_.prompt_tokens.fetch_add(r.prompt_len, relaxed);
     } else {
@@ -233,7 +224,6 @@ void RealtimeEngine::loop() {
       core_.add_request(nominal, id, q.prompt_len, q.output_len, q.prompt_tokens);
       live_.emplace(id, Live{std::move(q.stream), q.arrival_ns, -1, -1, q.prompt_len, q.output_len,
                              0, -1, std::max(nominal, q.arrival_ns), -1});
-      unscheduled_.push_back(id);
     }
     const auto dt = core_.begin_step(nominal);
     mark_scheduled(nominal);
@@ -256,7 +246,7 @@ void RealtimeEngine::loop() {
     if (late > 5'000'000)
       metrics_.late_steps.fetch_add(1, std::memory_order_relaxed);
     const sim::StepOutcome& outcome = core_.end_step();
-    dispatch(outcome, nominal, end);
+    dispatch(outcome, end);
     nominal = end;
     lock.lock();
     publish_gauges(pending_.size());

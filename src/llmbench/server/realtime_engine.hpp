@@ -19,7 +19,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -155,15 +154,10 @@ class RealtimeEngine {
   /// at once (`sim::EngineCore::abort`). Engine thread, between steps.
   void abort_closed();
   void publish_gauges(std::size_t pending);
-  /// After `begin_step` at `start_ns`: stamps `scheduled_ns` of the requests the step took out
-  /// of WAITING for the first time. `EngineCore` does not expose the batch, so this counts: the
-  /// never-scheduled requests (`unscheduled_`, admission order) still waiting are at most
-  /// `num_waiting()`, and the scheduler admits WAITING in FIFO order behind any preempted or
-  /// swapped request (vLLM V1 FCFS with head-of-line blocking; static batching), so the first
-  /// |unscheduled| − num_waiting of them (when positive) were scheduled now. Exact for those
-  /// schedulers; an approximation for dynamic batching.
+  /// After `begin_step` at `start_ns`: stamps `scheduled_ns` of the requests the step
+  /// scheduled for the first time (`sim::EngineCore::first_scheduled`).
   void mark_scheduled(TimeNs start_ns);
-  void dispatch(const sim::StepOutcome& outcome, TimeNs start_ns, TimeNs end_ns);
+  void dispatch(const sim::StepOutcome& outcome, TimeNs end_ns);
   /// Queues `event` for `stream` in this step's batch for the stream's io_context.
   void queue_event(const std::shared_ptr<TokenStream>& stream, const StreamEvent& event);
   /// Posts each io_context's batch of this step (one post per io_context, not per token).
@@ -180,7 +174,6 @@ class RealtimeEngine {
   EngineMetrics metrics_;
   std::unordered_map<std::int64_t, Live> live_;  // engine thread only
   std::int64_t next_id_ = 0;                     // engine thread only
-  std::deque<std::int64_t> unscheduled_;         // engine thread only: ids never scheduled
   std::vector<Outbox> outboxes_;                 // engine thread only
 
   std::mutex mu_;

@@ -122,8 +122,16 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   const std::int64_t hits_before = scheduler_->stats().prefix_hits;
   scheduler_->set_now(now_ns);
   scheduler_->schedule_into(current_);
+  first_scheduled_.clear();
   if (current_.empty())
     return std::nullopt;
+  // Lane members (not in `seqs`) were all scheduled before they entered the lane.
+  for (const ScheduledSeq& seq : current_.seqs) {
+    if (!seq.request->scheduled_once) {
+      seq.request->scheduled_once = true;
+      first_scheduled_.push_back(seq.request->id);
+    }
+  }
   if (config_.check_invariants && current_.has_sums) {
     // The sums the scheduler built while forming the batch equal a fresh pass over it.
     BatchSums fresh = batch_sums(current_.seqs);

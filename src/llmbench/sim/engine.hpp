@@ -263,6 +263,12 @@ class EngineCore {
   [[nodiscard]] bool in_step() const noexcept { return in_step_; }
   /// Trace of the step begun last (start, end, batch, gauges after scheduling).
   [[nodiscard]] const StepTrace& last_step() const noexcept { return last_; }
+  /// Ids that the step begun last scheduled for the first time, in batch order (vLLM's
+  /// "scheduled" instant of a request: its queue time ends at that step's start). Exact for every
+  /// scheduler; a preempted request scheduled again is not listed again.
+  [[nodiscard]] const std::vector<std::int64_t>& first_scheduled() const noexcept {
+    return first_scheduled_;
+  }
   [[nodiscard]] std::size_t num_running() const { return scheduler_->num_running(); }
   [[nodiscard]] std::size_t num_waiting() const { return scheduler_->num_waiting(); }
   /// KV block usage 0-1 (`BlockManager::usage`).
@@ -283,6 +289,7 @@ class EngineCore {
   StepResult result_;                          ///< storage reused by end_step
   StepOutcome outcome_;                        ///< storage reused by end_step
   std::vector<std::int64_t> deferred_aborts_;  ///< aborted while a step was in flight
+  std::vector<std::int64_t> first_scheduled_;  ///< see first_scheduled()
   std::vector<SeqWork> work_;
   StepTrace last_;
   bool in_step_ = false;

@@ -79,6 +79,9 @@ struct RequestState {
   std::int64_t lane_step = -1;
   std::int64_t lane_wake_step = -1;
   bool lane_wake_finish = false;
+  /// Set by `EngineCore::begin_step` the first time a batch contains the request (a later
+  /// preemption and re-scheduling does not clear it).
+  bool scheduled_once = false;
   /// Prompt + generated tokens (the last generated token is not yet in the KV cache).
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return prompt_len + num_output_tokens; }
 };

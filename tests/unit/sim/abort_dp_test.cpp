@@ -150,6 +150,41 @@ TEST(Abort, EngineCoreDefersAnAbortDuringAStep) {
   EXPECT_FALSE(core.begin_step(2'000'000).has_value());
 }
 
+/// Runs `core` until idle from t = 0 (1 ms steps), returning the ids `first_scheduled` listed
+/// at each step.
+std::vector<Ids> first_scheduled_per_step(EngineCore& core) {
+  std::vector<Ids> out;
+  for (TimeNs t = 0; core.begin_step(t).has_value(); t += 1'000'000) {
+    out.push_back(core.first_scheduled());
+    core.end_step();
+  }
+  return out;
+}
+
+TEST(FirstScheduled, StaticBatchingListsEachRequestAtItsFirstBatch) {
+  // Static batching, 2 per batch: 0 and 1 run to completion (prefill + 2 more steps), then 2.
+  EngineConfig c = core_config(100);
+  c.scheduler.max_num_seqs = 2;
+  c.scheduler_kind = SchedulerKind::Static;
+  EngineCore core(c, std::make_unique<SimpleModel>());
+  for (std::int64_t id = 0; id < 3; ++id) core.add_request(0, id, 8, 3, {});
+  EXPECT_EQ(first_scheduled_per_step(core), (std::vector<Ids>{{0, 1}, {}, {}, {2}, {}, {}}));
+}
+
+TEST(FirstScheduled, APreemptedRequestIsNotListedAgain) {
+  // 4 blocks of 4 tokens; two requests of prompt 6 + 8 output need 4 blocks each, so the
+  // newest is preempted (recompute) and later scheduled again: each id is listed once.
+  EngineConfig c = core_config(4);
+  EngineCore core(c, std::make_unique<SimpleModel>());
+  core.add_request(0, 0, 6, 8, {});
+  core.add_request(0, 1, 6, 8, {});
+  const auto per_step = first_scheduled_per_step(core);
+  ASSERT_FALSE(per_step.empty());
+  EXPECT_EQ(per_step.front(), (Ids{0, 1}));
+  for (std::size_t i = 1; i < per_step.size(); ++i) EXPECT_TRUE(per_step[i].empty()) << i;
+  EXPECT_GT(core.scheduler_stats().preemptions, 0);
+}
+
 SimOptions dp_options(int dp) {
   SimOptions o = small_options(100);
   o.scheduler = plain_config();
