@@ -128,8 +128,9 @@ void RealtimeEngine::abort_closed() {
 
 void RealtimeEngine::mark_scheduled(TimeNs start_ns) {
   for (const std::int64_t id : core_.first_scheduled()) {
-    Live& r = live_.at(id);
-    r.scheduled_ns = std::max(start_ns, r.queued_ns);
+    const auto it = live_.find(id);  // every scheduled request is live (aborts come between steps)
+    if (it != live_.end())
+      it->second.scheduled_ns = std::max(start_ns, it->second.queued_ns);
   }
 }
 
