@@ -27,6 +27,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +113,27 @@ net::awaitable<void> run_stream(std::uint16_t port, std::string request, llmbenc
   }
 }
 
+/// utime + stime in seconds from a proc(5) `stat` file (fields 14 and 15, counted after the
+/// parenthesized command name, which may hold spaces); −1 when the file cannot be read.
+double stat_cpu_seconds(const std::string& path) {
+  std::ifstream stat(path);
+  std::string line;
+  std::getline(stat, line);
+  const auto paren = line.rfind(')');
+  if (line.empty() || paren == std::string::npos || paren + 2 > line.size())
+    return -1;
+  std::istringstream fields(line.substr(paren + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14)
+      utime = std::atoll(field.c_str());
+    if (i == 15)
+      stime = std::atoll(field.c_str());
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 /// utime + stime of the thread named `name`, in seconds (proc(5), fields 14 and 15).
 double thread_cpu_seconds(const std::string& name) {
   DIR* dir = opendir("/proc/self/task");
@@ -127,19 +149,7 @@ double thread_cpu_seconds(const std::string& name) {
     std::getline(comm, thread_name);
     if (thread_name != name)
       continue;
-    std::ifstream stat("/proc/self/task/" + tid + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    std::string field;
-    long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14)
-        utime = std::atoll(field.c_str());
-      if (i == 15)
-        stime = std::atoll(field.c_str());
-    }
-    total += static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    total += std::max(0.0, stat_cpu_seconds("/proc/self/task/" + tid + "/stat"));
   }
   closedir(dir);
   return total;
@@ -147,21 +157,7 @@ double thread_cpu_seconds(const std::string& name) {
 
 /// utime + stime of process `pid` in seconds (proc(5) /proc/<pid>/stat fields 14 and 15).
 double process_cpu_seconds(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  if (line.empty())
-    return -1;
-  std::istringstream fields(line.substr(line.rfind(')') + 2));
-  std::string field;
-  long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14)
-      utime = std::atoll(field.c_str());
-    if (i == 15)
-      stime = std::atoll(field.c_str());
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return stat_cpu_seconds("/proc/" + std::to_string(pid) + "/stat");
 }
 
 /// CPU seconds (user + system) of this process (getrusage(2)).
