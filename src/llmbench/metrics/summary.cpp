@@ -123,19 +123,22 @@ PercentileRanks percentile_ranks(std::size_t n, double q) noexcept {
   return {static_cast<std::size_t>(below), static_cast<std::size_t>(above), virtual_index - below};
 }
 
+/// The percentile between the values `a` (rank `below`) and `b` (rank `above`) at weight t, as
+/// numpy's _lerp computes it: b − (b−a)·(1−t) when t ≥ 0.5, a + (b−a)·t otherwise; the same
+/// operation order keeps results bit-identical.
+double lerp_ranks(double a, double b, double t) noexcept {
+  const double diff = b - a;
+  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+}
+
 }  // namespace
 
 double percentile_sorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) {
     return kNaN;
   }
-  // numpy's _lerp computes b − (b−a)·(1−t) when t ≥ 0.5 (a + (b−a)·t otherwise); the same
-  // operation order keeps results bit-identical.
   const PercentileRanks r = percentile_ranks(sorted.size(), q);
-  const double a = sorted[r.below];
-  const double b = sorted[r.above];
-  const double diff = b - a;
-  return r.t >= 0.5 ? b - diff * (1.0 - r.t) : a + diff * r.t;
+  return lerp_ranks(sorted[r.below], sorted[r.above], r.t);
 }
 
 namespace {
@@ -311,16 +314,13 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
                                           ? select_ranks(values, ranks, lo, hi)
                                           : select_ranks(values, ranks);
   // Interpolates exactly as `percentile_sorted` would over the sorted values.
+  const auto value = [&](std::size_t rank) {
+    return at_rank[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
+                                            ranks.begin())];
+  };
   const auto percentile = [&](double q) {
     const PercentileRanks r = percentile_ranks(count, q);
-    const auto value = [&](std::size_t rank) {
-      return at_rank[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
-                                              ranks.begin())];
-    };
-    const double a = value(r.below);
-    const double b = value(r.above);
-    const double diff = b - a;
-    return r.t >= 0.5 ? b - diff * (1.0 - r.t) : a + diff * r.t;
+    return lerp_ranks(value(r.below), value(r.above), r.t);
   };
   stats.median = percentile(50);
   for (double q : qs) {
