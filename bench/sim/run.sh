@@ -12,6 +12,7 @@ cmake --build "$build" --target sim_speed_bench -j2 >/dev/null
 bin="$build/bench/sim/sim_speed_bench"
 uptime
 "$bin" --mode engine --requests 2000 --in 1024 --out 256 --concurrency 256 "$@"
+"$bin" --mode pipeline --requests 2000 --in 1024 --out 256 --concurrency 256 "$@"
 "$bin" --mode core --requests 2000 --in 1024 --out 256 --concurrency 256 "$@"
 # A fresh process per run, as `llmbench simulate` does (first-touch page faults included), with
 # the huge-page heap llmbench sets up at start (core/heap.hpp) and, side by side, without it.

@@ -1,15 +1,20 @@
 // Simulator speed: runs N requests (IN tokens in, OUT out) closed-loop at a concurrency cap on
 // a model/GPU/TP profile and prints simulated seconds, wall seconds and their ratio (the
-// speed-up over real time). Two modes:
-//   engine  the full `Simulation` (events, records, scheduler, cost model), as `simulate` runs;
-//   core    scheduler + cost model only, driven by a minimal loop (the share of sim/'s policy
-//           and cost code, without the engine's event queue and per-token records).
-// Usage: sim_speed_bench [--mode engine|core] [--model deepseek-v3] [--gpu h200] [--tp 8]
+// speed-up over real time). Three modes:
+//   engine    the full `Simulation` (events, records with one chunk per token, scheduler, cost
+//             model), as `simulate` ran it up to session 5;
+//   pipeline  what `simulate` runs now between building the workload and printing: the
+//             `Simulation` with token times kept as runs (no chunks) and the step trace, then
+//             `metrics::summarize` from those runs;
+//   core      scheduler + cost model only, driven by a minimal loop (the share of sim/'s policy
+//             and cost code, without the engine's event queue and per-token records).
+// Usage: sim_speed_bench [--mode engine|pipeline|core] [--model deepseek-v3] [--gpu h200] [--tp 8]
 //        [--requests 2000] [--in 1024] [--out 256] [--concurrency 256] [--repeat 3]
 //        [--scheduler vllm-v1|static|dynamic] [--data DIR]
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/heap.hpp"
+#include "llmbench/metrics/summary.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
 #include "llmbench/sim/memory.hpp"
@@ -126,9 +131,17 @@ double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
   o.max_concurrency = a.concurrency;
   std::vector<SimRequest> reqs(static_cast<std::size_t>(a.requests),
                                SimRequest{0, a.in, a.out, {}, false, {}});
+  const bool pipeline = a.mode == "pipeline";
+  o.expand_chunks = !pipeline;
+  o.record_steps = pipeline;
   Simulation sim(o, make_exec_model(ExecModelKind::Roofline, p));
   const TimeNs t0 = steady_now_ns();
   const auto result = sim.run(std::move(reqs));
+  if (pipeline) {
+    const auto summary = metrics::summarize(result.records, result.tokens, {});
+    if (summary.completed != static_cast<std::size_t>(a.requests))
+      std::abort();
+  }
   wall_s = ns_to_s(steady_now_ns() - t0);
   return ns_to_s(result.stats.end_ns);
 }

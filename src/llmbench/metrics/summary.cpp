@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <system_error>
@@ -176,14 +178,51 @@ double pairwise_sum(const double* a, std::size_t n, const F& f) {
 /// Python list is converted to one): the reduction runs over blocks of 8,192 elements (numpy's
 /// default buffer size), each summed pairwise, the block sums added in order to 0. Checked
 /// bit for bit against numpy 1.24's mean and std on 945 arrays of 1 to 1,000,001 values.
+constexpr std::size_t kNumpyBlock = 8192;
+
 template <class F>
 double numpy_sum(const std::vector<double>& values, const F& f) {
-  constexpr std::size_t kBlock = 8192;
   double sum = 0.0;
-  for (std::size_t first = 0; first < values.size(); first += kBlock)
-    sum += pairwise_sum(values.data() + first, std::min(kBlock, values.size() - first), f);
+  for (std::size_t first = 0; first < values.size(); first += kNumpyBlock)
+    sum += pairwise_sum(values.data() + first, std::min(kNumpyBlock, values.size() - first), f);
   return sum;
 }
+
+/// `numpy_sum` of f over a sequence handed over in pieces (`add`), in the same order: the pieces
+/// are gathered into blocks of 8,192 values, each summed pairwise, the block sums added in turn.
+template <class F>
+class StreamedNumpySum {
+ public:
+  explicit StreamedNumpySum(F f) : f_(std::move(f)), block_(kNumpyBlock) {}
+  /// Appends values[0 … n) to the sequence.
+  void add(const double* values, std::size_t n) {
+    while (n > 0) {
+      const std::size_t take = std::min(n, kNumpyBlock - fill_);
+      std::copy_n(values, take, block_.data() + fill_);
+      fill_ += take;
+      values += take;
+      n -= take;
+      if (fill_ == kNumpyBlock)
+        flush();
+    }
+  }
+  /// The sum of the whole sequence.
+  double finish() {
+    if (fill_ > 0)
+      flush();
+    return sum_;
+  }
+
+ private:
+  void flush() {
+    sum_ += pairwise_sum(block_.data(), fill_, f_);
+    fill_ = 0;
+  }
+  F f_;
+  std::vector<double> block_;
+  std::size_t fill_ = 0;
+  double sum_ = 0.0;
+};
 
 /// The values of `ranks` (ascending, distinct, each < values.size()) in the sorted order of
 /// `values`, by `std::nth_element` on the part right of the previous rank: O(n) per pass.
@@ -272,32 +311,38 @@ std::vector<double> select_ranks(std::vector<double>& values, const std::vector<
 
 }  // namespace
 
-Stats describe(std::vector<double> values, const std::vector<double>& qs) {
+namespace {
+
+Stats empty_stats(const std::vector<double>& qs) {
   Stats stats;
-  if (values.empty()) {
-    for (double q : qs) {
-      stats.percentiles.emplace_back(q, 0.0);
-    }
-    return stats;
+  for (double q : qs) {
+    stats.percentiles.emplace_back(q, 0.0);
   }
-  const std::size_t count = values.size();
+  return stats;
+}
+
+/// The squared deviation from `mean` that numpy.std sums.
+struct SquaredDeviation {
+  double mean;
+  double operator()(double v) const noexcept {
+    const double d = v - mean;
+    return d * d;
+  }
+};
+
+/// The Stats of `count` ≥ 1 values from their numpy-order sum, their extremes, `squares(mean)`
+/// (their numpy-order Σ (v − mean)²) and `values_at(ranks)` (the values at ascending distinct
+/// ranks of their sorted order). `squares` is called before `values_at`, which may reorder them.
+template <class Squares, class ValuesAt>
+Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squares& squares,
+                 const ValuesAt& values_at, const std::vector<double>& qs) {
+  Stats stats;
   const auto n = static_cast<double>(count);
   stats.count = count;
   // numpy.mean over vLLM's list, then the population standard deviation (numpy.std, ddof = 0),
   // both summed in numpy's order, so they are bit-identical to numpy's.
-  const double sum = numpy_sum(values, [](double v) { return v; });
-  double lo = values.front();
-  double hi = values.front();
-  for (double v : values) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
   stats.mean = sum / n;
-  const double squares = numpy_sum(values, [mean = stats.mean](double v) {
-    const double d = v - mean;
-    return d * d;
-  });
-  stats.std = std::sqrt(squares / n);
+  stats.std = std::sqrt(squares(stats.mean) / n);
   stats.min = lo;
   stats.max = hi;
   std::vector<std::size_t> ranks;
@@ -310,9 +355,7 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   for (double q : qs) want(q);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  const std::vector<double> at_rank = std::isfinite(sum) && hi > lo && std::isfinite(hi - lo)
-                                          ? select_ranks(values, ranks, lo, hi)
-                                          : select_ranks(values, ranks);
+  const std::vector<double> at_rank = values_at(ranks);
   // Interpolates exactly as `percentile_sorted` would over the sorted values.
   const auto value = [&](std::size_t rank) {
     return at_rank[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
@@ -327,6 +370,64 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     stats.percentiles.emplace_back(q, percentile(q));
   }
   return stats;
+}
+
+/// `describe` of a sample given twice: `visit(emit)` calls emit(values, n) with the sample in
+/// its order (for the sums), and `distinct` holds its values with their multiplicities (for the
+/// order statistics). The multiplicities sum to `count`; all values are finite.
+template <class Visit>
+Stats describe_weighted(std::size_t count, const Visit& visit,
+                        std::vector<std::pair<double, std::size_t>> distinct,
+                        const std::vector<double>& qs) {
+  if (count == 0) {
+    return empty_stats(qs);
+  }
+  std::sort(distinct.begin(), distinct.end());
+  std::size_t total = 0;
+  for (const auto& d : distinct) total += d.second;
+  LLMBENCH_ASSERT(total == count, "the multiplicities must sum to the sample size");
+  StreamedNumpySum sum([](double v) { return v; });
+  visit([&](const double* values, std::size_t n) { sum.add(values, n); });
+  const auto squares = [&](double mean) {
+    StreamedNumpySum deviations(SquaredDeviation{mean});
+    visit([&](const double* values, std::size_t n) { deviations.add(values, n); });
+    return deviations.finish();
+  };
+  const auto values_at = [&](const std::vector<std::size_t>& ranks) {
+    std::vector<double> out;
+    out.reserve(ranks.size());
+    std::size_t d = 0;
+    std::size_t below = 0;  // values in distinct[0 … d)
+    for (const std::size_t rank : ranks) {
+      while (below + distinct[d].second <= rank) below += distinct[d++].second;
+      out.push_back(distinct[d].first);
+    }
+    return out;
+  };
+  return stats_from(count, sum.finish(), distinct.front().first, distinct.back().first, squares,
+                    values_at, qs);
+}
+
+}  // namespace
+
+Stats describe(std::vector<double> values, const std::vector<double>& qs) {
+  if (values.empty()) {
+    return empty_stats(qs);
+  }
+  const double sum = numpy_sum(values, [](double v) { return v; });
+  double lo = values.front();
+  double hi = values.front();
+  for (double v : values) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const auto squares = [&](double mean) { return numpy_sum(values, SquaredDeviation{mean}); };
+  const auto values_at = [&](const std::vector<std::size_t>& ranks) {
+    return std::isfinite(sum) && hi > lo && std::isfinite(hi - lo)
+               ? select_ranks(values, ranks, lo, hi)
+               : select_ranks(values, ranks);
+  };
+  return stats_from(values.size(), sum, lo, hi, squares, values_at, qs);
 }
 
 Slo parse_slo(const std::vector<std::string>& items) {
@@ -451,32 +552,56 @@ std::int64_t output_token_count(const RequestRecord& record) noexcept {
   return sum;
 }
 
-RequestLatency request_latency(const RequestRecord& record) noexcept {
+namespace {
+
+/// A request's output instants as the latencies read them (ns since run start).
+struct OutputSpan {
+  bool any = false;          // some output arrived; `first` and `last` are then set
+  TimeNs first = -1;         // first output chunk
+  TimeNs last = -1;          // last output chunk
+  bool answered = false;     // some chunk was an answer chunk; `first_answer` is then set
+  TimeNs first_answer = -1;  // first answer chunk
+};
+
+/// The latencies of a completed request with output `span` and N = `output_tokens`.
+RequestLatency latency_of(const RequestRecord& record, const OutputSpan& span,
+                          std::int64_t output_tokens) noexcept {
   RequestLatency out{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
   out.lateness_ms = span_ms(record.scheduled_ns, record.sent_ns);
-  if (record.chunks.empty()) {
+  if (!span.any) {
     // No output: TTFT, TTFAT and TPOT stay undefined; latency runs to the stream's end.
     out.e2el_ms = span_ms(record.sent_ns, record.done_ns);
     out.e2el_sched_ms = span_ms(record.scheduled_ns, record.done_ns);
     return out;
   }
-  const TimeNs first = record.chunks.front().time_ns;
-  const TimeNs last = record.chunks.back().time_ns;
-  out.ttft_ms = span_ms(record.sent_ns, first);
-  out.ttft_sched_ms = span_ms(record.scheduled_ns, first);
-  out.e2el_ms = span_ms(record.sent_ns, last);
-  out.e2el_sched_ms = span_ms(record.scheduled_ns, last);
+  out.ttft_ms = span_ms(record.sent_ns, span.first);
+  out.ttft_sched_ms = span_ms(record.scheduled_ns, span.first);
+  out.e2el_ms = span_ms(record.sent_ns, span.last);
+  out.e2el_sched_ms = span_ms(record.scheduled_ns, span.last);
+  if (span.answered) {
+    out.ttfat_ms = span_ms(record.sent_ns, span.first_answer);
+  }
+  if (output_tokens >= 2) {
+    out.tpot_ms = ns_to_ms(span.last - span.first) / static_cast<double>(output_tokens - 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+RequestLatency request_latency(const RequestRecord& record) noexcept {
+  if (record.chunks.empty()) {
+    return latency_of(record, OutputSpan{}, 0);
+  }
+  OutputSpan span{true, record.chunks.front().time_ns, record.chunks.back().time_ns, false, -1};
   for (const auto& chunk : record.chunks) {
     if (chunk.channel == Channel::Answer) {
-      out.ttfat_ms = span_ms(record.sent_ns, chunk.time_ns);
+      span.answered = true;
+      span.first_answer = chunk.time_ns;
       break;
     }
   }
-  const std::int64_t n = output_token_count(record);
-  if (n >= 2) {
-    out.tpot_ms = ns_to_ms(last - first) / static_cast<double>(n - 1);
-  }
-  return out;
+  return latency_of(record, span, output_token_count(record));
 }
 
 void append_itl_ms(const RequestRecord& record, std::vector<double>& out) {
@@ -517,48 +642,165 @@ void append_inter_chunk_ms(const RequestRecord& record, std::vector<double>& out
   }
 }
 
-Summary summarize(const std::vector<RequestRecord>& records, const SummaryOptions& options) {
-  Summary s;
-  std::vector<double> ttft, ttfat, ttft_sched, tpot, itl, inter_chunk, e2el, e2el_sched, lateness;
-  std::vector<std::pair<TimeNs, int>> intervals;
-  // Output tokens of completed requests per 1 s window [first_send + k s, first_send + (k+1) s).
-  // Dense for the first 2^20 windows, a map beyond.
-  constexpr std::size_t kDenseWindows = std::size_t{1} << 20;
-  std::vector<std::int64_t> tokens_per_window;
-  std::map<std::size_t, std::int64_t> far_windows;
+namespace {
 
-  // Duration window (DESIGN.md §3 "from the first send to the last completion"): it opens at the
-  // first send of any non-warm-up request, failed ones included (the load was running), and
-  // closes at the last `done` of a completed request (a trailing timeout does not stretch the
-  // window over which completed work is divided).
-  TimeNs first_send = -1;
-  TimeNs last_done = -1;
+/// What `summarize` gathers over the records, whichever way their token times are held: counts,
+/// token totals, per-request latencies, goodput, in-flight intervals and 1 s token windows.
+class SummaryBuilder {
+ public:
+  /// Judges goodput by `slo`. Finds the duration window's opening (DESIGN.md §3 "from the first
+  /// send to the last completion"): the first send of any non-warm-up request, failed ones included
+  /// (the load was running). It closes at the last `done` of a completed request (a trailing
+  /// timeout does not stretch the window over which completed work is divided).
+  SummaryBuilder(const std::vector<RequestRecord>& records, const Slo& slo) : slo_(slo) {
+    for (const auto& r : records) {
+      if (!r.warmup && r.sent_ns >= 0 && (first_send_ < 0 || r.sent_ns < first_send_)) {
+        first_send_ = r.sent_ns;
+      }
+    }
+  }
+
+  /// Counts `record`; true when it is a completed non-warm-up request, whose latencies and
+  /// tokens are then to be added.
+  bool admit(const RequestRecord& record) {
+    if (record.warmup) {
+      return false;
+    }
+    ++s_.total;
+    if (!record.ok()) {
+      ++s_.failed;
+      ++s_.failures_by_kind[std::string(to_string(record.error_kind))];
+      return false;
+    }
+    ++s_.completed;
+    last_done_ = std::max(last_done_, record.done_ns);
+    return true;
+  }
+
+  /// Adds a completed request with N = `output_tokens` and its latencies.
+  void add(const RequestRecord& record, std::int64_t output_tokens, const RequestLatency& latency) {
+    s_.total_output_tokens += output_tokens;
+    s_.total_input_tokens += input_token_count(record);
+    if (record.input_tokens >= 0 && record.input_tokens_local >= 0 &&
+        record.input_tokens != record.input_tokens_local) {
+      ++s_.prompt_token_mismatches;
+    }
+    if (record.output_tokens < 0) {
+      ++s_.usage_missing;
+      if (record.output_tokens_local >= 0 &&
+          record.output_tokens_local_source == LocalCount::Tokenizer) {
+        ++s_.output_tokens_counted_locally;
+      }
+    } else if (record.output_tokens_local >= 0 &&
+               record.output_tokens != record.output_tokens_local) {
+      ++s_.token_count_mismatches;
+    }
+    push_if_finite(ttft_, latency.ttft_ms);
+    push_if_finite(ttfat_, latency.ttfat_ms);
+    push_if_finite(ttft_sched_, latency.ttft_sched_ms);
+    push_if_finite(tpot_, latency.tpot_ms);
+    push_if_finite(e2el_, latency.e2el_ms);
+    push_if_finite(e2el_sched_, latency.e2el_sched_ms);
+    push_if_finite(lateness_, latency.lateness_ms);
+    if (meets_slo(latency, slo_)) {
+      ++s_.good_requests;
+    }
+    if (record.sent_ns >= 0 && record.done_ns >= record.sent_ns) {
+      intervals_.emplace_back(record.sent_ns, +1);
+      intervals_.emplace_back(record.done_ns, -1);
+    }
+  }
+
+  /// Adds `tokens` output tokens of a completed request received at `time_ns` to its window
+  /// [first_send + k s, first_send + (k+1) s).
+  void add_tokens(TimeNs time_ns, std::int64_t tokens) {
+    const TimeNs offset = first_send_ >= 0 ? std::max<TimeNs>(0, time_ns - first_send_) : 0;
+    // Token times arrive mostly in order, so the window changes rarely: divide only when one
+    // leaves the current window (a 64-bit division per token was a tenth of `simulate`'s summary).
+    if (offset >= window_end_ || offset < window_start_) {
+      window_ = static_cast<std::size_t>(offset / kNsPerSecond);
+      window_start_ = static_cast<TimeNs>(window_) * kNsPerSecond;
+      window_end_ = window_start_ + kNsPerSecond;
+    }
+    if (window_ >= kDenseWindows) {
+      far_windows_[window_] += tokens;  // a run over 12 days, or a corrupt time
+      return;
+    }
+    if (window_ >= tokens_per_window_.size()) {
+      tokens_per_window_.resize(window_ + 1, 0);
+    }
+    tokens_per_window_[window_] += tokens;
+  }
+
+  /// The summary, with the ITL and (when they differ from the ITLs) inter-chunk statistics.
+  Summary finish(Stats itl, std::optional<Stats> inter_chunk, const SummaryOptions& options) {
+    if (first_send_ >= 0 && last_done_ > first_send_) {
+      s_.duration_s = ns_to_s(last_done_ - first_send_);
+    }
+    if (s_.duration_s > 0) {
+      s_.request_throughput = static_cast<double>(s_.completed) / s_.duration_s;
+      s_.output_throughput = static_cast<double>(s_.total_output_tokens) / s_.duration_s;
+      s_.total_token_throughput =
+          static_cast<double>(s_.total_input_tokens + s_.total_output_tokens) / s_.duration_s;
+      s_.request_goodput = static_cast<double>(s_.good_requests) / s_.duration_s;
+    }
+    // Peak output tokens in a 1 s window.
+    for (const std::int64_t tokens : tokens_per_window_) {
+      s_.max_output_tokens_per_s =
+          std::max(s_.max_output_tokens_per_s, static_cast<double>(tokens));
+    }
+    for (const auto& [window, tokens] : far_windows_) {
+      s_.max_output_tokens_per_s =
+          std::max(s_.max_output_tokens_per_s, static_cast<double>(tokens));
+    }
+    // Peak concurrency over completed requests (as vLLM counts it), exact rather than per second.
+    s_.max_concurrent_requests = max_overlap(std::move(intervals_));
+    const auto& qs = options.percentiles;
+    s_.ttft_ms = describe(std::move(ttft_), qs);
+    s_.ttfat_ms = describe(std::move(ttfat_), qs);
+    s_.ttft_sched_ms = describe(std::move(ttft_sched_), qs);
+    s_.tpot_ms = describe(std::move(tpot_), qs);
+    s_.itl_ms = std::move(itl);
+    s_.inter_chunk_ms = inter_chunk ? std::move(*inter_chunk) : s_.itl_ms;
+    s_.e2el_ms = describe(std::move(e2el_), qs);
+    s_.e2el_sched_ms = describe(std::move(e2el_sched_), qs);
+    s_.lateness_ms = describe(std::move(lateness_), qs);
+    return std::move(s_);
+  }
+
+ private:
+  // Dense for the first 2^20 windows, a map beyond.
+  static constexpr std::size_t kDenseWindows = std::size_t{1} << 20;
+  Summary s_;
+  Slo slo_;  // what `add` judges goodput by
+  TimeNs first_send_ = -1;
+  TimeNs last_done_ = -1;
+  std::vector<double> ttft_, ttfat_, ttft_sched_, tpot_, e2el_, e2el_sched_, lateness_;
+  std::vector<std::pair<TimeNs, int>> intervals_;
+  std::vector<std::int64_t> tokens_per_window_;
+  std::map<std::size_t, std::int64_t> far_windows_;
+  std::size_t window_ = 0;
+  TimeNs window_start_ = 0;
+  TimeNs window_end_ = -1;
+};
+
+}  // namespace
+
+Summary summarize(const std::vector<RequestRecord>& records, const SummaryOptions& options) {
+  SummaryBuilder builder(records, options.slo);
   std::size_t num_chunks = 0;
   for (const auto& r : records) {
-    if (r.warmup) {
-      continue;
-    }
-    if (r.sent_ns >= 0 && (first_send < 0 || r.sent_ns < first_send)) {
-      first_send = r.sent_ns;
-    }
-    num_chunks += r.ok() ? r.chunks.size() : 0;
+    num_chunks += !r.warmup && r.ok() ? r.chunks.size() : 0;
   }
+  std::vector<double> itl;
+  std::vector<double> inter_chunk;
   itl.reserve(num_chunks);
   bool inter_chunk_is_itl = true;
 
   for (const auto& original : records) {
-    if (original.warmup) {
+    if (!builder.admit(original)) {
       continue;
     }
-    ++s.total;
-    if (!original.ok()) {
-      ++s.failed;
-      ++s.failures_by_kind[std::string(to_string(original.error_kind))];
-      continue;
-    }
-    ++s.completed;
-    last_done = std::max(last_done, original.done_ns);
-
     // Work on a copy only when some chunk's token count is unknown.
     ChunkShape shape = chunk_shape(original.chunks);
     const bool needs_tokens = shape.unknown_tokens;
@@ -569,33 +811,7 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
       shape = chunk_shape(filled.chunks);
     }
     const RequestRecord& record = needs_tokens ? filled : original;
-
-    const std::int64_t n = output_token_count(record);
-    s.total_output_tokens += n;
-    s.total_input_tokens += input_token_count(record);
-    if (record.input_tokens >= 0 && record.input_tokens_local >= 0 &&
-        record.input_tokens != record.input_tokens_local) {
-      ++s.prompt_token_mismatches;
-    }
-    if (record.output_tokens < 0) {
-      ++s.usage_missing;
-      if (record.output_tokens_local >= 0 &&
-          record.output_tokens_local_source == LocalCount::Tokenizer) {
-        ++s.output_tokens_counted_locally;
-      }
-    } else if (record.output_tokens_local >= 0 &&
-               record.output_tokens != record.output_tokens_local) {
-      ++s.token_count_mismatches;
-    }
-
-    const RequestLatency latency = request_latency(record);
-    push_if_finite(ttft, latency.ttft_ms);
-    push_if_finite(ttfat, latency.ttfat_ms);
-    push_if_finite(ttft_sched, latency.ttft_sched_ms);
-    push_if_finite(tpot, latency.tpot_ms);
-    push_if_finite(e2el, latency.e2el_ms);
-    push_if_finite(e2el_sched, latency.e2el_sched_ms);
-    push_if_finite(lateness, latency.lateness_ms);
+    builder.add(record, output_token_count(record), request_latency(record));
     // While every chunk after the first carries one token, the ITL samples are exactly the
     // inter-chunk gaps (same values, same order), so one vector serves both until a record
     // breaks that; the inter-chunk list is then split off from the ITLs gathered so far.
@@ -610,69 +826,126 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     }
     if (!inter_chunk_is_itl)
       append_inter_chunk_ms(record, inter_chunk);
-    if (meets_slo(latency, options.slo)) {
-      ++s.good_requests;
-    }
-
-    if (record.sent_ns >= 0 && record.done_ns >= record.sent_ns) {
-      intervals.emplace_back(record.sent_ns, +1);
-      intervals.emplace_back(record.done_ns, -1);
-    }
-    // Chunks arrive in time order, so the window changes rarely: divide only when a chunk
-    // leaves the current one (a 64-bit division per token was a tenth of `simulate`'s summary).
-    std::size_t window = 0;
-    TimeNs window_start = 0;
-    TimeNs window_end = -1;
     for (const auto& chunk : record.chunks) {
-      const TimeNs offset = first_send >= 0 ? std::max<TimeNs>(0, chunk.time_ns - first_send) : 0;
-      if (offset >= window_end || offset < window_start) {
-        window = static_cast<std::size_t>(offset / kNsPerSecond);
-        window_start = static_cast<TimeNs>(window) * kNsPerSecond;
-        window_end = window_start + kNsPerSecond;
-      }
-      if (window >= kDenseWindows) {
-        far_windows[window] += chunk.tokens;  // a run over 12 days, or a corrupt time
-        continue;
-      }
-      if (window >= tokens_per_window.size()) {
-        tokens_per_window.resize(window + 1, 0);
-      }
-      tokens_per_window[window] += chunk.tokens;
+      builder.add_tokens(chunk.time_ns, chunk.tokens);
     }
   }
-
-  if (first_send >= 0 && last_done > first_send) {
-    s.duration_s = ns_to_s(last_done - first_send);
-  }
-  if (s.duration_s > 0) {
-    s.request_throughput = static_cast<double>(s.completed) / s.duration_s;
-    s.output_throughput = static_cast<double>(s.total_output_tokens) / s.duration_s;
-    s.total_token_throughput =
-        static_cast<double>(s.total_input_tokens + s.total_output_tokens) / s.duration_s;
-    s.request_goodput = static_cast<double>(s.good_requests) / s.duration_s;
-  }
-
-  // Peak output tokens in a 1 s window.
-  for (const std::int64_t tokens : tokens_per_window) {
-    s.max_output_tokens_per_s = std::max(s.max_output_tokens_per_s, static_cast<double>(tokens));
-  }
-  for (const auto& [window, tokens] : far_windows) {
-    s.max_output_tokens_per_s = std::max(s.max_output_tokens_per_s, static_cast<double>(tokens));
-  }
-  // Peak concurrency over completed requests (as vLLM counts it), exact rather than per second.
-  s.max_concurrent_requests = max_overlap(std::move(intervals));
-
   const auto& qs = options.percentiles;
-  s.ttft_ms = describe(std::move(ttft), qs);
-  s.ttfat_ms = describe(std::move(ttfat), qs);
-  s.ttft_sched_ms = describe(std::move(ttft_sched), qs);
-  s.tpot_ms = describe(std::move(tpot), qs);
-  s.itl_ms = describe(std::move(itl), qs);
-  s.inter_chunk_ms = inter_chunk_is_itl ? s.itl_ms : describe(std::move(inter_chunk), qs);
-  s.e2el_ms = describe(std::move(e2el), qs);
-  s.e2el_sched_ms = describe(std::move(e2el_sched), qs);
-  s.lateness_ms = describe(std::move(lateness), qs);
-  return s;
+  Stats itl_stats = describe(std::move(itl), qs);
+  std::optional<Stats> inter_chunk_stats;
+  if (!inter_chunk_is_itl) {
+    inter_chunk_stats = describe(std::move(inter_chunk), qs);
+  }
+  return builder.finish(std::move(itl_stats), std::move(inter_chunk_stats), options);
+}
+
+Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& tokens,
+                  const SummaryOptions& options) {
+  check_token_runs(tokens, records.size());
+  const auto& grids = tokens.grids;
+  // Each request's runs, in their order: a stable counting sort by request.
+  std::vector<std::size_t> begin(records.size() + 1, 0);
+  for (const auto& run : tokens.runs) ++begin[run.request + 1];
+  for (std::size_t i = 0; i < records.size(); ++i) begin[i + 1] += begin[i];
+  std::vector<const TokenRuns::Run*> by_request(tokens.runs.size());
+  {
+    std::vector<std::size_t> cursor(begin.begin(), begin.end() - 1);
+    for (const auto& run : tokens.runs) by_request[cursor[run.request]++] = &run;
+  }
+  // Per grid instant k, as differences along the grid: how many counted runs have a token at k
+  // (`emitted`), and how many have one at k − 1 and at k, i.e. an ITL sample of grid[k] −
+  // grid[k − 1] (`spanned`).
+  std::vector<std::vector<std::int64_t>> emitted(grids.size());
+  std::vector<std::vector<std::int64_t>> spanned(grids.size());
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    emitted[g].assign(grids[g].size() + 1, 0);
+    spanned[g].assign(grids[g].size() + 1, 0);
+  }
+  std::vector<double> run_gaps;      // ITLs from one run of a request to its next, in order
+  std::vector<std::size_t> counted;  // completed non-warm-up requests, in order
+  std::size_t itl_count = 0;
+
+  SummaryBuilder builder(records, options.slo);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const RequestRecord& record = records[i];
+    if (!record.chunks.empty()) {
+      throw Exception(Error{fmt::format("record {} (id {}) has {} chunks of its own besides its "
+                                        "token runs",
+                                        i, record.id, record.chunks.size()),
+                            "token runs"});
+    }
+    if (!builder.admit(record)) {
+      continue;
+    }
+    counted.push_back(i);
+    OutputSpan span;
+    std::int64_t run_tokens = 0;
+    TimeNs previous = -1;
+    for (std::size_t k = begin[i]; k < begin[i + 1]; ++k) {
+      const TokenRuns::Run& run = *by_request[k];
+      const std::vector<TimeNs>& grid = grids[run.grid];
+      const auto first = static_cast<std::size_t>(run.first);
+      const auto end = first + static_cast<std::size_t>(run.count);
+      ++emitted[run.grid][first];
+      --emitted[run.grid][end];
+      ++spanned[run.grid][first + 1];
+      --spanned[run.grid][end];
+      if (span.any) {
+        run_gaps.push_back(ns_to_ms(grid[first] - previous));
+      } else {
+        span = OutputSpan{true, grid[first], -1, true, grid[first]};
+      }
+      previous = grid[end - 1];
+      run_tokens += run.count;
+    }
+    span.last = previous;
+    itl_count += run_tokens > 0 ? static_cast<std::size_t>(run_tokens - 1) : 0;
+    // N as `output_token_count` gives it for the expanded record (one token per chunk).
+    const std::int64_t n = record.output_tokens >= 0         ? record.output_tokens
+                           : record.output_tokens_local >= 0 ? record.output_tokens_local
+                                                             : run_tokens;
+    builder.add(record, n, latency_of(record, span, n));
+  }
+
+  // Token windows, and the distinct ITL values with their multiplicities.
+  std::vector<std::vector<double>> gaps(grids.size());  // gaps[g][k] = grid[k] − grid[k − 1], ms
+  std::vector<std::pair<double, std::size_t>> distinct;
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    const std::vector<TimeNs>& grid = grids[g];
+    gaps[g].assign(grid.size(), 0.0);
+    std::int64_t at = 0;
+    std::int64_t across = 0;
+    for (std::size_t k = 0; k < grid.size(); ++k) {
+      at += emitted[g][k];
+      across += spanned[g][k];
+      if (at > 0) {
+        builder.add_tokens(grid[k], at);
+      }
+      if (k > 0) {
+        gaps[g][k] = ns_to_ms(grid[k] - grid[k - 1]);
+        if (across > 0) {
+          distinct.emplace_back(gaps[g][k], static_cast<std::size_t>(across));
+        }
+      }
+    }
+  }
+  for (const double gap : run_gaps) distinct.emplace_back(gap, 1);
+  // The ITL sample in the order `summarize` lists it for the expanded records: request by
+  // request, each run's gaps preceded by the gap from the request's previous run.
+  const auto visit = [&](const auto& emit) {
+    std::size_t next_gap = 0;
+    for (const std::size_t i : counted) {
+      for (std::size_t k = begin[i]; k < begin[i + 1]; ++k) {
+        const TokenRuns::Run& run = *by_request[k];
+        if (k > begin[i]) {
+          emit(&run_gaps[next_gap++], 1);
+        }
+        emit(gaps[run.grid].data() + run.first + 1, static_cast<std::size_t>(run.count - 1));
+      }
+    }
+  };
+  Stats itl = describe_weighted(itl_count, visit, std::move(distinct), options.percentiles);
+  return builder.finish(std::move(itl), std::nullopt, options);
 }
 
 }  // namespace llmbench::metrics

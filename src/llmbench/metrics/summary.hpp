@@ -4,6 +4,7 @@
 /// docs/metrics.md define them.
 
 #include "llmbench/metrics/record.hpp"
+#include "llmbench/metrics/token_runs.hpp"
 
 #include <cstdint>
 #include <map>
@@ -106,5 +107,16 @@ struct Summary {
 /// Computes the summary over `records` (warm-ups and failures excluded from latency and
 /// throughput; failures counted by kind).
 Summary summarize(const std::vector<RequestRecord>& records, const SummaryOptions& options);
+
+/// `summarize(expanded, options)` where `expanded` is `records` with `tokens` appended to their
+/// chunks (`expand_token_runs`), computed without building the chunks and bit-identical to it.
+/// The ITL percentiles come from the grids' gaps and how many requests' runs span each one (plus
+/// the gaps between one request's runs); the ITL mean and std are summed in numpy's order over
+/// the gaps streamed request by request, as `describe` sums the expanded list. Time O(records +
+/// runs + grid instants + tokens), memory O(records + runs + grid instants): a simulation of
+/// millions of tokens is summarized without its 24 bytes per token of chunks. `records` must carry
+/// no chunks of their own; throws `Exception` as `check_token_runs` does, or when one does.
+Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& tokens,
+                  const SummaryOptions& options);
 
 }  // namespace llmbench::metrics

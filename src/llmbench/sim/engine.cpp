@@ -335,7 +335,8 @@ void Simulation::add_token_steps(std::size_t request, std::int32_t replica, std:
     return;
   }
   if (open.last >= 0)
-    runs_.push_back(Run{request, open.replica, open.first, open.last - open.first + 1});
+    tokens_.runs.push_back(metrics::TokenRuns::Run{
+        request, static_cast<std::uint32_t>(open.replica), open.first, open.last - open.first + 1});
   open = OpenRun{first, last, replica};
 }
 
@@ -343,7 +344,7 @@ void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
   const TimeNs now = event.time_ns;
   const auto replica = static_cast<std::size_t>(event.replica);
   const StepOutcome& result = replicas_[replica].core->end_step();
-  std::vector<TimeNs>& ends = step_ends_[replica];
+  std::vector<TimeNs>& ends = tokens_.grids[replica];
   const auto step = static_cast<std::int64_t>(ends.size());
   ends.push_back(now);
   // Lane runs end at or before this step and precede its explicit tokens.
@@ -377,9 +378,9 @@ SimResult Simulation::run(std::vector<SimRequest> requests) {
   const std::size_t n = requests_.size();
   records_.assign(n, metrics::RequestRecord{});
   open_run_.assign(n, OpenRun{});
-  runs_.clear();
-  runs_.reserve(n + n / 4);
-  step_ends_.assign(replicas_.size(), {});
+  tokens_.runs.clear();
+  tokens_.runs.reserve(n + n / 4);
+  tokens_.grids.assign(replicas_.size(), {});
   std::vector<Event> storage;
   storage.reserve(n + 2 * replicas_.size() + 4);
   std::priority_queue<Event, std::vector<Event>, EventOrder> queue(EventOrder{},
@@ -431,34 +432,23 @@ SimResult Simulation::run(std::vector<SimRequest> requests) {
     stats_.recompute_fallbacks += s.recompute_fallbacks;
   }
   LLMBENCH_ASSERT(blocked_.empty(), "simulation ended with blocked requests");
-  expand_runs();
+  finish_runs();
   stats_.end_ns = now;
   stats_.mean_step_tokens = stats_.steps > 0 ? step_tokens / static_cast<double>(stats_.steps) : 0;
-  return SimResult{std::move(records_), stats_, std::move(steps_)};
+  return SimResult{std::move(records_), std::move(tokens_), stats_, std::move(steps_)};
 }
 
-void Simulation::expand_runs() {
+void Simulation::finish_runs() {
   for (std::size_t i = 0; i < open_run_.size(); ++i) {
     const OpenRun& open = open_run_[i];
     if (open.last >= 0)
-      runs_.push_back(Run{i, open.replica, open.first, open.last - open.first + 1});
+      tokens_.runs.push_back(metrics::TokenRuns::Run{i, static_cast<std::uint32_t>(open.replica),
+                                                     open.first, open.last - open.first + 1});
   }
-  std::vector<std::int64_t> tokens(records_.size(), 0);
-  for (const Run& r : runs_) tokens[r.request] += r.count;
-  for (std::size_t i = 0; i < records_.size(); ++i)
-    records_[i].chunks.reserve(static_cast<std::size_t>(tokens[i]));
-  // Runs were closed in time order per request, so appending keeps each request's chunks sorted.
-  for (const Run& r : runs_) {
-    const TimeNs* times = step_ends_[static_cast<std::size_t>(r.replica)].data() + r.first_step;
-    auto& chunks = records_[r.request].chunks;
-    const std::size_t base = chunks.size();
-    chunks.resize(base + static_cast<std::size_t>(r.count));
-    metrics::Chunk* out = chunks.data() + base;
-    for (std::int64_t k = 0; k < r.count; ++k)
-      out[k] = metrics::Chunk{times[k], 1, 0, metrics::Channel::Answer};
-  }
-  runs_.clear();
   open_run_.clear();
+  // Runs were closed in time order per request, so appending keeps each request's chunks sorted.
+  if (options_.expand_chunks)
+    metrics::expand_token_runs(tokens_, records_);
 }
 
 std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& steps,

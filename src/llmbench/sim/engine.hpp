@@ -12,6 +12,7 @@
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/metrics/record.hpp"
+#include "llmbench/metrics/token_runs.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/scheduler.hpp"
 
@@ -104,6 +105,11 @@ struct SimOptions {
   /// the same results, less work per running request and step. Off = every sequence of every
   /// batch is formed and applied one by one (the reference the lane is tested against).
   bool decode_lane = true;
+  /// Write each request's token times into its record's `chunks` (one `Chunk` per token, as
+  /// `run` records them). Off: the records' chunks stay empty and `SimResult::tokens` alone holds
+  /// the token times (`metrics::summarize(records, tokens, …)` summarizes them without the 24
+  /// bytes per token; `metrics::expand_token_runs` writes the chunks later if wanted).
+  bool expand_chunks = true;
 };
 
 /// One engine step, recorded when `SimOptions::record_steps` is set.
@@ -174,6 +180,10 @@ struct SimStats {
 /// Result: one record per request, in request order.
 struct SimResult {
   std::vector<metrics::RequestRecord> records;
+  /// Every request's token times as runs over the replicas' step-end times (grid r = replica r;
+  /// a request emits one token at the end of each step it samples in). Always filled; with
+  /// `SimOptions::expand_chunks` the same times are also in `records[i].chunks`.
+  metrics::TokenRuns tokens;
   SimStats stats;
   std::vector<StepTrace> steps;  ///< empty unless `SimOptions::record_steps`
 };
@@ -325,22 +335,14 @@ class Simulation {
   /// Least-loaded replica: fewest RUNNING + WAITING, ties → lowest index.
   [[nodiscard]] std::size_t pick_replica() const;
 
-  /// Consecutive steps of one replica in which a request emitted a token. Token times are kept
-  /// as runs over the replicas' step-end times while simulating and expanded into the records'
-  /// chunks at the end: one sequential write per run instead of a scattered store per token
-  /// (issue 4 speed: the scattered stores missed the cache once per 2.7 tokens).
-  struct Run {
-    std::size_t request = 0;
-    std::int32_t replica = 0;
-    std::int64_t first_step = 0;  ///< index into step_ends_[replica]
-    std::int64_t count = 0;
-  };
   /// Records that `request` emitted one token in each of steps `first` … `last` of `replica`:
-  /// extends its open run when they follow it, else closes that run and opens a new one.
+  /// extends its open run when they follow it, else closes that run and opens a new one. Token
+  /// times are kept as runs over the replicas' step-end times (`metrics::TokenRuns`), not a
+  /// scattered store per token (issue 4 speed: those missed the cache once per 2.7 tokens).
   void add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
                        std::int64_t last);
-  /// Appends the records' chunks from `runs_` (end of `run`).
-  void expand_runs();
+  /// Closes the open runs into `tokens_` and, with `expand_chunks`, writes the records' chunks.
+  void finish_runs();
 
   SimOptions options_;
   std::vector<Replica> replicas_;
@@ -350,9 +352,10 @@ class Simulation {
     std::int64_t last = -1;
     std::int32_t replica = 0;
   };
-  std::vector<Run> runs_;                       ///< closed runs, in order of closing
-  std::vector<OpenRun> open_run_;               ///< per request
-  std::vector<std::vector<TimeNs>> step_ends_;  ///< per replica: end time of each step
+  /// Closed runs in order of closing (each request's in time order), and per replica the end
+  /// time of each step (`grids`).
+  metrics::TokenRuns tokens_;
+  std::vector<OpenRun> open_run_;  ///< per request
   std::vector<SimRequest> requests_;
   std::vector<metrics::RequestRecord> records_;
   std::deque<std::size_t> blocked_;  ///< arrived but over the concurrency cap

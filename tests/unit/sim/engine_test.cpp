@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../metrics/summary_equality.hpp"
 #include "fixtures.hpp"
 #include <algorithm>
 #include <queue>
@@ -289,6 +290,52 @@ TEST(Simulation, DecodeLaneGivesTheSameRunAsOneByOne) {
   EXPECT_GT(lane_steps_checked, 10000);
   EXPECT_GT(preemptions, 0);  // the one-by-one fallback ran
   EXPECT_GT(swaps, 0);
+}
+
+// `simulate` keeps token times as runs (expand_chunks off) and summarizes them without chunks:
+// the records, the expanded chunks and the summary must be those of the run that writes chunks,
+// under preemption, swap, prefix hits, closed loops and two DP replicas (two grids).
+TEST(Simulation, TokenRunsGiveTheRecordsAndSummaryOfTheChunks) {
+  std::int64_t runs_checked = 0;
+  std::int64_t breaks = 0;  // requests with more than one run (a gap between runs)
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    Rng rng(seed * 104729);
+    const int n = static_cast<int>(rng.uniform_int(20, 120));
+    const auto reqs = random_requests(rng, n, 3e6, 400, 200, 0.4);
+    auto o = small_options(rng.uniform_int(40, 400));
+    o.num_gpu_blocks = std::max<std::int64_t>(o.num_gpu_blocks, 700 / o.block_size + 1);
+    o.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
+    o.scheduler.max_num_seqs = rng.uniform_int(2, 96);
+    o.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
+    o.max_concurrency = seed % 3 == 0 ? rng.uniform_int(2, 40) : -1;
+    o.data_parallel_size = seed % 4 == 0 ? 2 : 1;
+    auto compact = o;
+    compact.expand_chunks = false;
+    const auto a = Simulation(o, std::make_unique<SumsModel>()).run(reqs);
+    auto b = Simulation(compact, std::make_unique<SumsModel>()).run(reqs);
+    ASSERT_EQ(a.records.size(), b.records.size());
+    for (const auto& rec : b.records) ASSERT_TRUE(rec.chunks.empty());
+    metrics::SummaryOptions options;
+    options.percentiles = {1, 50, 99};
+    options.slo.tpot_ms = 2.0;
+    metrics::testing::expect_same_summary(metrics::summarize(b.records, b.tokens, options),
+                                          metrics::summarize(a.records, options),
+                                          "seed " + std::to_string(seed));
+    std::vector<int> runs_of(b.records.size(), 0);
+    for (const auto& run : b.tokens.runs) breaks += ++runs_of[run.request] == 2 ? 1 : 0;
+    runs_checked += static_cast<std::int64_t>(b.tokens.runs.size());
+    metrics::expand_token_runs(b.tokens, b.records);
+    for (std::size_t i = 0; i < a.records.size(); ++i) {
+      ASSERT_EQ(a.records[i].chunks.size(), b.records[i].chunks.size()) << "seed " << seed;
+      for (std::size_t k = 0; k < a.records[i].chunks.size(); ++k)
+        ASSERT_EQ(a.records[i].chunks[k].time_ns, b.records[i].chunks[k].time_ns)
+            << "seed " << seed << " request " << i << " token " << k;
+      EXPECT_EQ(a.records[i].done_ns, b.records[i].done_ns);
+      EXPECT_EQ(a.records[i].output_tokens, b.records[i].output_tokens);
+    }
+  }
+  EXPECT_GT(runs_checked, 1000);
+  EXPECT_GT(breaks, 0);  // preemptions broke some requests' runs
 }
 
 // The lane really carries the steady decodes: after a long prefill-free stretch most running
