@@ -7,22 +7,55 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <array>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace llmbench::cli {
+
+namespace {
+
+/// A subcommand: its name and the function that registers its flags.
+struct Subcommand {
+  std::string_view name;
+  Command (*add)(CLI::App&);
+};
+
+/// Every subcommand, in the order `llmbench --help` lists them.
+constexpr std::array<Subcommand, 6> kSubcommands{{{"run", add_run_command},
+                                                  {"serve", add_serve_command},
+                                                  {"simulate", add_simulate_command},
+                                                  {"plan", add_plan_command},
+                                                  {"tokenize", add_tokenize_command},
+                                                  {"tokdiff", add_tokdiff_command}}};
+
+}  // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{"llmbench: measure how fast an LLM inference service really is", "llmbench"};
   app.require_subcommand(1);
   app.set_version_flag(
       "--version", fmt::format("llmbench {} ({})", build_info::version(), build_info::git_sha()));
-  Command run_cmd = add_run_command(app);
-  Command serve_cmd = add_serve_command(app);
-  Command simulate_cmd = add_simulate_command(app);
-  Command plan_cmd = add_plan_command(app);
-  Command tokenize_cmd = add_tokenize_command(app);
-  Command tokdiff_cmd = add_tokdiff_command(app);
+  // When the first argument names a subcommand, only that one is registered: registering all
+  // six costs CLI11 about 5 M instructions (`run` alone has some 80 flags), a quarter of a
+  // `simulate` run's start-up (docs/performance.md). Anything else (--help, --version, a typo)
+  // registers them all, so CLI11 lists or rejects them as before.
+  const Subcommand* named = nullptr;
+  for (const auto& sub : kSubcommands) {
+    if (argc > 1 && std::string_view(argv[1]) == sub.name) {
+      named = &sub;
+    }
+  }
+  std::vector<std::pair<std::string_view, Command>> commands;
+  for (const auto& sub : kSubcommands) {
+    if (named == nullptr || named == &sub) {
+      commands.emplace_back(sub.name, sub.add(app));
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,23 +63,10 @@ int run(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (app.got_subcommand("run")) {
-      return run_cmd();
-    }
-    if (app.got_subcommand("serve")) {
-      return serve_cmd();
-    }
-    if (app.got_subcommand("simulate")) {
-      return simulate_cmd();
-    }
-    if (app.got_subcommand("plan")) {
-      return plan_cmd();
-    }
-    if (app.got_subcommand("tokenize")) {
-      return tokenize_cmd();
-    }
-    if (app.got_subcommand("tokdiff")) {
-      return tokdiff_cmd();
+    for (const auto& [name, command] : commands) {
+      if (app.got_subcommand(std::string(name))) {
+        return command();
+      }
     }
     return 2;
   } catch (const Exception& e) {

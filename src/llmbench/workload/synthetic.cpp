@@ -11,7 +11,9 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace llmbench::workload::detail {
@@ -31,6 +33,19 @@ namespace {
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/// Words (maximal runs of non-whitespace) in `text`: the `Corpus` word count without storing
+/// the words (one pass, no branch per byte), for random prompts identified by their first word.
+std::size_t count_words(std::string_view text) {
+  std::size_t words = 0;
+  bool after_space = true;
+  for (const char c : text) {
+    const bool space = is_space(c);
+    words += static_cast<std::size_t>(after_space && !space);
+    after_space = space;
+  }
+  return words;
 }
 
 /// A long text split into words (maximal runs of non-whitespace), keeping the original spacing
@@ -145,7 +160,19 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
   if (options.tokenizer != nullptr) {
     return make_exact_random_samples(options, corpus_path);
   }
-  const Corpus corpus(load_text(corpus_path), corpus_path);
+  // Prompts that are identified by their first word only (`random_text` off: `simulate`) need
+  // the word count, not the words.
+  std::string text = load_text(corpus_path);
+  std::optional<Corpus> corpus;
+  std::size_t word_count = 0;
+  if (options.random_text) {
+    corpus.emplace(std::move(text), corpus_path);
+    word_count = corpus->word_count();
+  } else {
+    word_count = count_words(text);
+    if (word_count == 0)
+      throw Exception(Error{"corpus has no words", corpus_path, -1});
+  }
   const auto n = options.num_prompts;
   const auto input_lens =
       sample_lengths(n, options.random_input_len, r, 0, options.seed, "random-input-len");
@@ -158,12 +185,12 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
   std::string prefix;
   TokenCounter prefix_counter;
   if (options.random_prefix_len > 0 && options.random_text) {
-    corpus.take(0, options.random_prefix_len, prefix_counter, prefix);
+    corpus->take(0, options.random_prefix_len, prefix_counter, prefix);
   }
 
   std::vector<Sample> samples;
   samples.reserve(static_cast<std::size_t>(n));
-  const auto last_word = static_cast<std::int64_t>(corpus.word_count()) - 1;
+  const auto last_word = static_cast<std::int64_t>(word_count) - 1;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::size_t>(i);
     const auto first = static_cast<std::size_t>(offsets.uniform_int(0, last_word));
@@ -183,7 +210,7 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
         sample.prompt += "\n\n";
         counter.add("\n\n");
       }
-      corpus.take(first, options.random_prefix_len + input_lens[idx], counter, sample.prompt);
+      corpus->take(first, options.random_prefix_len + input_lens[idx], counter, sample.prompt);
     }
     sample.prompt_len = options.random_prefix_len + input_lens[idx];
     sample.output_len = output_lens[idx];
