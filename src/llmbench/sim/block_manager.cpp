@@ -153,7 +153,12 @@ void BlockManager::append_to_free_queue(BlockId block) {
 bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_computed,
                                   std::int64_t num_new, const CacheHit& hit,
                                   const std::vector<std::uint64_t>& hashes) {
-  Held& held = held_[request];
+  const auto [slot, inserted] = held_.try_emplace(request);
+  Held& held = slot->second;
+  if (inserted && !spare_lists_.empty()) {
+    held.blocks = std::move(spare_lists_.back());
+    spare_lists_.pop_back();
+  }
   LLMBENCH_ASSERT(hit.blocks.empty() || held.blocks.empty(),
                   "prefix hits only for a request without blocks");
   const std::int64_t total_tokens = num_computed + num_new;
@@ -165,7 +170,7 @@ bool BlockManager::allocate_slots(std::int64_t request, std::int64_t num_compute
     evictable_hits += ref_[static_cast<std::size_t>(b)] == 0 ? 1 : 0;
   if (needed > num_free_blocks() - evictable_hits) {
     if (held.blocks.empty())
-      held_.erase(request);
+      release(slot);
     return false;
   }
   for (const BlockId b : hit.blocks) {
@@ -214,7 +219,16 @@ void BlockManager::free(std::int64_t request) {
       append_to_free_queue(*b);
     }
   }
-  held_.erase(it);
+  release(it);
+}
+
+void BlockManager::release(std::unordered_map<std::int64_t, Held>::iterator held) {
+  constexpr std::size_t kMaxSpareLists = 4096;
+  if (spare_lists_.size() < kMaxSpareLists && held->second.blocks.capacity() > 0) {
+    held->second.blocks.clear();
+    spare_lists_.push_back(std::move(held->second.blocks));
+  }
+  held_.erase(held);
 }
 
 std::int64_t BlockManager::blocks_of(std::int64_t request) const {

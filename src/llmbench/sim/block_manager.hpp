@@ -124,6 +124,8 @@ class BlockManager {
 
   void take_from_free_queue(BlockId block);
   void append_to_free_queue(BlockId block);
+  /// Forgets a request's entry, keeping its emptied block list for reuse.
+  void release(std::unordered_map<std::int64_t, Held>::iterator held);
 
   std::int64_t block_size_;
   bool prefix_caching_;
@@ -140,6 +142,9 @@ class BlockManager {
   std::vector<bool> in_free_;
   BlockHashMap cached_;
   std::unordered_map<std::int64_t, Held> held_;
+  /// Emptied block lists of freed requests, reused (with their capacity) by new ones: growing
+  /// each request's list from empty was a third of `allocate_slots`' cost in `simulate`.
+  std::vector<std::vector<BlockId>> spare_lists_;
 };
 
 }  // namespace llmbench::sim
