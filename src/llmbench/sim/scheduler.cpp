@@ -71,27 +71,63 @@ void VllmV1Scheduler::insert_running(RequestState* r) {
   running_.insert(by_admission(running_, r->admit_seq), r);
 }
 
-std::vector<RequestState*> VllmV1Scheduler::take_wakes(
-    std::unordered_map<std::int64_t, std::vector<RequestState*>>& wakes) {
-  std::vector<RequestState*> due;
-  const auto bucket = wakes.find(step_);
-  if (bucket == wakes.end())
-    return due;
-  due = std::move(bucket->second);
-  wakes.erase(bucket);
-  for (RequestState* r : due) r->lane_wake_step = -1;  // dequeued
-  return due;
+LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
+  if (step < base_ || step - base_ >= static_cast<std::int64_t>(lists_.size()))
+    return nullptr;
+  return &lists_[static_cast<std::size_t>(step - base_)];
+}
+
+void LaneWakes::push(std::int64_t step, RequestState* r) {
+  if (lists_.empty())
+    base_ = step;
+  for (; step < base_; --base_) lists_.emplace_front();
+  while (step - base_ >= static_cast<std::int64_t>(lists_.size())) lists_.emplace_back();
+  List& list = lists_[static_cast<std::size_t>(step - base_)];
+  r->wake_prev = list.tail;
+  r->wake_next = nullptr;
+  (list.tail != nullptr ? list.tail->wake_next : list.head) = r;
+  list.tail = r;
+}
+
+void LaneWakes::remove(std::int64_t step, RequestState* r) {
+  List* list = find(step);
+  LLMBENCH_ASSERT(list != nullptr, "lane member without its wake-up");
+  (r->wake_prev != nullptr ? r->wake_prev->wake_next : list->head) = r->wake_next;
+  (r->wake_next != nullptr ? r->wake_next->wake_prev : list->tail) = r->wake_prev;
+  r->wake_prev = r->wake_next = nullptr;
+  while (!lists_.empty() && lists_.front().head == nullptr) {
+    lists_.pop_front();
+    ++base_;
+  }
+}
+
+void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
+  out.clear();
+  List* list = find(step);
+  if (list == nullptr)
+    return;
+  for (RequestState* r = list->head; r != nullptr;) {
+    RequestState* next = r->wake_next;
+    r->wake_prev = r->wake_next = nullptr;
+    out.push_back(r);
+    r = next;
+  }
+  *list = List{};
+  while (!lists_.empty() && lists_.front().head == nullptr) {
+    lists_.pop_front();
+    ++base_;
+  }
+}
+
+const std::vector<RequestState*>& VllmV1Scheduler::take_wakes(LaneWakes& wakes) {
+  wakes.take(step_, due_);
+  for (RequestState* r : due_) r->lane_wake_step = -1;  // dequeued
+  return due_;
 }
 
 void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
   if (r->lane_wake_step >= 0) {
-    auto& wakes = r->lane_wake_finish ? finish_wakes_ : block_wakes_;
-    const auto bucket = wakes.find(r->lane_wake_step);
-    LLMBENCH_ASSERT(bucket != wakes.end(), "lane member without its wake-up");
-    auto& list = bucket->second;
-    list.erase(std::find(list.begin(), list.end(), r));
-    if (list.empty())
-      wakes.erase(bucket);
+    (r->lane_wake_finish ? finish_wakes_ : block_wakes_).remove(r->lane_wake_step, r);
     r->lane_wake_step = -1;
   }
   const std::int64_t delta = step_ - r->lane_step;
@@ -121,7 +157,7 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
   const std::int64_t finish_step = step_ + (r->output_len - r->num_output_tokens - 1);
   r->lane_wake_finish = finish_step < block_step;
   r->lane_wake_step = r->lane_wake_finish ? finish_step : block_step;
-  (r->lane_wake_finish ? finish_wakes_ : block_wakes_)[r->lane_wake_step].push_back(r);
+  (r->lane_wake_finish ? finish_wakes_ : block_wakes_).push(r->lane_wake_step, r);
 }
 
 bool VllmV1Scheduler::lane_step_fits() const {

@@ -79,6 +79,9 @@ struct RequestState {
   std::int64_t lane_step = -1;
   std::int64_t lane_wake_step = -1;
   bool lane_wake_finish = false;
+  /// Neighbours in the list of its queued wake-up (`LaneWakes`); null at the ends.
+  RequestState* wake_prev = nullptr;
+  RequestState* wake_next = nullptr;
   /// Set by `EngineCore::begin_step` the first time a batch contains the request (a later
   /// preemption and re-scheduling does not clear it).
   bool scheduled_once = false;
@@ -210,6 +213,28 @@ class Scheduler {
 /// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
 /// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
 /// victim is recomputed (V0 would abort the request instead).
+/// Decode-lane wake-ups by scheduler step: one FIFO list per step over a window of steps,
+/// linked through `RequestState::wake_prev`/`wake_next`, so queueing, removing and taking
+/// wake-ups allocates nothing (a hash map of vectors cost two allocations per lane entry).
+class LaneWakes {
+ public:
+  /// Appends `r` (not queued) to the list of `step`.
+  void push(std::int64_t step, RequestState* r);
+  /// Unlinks `r` from the list of `step`, where it is queued.
+  void remove(std::int64_t step, RequestState* r);
+  /// Moves the list of `step` into `out` (cleared first), in push order, unlinked.
+  void take(std::int64_t step, std::vector<RequestState*>& out);
+
+ private:
+  struct List {
+    RequestState* head = nullptr;
+    RequestState* tail = nullptr;
+  };
+  [[nodiscard]] List* find(std::int64_t step) noexcept;
+  std::deque<List> lists_;  ///< lists_[i] holds step base_ + i; no empty list at the front
+  std::int64_t base_ = 0;
+};
+
 class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
@@ -263,8 +288,7 @@ class VllmV1Scheduler final : public Scheduler {
   [[nodiscard]] bool lane_step_fits() const;
   /// Removes and returns the lane members whose wake-up in `wakes` falls on this step (their
   /// wake-up dequeued).
-  std::vector<RequestState*> take_wakes(
-      std::unordered_map<std::int64_t, std::vector<RequestState*>>& wakes);
+  const std::vector<RequestState*>& take_wakes(LaneWakes& wakes);
   /// Inserts `r` into `running_` at its admission position.
   void insert_running(RequestState* r);
 
@@ -273,8 +297,9 @@ class VllmV1Scheduler final : public Scheduler {
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
   std::vector<RequestState*> lane_;     ///< the decode lane, by `admit_seq`
   /// Lane members by the step before which they need a block / in which they finish.
-  std::unordered_map<std::int64_t, std::vector<RequestState*>> block_wakes_;
-  std::unordered_map<std::int64_t, std::vector<RequestState*>> finish_wakes_;
+  LaneWakes block_wakes_;
+  LaneWakes finish_wakes_;
+  std::vector<RequestState*> due_;     ///< `take_wakes`' result (storage reused)
   std::vector<LaneRun> pending_runs_;  ///< lane runs ended since the last `update`
   std::int64_t lane_context_ = 0;      ///< Σ (computed + 1) over the lane, as of `step_`
   std::int64_t step_ = 0;              ///< steps applied (`update` calls)
