@@ -137,9 +137,16 @@ void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
   r->num_output_tokens += delta;
   lane_context_ -= r->num_computed_tokens + 1;
   r->lane_step = -1;
-  const auto at = by_admission(lane_, r->admit_seq);
-  LLMBENCH_ASSERT(at != lane_.end() && *at == r, "request not in the decode lane");
-  lane_.erase(at);
+  LLMBENCH_ASSERT(r->lane_index < lane_.size() && lane_[r->lane_index] == r,
+                  "request not in the decode lane");
+  RequestState* moved = lane_.back();  // swap-remove: the lane is kept unordered
+  lane_[r->lane_index] = moved;
+  moved->lane_index = r->lane_index;
+  lane_.pop_back();
+  if (r->admit_seq == lane_last_seq_) {
+    lane_last_seq_ = 0;
+    for (const RequestState* m : lane_) lane_last_seq_ = std::max(lane_last_seq_, m->admit_seq);
+  }
 }
 
 void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
@@ -149,7 +156,9 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
   if (room <= 0)
     return;
   r->lane_step = step_;
-  lane_.insert(by_admission(lane_, r->admit_seq), r);
+  r->lane_index = lane_.size();
+  lane_.push_back(r);
+  lane_last_seq_ = lane_.size() == 1 ? r->admit_seq : std::max(lane_last_seq_, r->admit_seq);
   lane_context_ += r->num_computed_tokens + 1;
   // Step t schedules it with computed + (t − step_) tokens before: it needs a block at
   // step_ + room and samples its last token at step_ + (output_len − output − 1).
@@ -163,7 +172,7 @@ void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
 bool VllmV1Scheduler::lane_step_fits() const {
   const std::int64_t bs = blocks_.block_size();
   const std::int64_t threshold = config_.long_prefill_token_threshold;
-  const std::uint64_t last_lane = lane_.back()->admit_seq;
+  const std::uint64_t last_lane = lane_last_seq_;
   std::int64_t budget_to_lane_end = static_cast<std::int64_t>(lane_.size());
   std::int64_t new_blocks = 0;
   for (const RequestState* r : running_) {

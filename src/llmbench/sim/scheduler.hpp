@@ -79,6 +79,8 @@ struct RequestState {
   std::int64_t lane_step = -1;
   std::int64_t lane_wake_step = -1;
   bool lane_wake_finish = false;
+  /// Position in the scheduler's unordered decode lane while in it.
+  std::size_t lane_index = 0;
   /// Neighbours in the list of its queued wake-up (`LaneWakes`); null at the ends.
   RequestState* wake_prev = nullptr;
   RequestState* wake_next = nullptr;
@@ -295,7 +297,9 @@ class VllmV1Scheduler final : public Scheduler {
   SchedulerConfig config_;
   BlockManager blocks_;
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
-  std::vector<RequestState*> lane_;     ///< the decode lane, by `admit_seq`
+  /// The decode lane, unordered (`RequestState::lane_index`; RUNNING order is `admit_seq`).
+  std::vector<RequestState*> lane_;
+  std::uint64_t lane_last_seq_ = 0;  ///< the largest `admit_seq` in the lane (when not empty)
   /// Lane members by the step before which they need a block / in which they finish.
   LaneWakes block_wakes_;
   LaneWakes finish_wakes_;
