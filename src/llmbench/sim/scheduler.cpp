@@ -77,6 +77,13 @@ LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
   return &lists_[static_cast<std::size_t>(step - base_)];
 }
 
+void LaneWakes::drop_empty_front() noexcept {
+  while (!lists_.empty() && lists_.front().head == nullptr) {
+    lists_.pop_front();
+    ++base_;
+  }
+}
+
 void LaneWakes::push(std::int64_t step, RequestState* r) {
   if (lists_.empty())
     base_ = step;
@@ -95,10 +102,7 @@ void LaneWakes::remove(std::int64_t step, RequestState* r) {
   (r->wake_prev != nullptr ? r->wake_prev->wake_next : list->head) = r->wake_next;
   (r->wake_next != nullptr ? r->wake_next->wake_prev : list->tail) = r->wake_prev;
   r->wake_prev = r->wake_next = nullptr;
-  while (!lists_.empty() && lists_.front().head == nullptr) {
-    lists_.pop_front();
-    ++base_;
-  }
+  drop_empty_front();
 }
 
 void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
@@ -113,10 +117,7 @@ void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
     r = next;
   }
   *list = List{};
-  while (!lists_.empty() && lists_.front().head == nullptr) {
-    lists_.pop_front();
-    ++base_;
-  }
+  drop_empty_front();
 }
 
 const std::vector<RequestState*>& VllmV1Scheduler::take_wakes(LaneWakes& wakes) {

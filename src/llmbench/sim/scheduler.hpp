@@ -233,6 +233,8 @@ class LaneWakes {
     RequestState* tail = nullptr;
   };
   [[nodiscard]] List* find(std::int64_t step) noexcept;
+  /// Forgets the empty lists at the front of the window (steps taken or emptied).
+  void drop_empty_front() noexcept;
   std::deque<List> lists_;  ///< lists_[i] holds step base_ + i; no empty list at the front
   std::int64_t base_ = 0;
 };
