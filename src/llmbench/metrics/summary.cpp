@@ -374,18 +374,16 @@ Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squa
 
 /// `describe` of a sample given twice: `visit(emit)` calls emit(values, n) with the sample in
 /// its order (for the sums), and `distinct` holds its values with their multiplicities (for the
-/// order statistics). The multiplicities sum to `count`; all values are finite.
+/// order statistics; they sum to the sample size). All values are finite.
 template <class Visit>
-Stats describe_weighted(std::size_t count, const Visit& visit,
-                        std::vector<std::pair<double, std::size_t>> distinct,
+Stats describe_weighted(const Visit& visit, std::vector<std::pair<double, std::size_t>> distinct,
                         const std::vector<double>& qs) {
+  std::size_t count = 0;
+  for (const auto& d : distinct) count += d.second;
   if (count == 0) {
     return empty_stats(qs);
   }
   std::sort(distinct.begin(), distinct.end());
-  std::size_t total = 0;
-  for (const auto& d : distinct) total += d.second;
-  LLMBENCH_ASSERT(total == count, "the multiplicities must sum to the sample size");
   StreamedNumpySum sum([](double v) { return v; });
   visit([&](const double* values, std::size_t n) { sum.add(values, n); });
   const auto squares = [&](double mean) {
@@ -538,12 +536,22 @@ void assign_chunk_tokens(RequestRecord& record) {
   }
 }
 
-std::int64_t output_token_count(const RequestRecord& record) noexcept {
+namespace {
+
+/// N as counted by someone: server usage, else the local count; -1 when neither exists (N is
+/// then the chunks' tokens).
+std::int64_t counted_output_tokens(const RequestRecord& record) noexcept {
   if (record.output_tokens >= 0) {
     return record.output_tokens;
   }
-  if (record.output_tokens_local >= 0) {
-    return record.output_tokens_local;
+  return record.output_tokens_local >= 0 ? record.output_tokens_local : -1;
+}
+
+}  // namespace
+
+std::int64_t output_token_count(const RequestRecord& record) noexcept {
+  if (const std::int64_t counted = counted_output_tokens(record); counted >= 0) {
+    return counted;
   }
   std::int64_t sum = 0;
   for (const auto& chunk : record.chunks) {
@@ -863,7 +871,6 @@ Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& to
   }
   std::vector<double> run_gaps;      // ITLs from one run of a request to its next, in order
   std::vector<std::size_t> counted;  // completed non-warm-up requests, in order
-  std::size_t itl_count = 0;
 
   SummaryBuilder builder(records, options.slo);
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -899,11 +906,9 @@ Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& to
       run_tokens += run.count;
     }
     span.last = previous;
-    itl_count += run_tokens > 0 ? static_cast<std::size_t>(run_tokens - 1) : 0;
     // N as `output_token_count` gives it for the expanded record (one token per chunk).
-    const std::int64_t n = record.output_tokens >= 0         ? record.output_tokens
-                           : record.output_tokens_local >= 0 ? record.output_tokens_local
-                                                             : run_tokens;
+    const std::int64_t reported = counted_output_tokens(record);
+    const std::int64_t n = reported >= 0 ? reported : run_tokens;
     builder.add(record, n, latency_of(record, span, n));
   }
 
@@ -944,7 +949,7 @@ Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& to
       }
     }
   };
-  Stats itl = describe_weighted(itl_count, visit, std::move(distinct), options.percentiles);
+  Stats itl = describe_weighted(visit, std::move(distinct), options.percentiles);
   return builder.finish(std::move(itl), std::nullopt, options);
 }
 

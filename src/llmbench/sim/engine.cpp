@@ -334,10 +334,15 @@ void Simulation::add_token_steps(std::size_t request, std::int32_t replica, std:
     open.last = last;
     return;
   }
+  close_run(request);
+  open = OpenRun{first, last, replica};
+}
+
+void Simulation::close_run(std::size_t request) {
+  const OpenRun& open = open_run_[request];
   if (open.last >= 0)
     tokens_.runs.push_back(metrics::TokenRuns::Run{
         request, static_cast<std::uint32_t>(open.replica), open.first, open.last - open.first + 1});
-  open = OpenRun{first, last, replica};
 }
 
 void Simulation::on_step_end(const Event& event, std::vector<Event>& out) {
@@ -439,12 +444,7 @@ SimResult Simulation::run(std::vector<SimRequest> requests) {
 }
 
 void Simulation::finish_runs() {
-  for (std::size_t i = 0; i < open_run_.size(); ++i) {
-    const OpenRun& open = open_run_[i];
-    if (open.last >= 0)
-      tokens_.runs.push_back(metrics::TokenRuns::Run{i, static_cast<std::uint32_t>(open.replica),
-                                                     open.first, open.last - open.first + 1});
-  }
+  for (std::size_t i = 0; i < open_run_.size(); ++i) close_run(i);
   open_run_.clear();
   // Runs were closed in time order per request, so appending keeps each request's chunks sorted.
   if (options_.expand_chunks)

@@ -341,6 +341,9 @@ class Simulation {
   /// scattered store per token (issue 4 speed: those missed the cache once per 2.7 tokens).
   void add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
                        std::int64_t last);
+  /// Appends `request`'s open run, if any, to `tokens_.runs` (the caller then replaces or drops
+  /// it).
+  void close_run(std::size_t request);
   /// Closes the open runs into `tokens_` and, with `expand_chunks`, writes the records' chunks.
   void finish_runs();
 

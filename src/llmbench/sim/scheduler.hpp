@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace llmbench::sim {
