@@ -3,10 +3,11 @@
 //
 //   server_loopback_floor MODE STREAMS STEP_MS SECONDS SENDER_CPU CLIENT_CPU
 //
-// Opens STREAMS TCP connections on 127.0.0.1 (2 × STREAMS descriptors in this one process). Every
-// STEP_MS the sender thread, pinned to SENDER_CPU, writes one 200-byte message (about one SSE
-// token event) to every connection, in lock-step like an engine step; a client thread pinned to
-// CLIENT_CPU reads them all with epoll. MODE `send` makes one send(2) per message; MODE `uring`
+// Opens STREAMS TCP connections on 127.0.0.1 to a client process it forks (so each process holds
+// STREAMS descriptors, as `llmbench serve` and its load generator do). Every STEP_MS the sender,
+// pinned to SENDER_CPU, writes one 200-byte message (about one SSE token event) to every
+// connection, in lock-step like an engine step; the client, pinned to CLIENT_CPU, reads them all
+// with epoll. MODE `send` makes one send(2) per message; MODE `uring`
 // (built when liburing is found) queues the step's messages as io_uring IORING_OP_SEND entries and
 // submits them with one io_uring_enter per 4,096. Prints messages/s delivered, the sender thread's
 // CPU per message (getrusage RUSAGE_THREAD: user + system, which includes the softirq work the
@@ -25,13 +26,13 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #if LLMBENCH_HAVE_URING
 #include <liburing.h>
 #endif
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -68,16 +69,10 @@ double thread_cpu_seconds() {
   std::exit(1);
 }
 
-/// Connected pairs over 127.0.0.1: `client[i]` talks to `server[i]`; both non-blocking, the
-/// server side with TCP_NODELAY (as `llmbench serve` sets it).
-struct Connections {
-  std::vector<int> client;
-  std::vector<int> server;
-};
-
-Connections connect_pairs(int streams) {
+/// A listening socket on 127.0.0.1 with its port; exits the program on failure.
+int listen_loopback(sockaddr_in& address) {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
+  address = sockaddr_in{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t length = sizeof address;
@@ -85,50 +80,69 @@ Connections connect_pairs(int streams) {
       listen(listener, 65535) != 0 ||
       getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0)
     die("listener on 127.0.0.1");
-  Connections c;
+  return listener;
+}
+
+/// The client process: connects `streams` sockets to `address`, reads everything they receive
+/// until `stop_fd` becomes readable, then writes the byte count (a long) to `result_fd`.
+[[noreturn]] void run_client(const sockaddr_in& address, int streams, int cpu, int stop_fd,
+                             int result_fd) {
+  pin_to(cpu);
+  const int ep = epoll_create1(0);
+  std::vector<int> fds;
   for (int i = 0; i < streams; ++i) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
-      die("socket (raise `ulimit -n`: 2 descriptors per stream)");
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      die("client socket (raise `ulimit -n`)");
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
       die("connect");
-    const int accepted = accept(listener, nullptr, nullptr);
-    if (accepted < 0)
-      die("accept");
-    const int one = 1;
-    setsockopt(accepted, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fcntl(accepted, F_SETFL, O_NONBLOCK);
     fcntl(fd, F_SETFL, O_NONBLOCK);
-    c.client.push_back(fd);
-    c.server.push_back(accepted);
-  }
-  close(listener);
-  return c;
-}
-
-/// Reads every client socket until `stop`; returns the bytes read.
-long drain(const std::vector<int>& fds, int cpu, const std::atomic<bool>& stop) {
-  pin_to(cpu);
-  const int ep = epoll_create1(0);
-  for (std::size_t i = 0; i < fds.size(); ++i) {
     epoll_event event{};
     event.events = EPOLLIN;
-    event.data.u64 = i;
-    epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &event);
+    event.data.fd = fd;
+    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event);
+    fds.push_back(fd);
   }
+  epoll_event stop_event{};
+  stop_event.events = EPOLLIN;
+  stop_event.data.fd = stop_fd;
+  epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &stop_event);
   std::vector<epoll_event> ready(4096);
   std::vector<char> buffer(65536);
   long bytes = 0;
-  while (!stop.load(std::memory_order_relaxed)) {
-    const int n = epoll_wait(ep, ready.data(), static_cast<int>(ready.size()), 50);
+  for (bool stop = false; !stop;) {
+    const int n = epoll_wait(ep, ready.data(), static_cast<int>(ready.size()), -1);
     for (int j = 0; j < n; ++j) {
-      const int fd = fds[ready[static_cast<std::size_t>(j)].data.u64];
+      const int fd = ready[static_cast<std::size_t>(j)].data.fd;
+      if (fd == stop_fd) {
+        stop = true;
+        continue;
+      }
       ssize_t r = 0;
       while ((r = read(fd, buffer.data(), buffer.size())) > 0) bytes += r;
     }
   }
-  close(ep);
-  return bytes;
+  if (write(result_fd, &bytes, sizeof bytes) != static_cast<ssize_t>(sizeof bytes))
+    _exit(1);
+  _exit(0);
+}
+
+/// Accepts `streams` connections: non-blocking, with TCP_NODELAY (as `llmbench serve` sets it).
+/// Gives up after 10 s without a connection (the client died).
+std::vector<int> accept_streams(int listener, int streams) {
+  timeval timeout{10, 0};
+  setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::vector<int> fds;
+  for (int i = 0; i < streams; ++i) {
+    const int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0)
+      die("accept (raise `ulimit -n`)");
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    fds.push_back(fd);
+  }
+  return fds;
 }
 
 /// Counts of one step's sends.
@@ -201,10 +215,20 @@ int main(int argc, char** argv) {
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
 
-  const Connections pairs = connect_pairs(streams);
-  std::atomic<bool> stop{false};
-  long received = 0;
-  std::thread client([&] { received = drain(pairs.client, client_cpu, stop); });
+  sockaddr_in address{};
+  const int listener = listen_loopback(address);
+  int stop_pipe[2];
+  int result_pipe[2];
+  if (pipe(stop_pipe) != 0 || pipe(result_pipe) != 0)
+    die("pipe");
+  const pid_t client = fork();
+  if (client < 0)
+    die("fork");
+  if (client == 0) {
+    close(listener);
+    run_client(address, streams, client_cpu, stop_pipe[0], result_pipe[1]);
+  }
+  const std::vector<int> fds = accept_streams(listener, streams);
   pin_to(sender_cpu);
   std::string message(kMessageBytes, 'x');
   message.back() = '\n';
@@ -234,17 +258,20 @@ int main(int argc, char** argv) {
       ++late_steps;
 #if LLMBENCH_HAVE_URING
     if (mode == "uring") {
-      uring_step(ring, pairs.server, message, sent);
+      uring_step(ring, fds, message, sent);
       continue;
     }
 #endif
-    send_step(pairs.server, message, sent);
+    send_step(fds, message, sent);
   }
   const double cpu = thread_cpu_seconds() - cpu_start;
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  stop = true;
-  client.join();
+  long received = 0;
+  if (write(stop_pipe[1], "x", 1) != 1 ||
+      read(result_pipe[0], &received, sizeof received) != static_cast<ssize_t>(sizeof received))
+    die("client result");
+  waitpid(client, nullptr, 0);
   std::printf(
       "%s: %d streams, a step every %.1f ms: %ld messages in %.2f s (%.0f k/s), %ld failed; "
       "sender CPU %.2f s = %.2f us per message (%.0f k messages per CPU-second); steps > 5 ms "

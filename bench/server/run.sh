@@ -10,6 +10,9 @@
 #          SERVER_THREADS=1: `serve --threads` (give SERVER_CPU as many CPUs, e.g. 2,3)
 #          RAMP=0: seconds over which the streams' first requests are spread (0 = all at once)
 #          LLMBENCH=/path/to/other/llmbench (e.g. an older build, for before/after)
+#          FLOOR=1: before each configuration, the kernel's floor for the same streams and ITL
+#            (server_loopback_floor send: one send per token in lock-step, nothing else) on the
+#            same CPUs, for the ratio of serve's CPU per token to the floor's
 #          TIMING=engine: `serve --timing engine $ENGINE_ARGS` instead of fixed timing (the ITL of a
 #            configuration is then the engine's; its "itl" field only sets the client's expected
 #            request time, so give it as 0 and read the engine's step lateness printed from
@@ -23,6 +26,7 @@ set -euo pipefail
 BUILD=${1:?usage: bench/server/run.sh BUILD_DIR}
 LLMBENCH=${LLMBENCH:-$BUILD/llmbench}
 BENCH=${BENCH:-$BUILD/bench/server/server_stream_bench}
+FLOOR_BENCH=${FLOOR_BENCH:-$BUILD/bench/server/server_loopback_floor}
 CONFIGS=${CONFIGS:-"2000:20 2000:10 5000:20 10000:50 10000:20"}
 TOKENS=${TOKENS:-200}
 SECONDS_=${SECONDS:-10}
@@ -54,6 +58,11 @@ for config in $CONFIGS; do
   streams=${config%%:*}
   itl=${config##*:}
   rm -f "$TMP/port"
+  if [[ ${FLOOR:-0} == 1 && $MODE != engine ]]; then
+    echo "== kernel floor: streams=$streams step_ms=$itl seconds=$SECONDS_"
+    "$FLOOR_BENCH" send "$streams" "$itl" "$SECONDS_" "${SERVER_CPU%%[,-]*}" "${CLIENT_CPU%%[,-]*}" |
+      sed 's/^/   /'
+  fi
   if [[ $MODE == engine ]]; then
     # shellcheck disable=SC2086 # ENGINE_ARGS is a list of flags
     SERVE_ARGS=($ENGINE_ARGS)
