@@ -34,6 +34,7 @@
 #endif
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -226,8 +227,13 @@ int main(int argc, char** argv) {
     die("fork");
   if (client == 0) {
     close(listener);
+    close(stop_pipe[1]);
+    close(result_pipe[0]);
     run_client(address, streams, client_cpu, stop_pipe[0], result_pipe[1]);
   }
+  close(stop_pipe[0]);  // so that a client that dies leaves the result pipe at end of file
+  close(result_pipe[1]);
+  std::signal(SIGPIPE, SIG_IGN);  // a dead client then fails the stop write, not the process
   const std::vector<int> fds = accept_streams(listener, streams);
   pin_to(sender_cpu);
   std::string message(kMessageBytes, 'x');
@@ -268,6 +274,10 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   long received = 0;
+  if (sent.whole == 0) {
+    std::fprintf(stderr, "no message was sent in full\n");
+    return 1;
+  }
   if (write(stop_pipe[1], "x", 1) != 1 ||
       read(result_pipe[0], &received, sizeof received) != static_cast<ssize_t>(sizeof received))
     die("client result");
