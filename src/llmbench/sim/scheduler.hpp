@@ -209,11 +209,6 @@ class Scheduler {
   virtual bool abort(std::int64_t id) = 0;
 };
 
-/// vLLM V1's policy (FCFS), plus V0's swap preemption when `num_cpu_blocks` > 0: a victim whose
-/// blocks fit the free CPU pool is swapped out (keeps `num_computed_tokens`, goes to the SWAPPED
-/// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
-/// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
-/// victim is recomputed (V0 would abort the request instead).
 /// Decode-lane wake-ups by scheduler step: one FIFO list per step over a window of steps,
 /// linked through `RequestState::wake_prev`/`wake_next`, so queueing, removing and taking
 /// wake-ups allocates nothing (a hash map of vectors cost two allocations per lane entry).
@@ -238,6 +233,11 @@ class LaneWakes {
   std::int64_t base_ = 0;
 };
 
+/// vLLM V1's policy (FCFS), plus V0's swap preemption when `num_cpu_blocks` > 0: a victim whose
+/// blocks fit the free CPU pool is swapped out (keeps `num_computed_tokens`, goes to the SWAPPED
+/// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
+/// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
+/// victim is recomputed (V0 would abort the request instead).
 class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);

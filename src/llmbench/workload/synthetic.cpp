@@ -47,6 +47,12 @@ std::size_t count_words(std::string_view text) {
   return words;
 }
 
+/// Throws the error for a corpus of `words` = 0 words; `path` names it.
+void require_words(std::size_t words, const std::string& path) {
+  if (words == 0)
+    throw Exception(Error{"corpus has no words", path, -1});
+}
+
 /// A long text split into words (maximal runs of non-whitespace), keeping the original spacing
 /// between them so cut-outs read like the source.
 class Corpus {
@@ -65,9 +71,7 @@ class Corpus {
         words_.push_back({start, i});
       }
     }
-    if (words_.empty()) {
-      throw Exception(Error{"corpus has no words", path, -1});
-    }
+    require_words(words_.size(), path);
   }
 
   [[nodiscard]] std::size_t word_count() const { return words_.size(); }
@@ -169,8 +173,7 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
     word_count = corpus->word_count();
   } else {
     word_count = count_words(text);
-    if (word_count == 0)
-      throw Exception(Error{"corpus has no words", corpus_path, -1});
+    require_words(word_count, corpus_path);
   }
   const auto n = options.num_prompts;
   const auto input_lens =
