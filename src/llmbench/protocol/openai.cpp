@@ -42,8 +42,14 @@ constexpr std::array<BackendName, 7> kBackendNames{{
 
 constexpr std::size_t kMaxErrorBodyBytes = 512;
 
+// Every backend but DeepSeek's official API: vLLM (both endpoints; `vllm bench serve` sends it for
+// `--backend openai` and `openai-chat` too), SGLang and llama.cpp all accept `ignore_eos`.
 bool sends_ignore_eos(Backend backend) noexcept {
-  return backend == Backend::Vllm || backend == Backend::Sglang || backend == Backend::Llamacpp;
+  return backend != Backend::Deepseek;
+}
+
+bool sends_continuous_usage(Backend backend) noexcept {
+  return backend == Backend::Vllm;
 }
 
 bool sends_min_tokens(Backend backend) noexcept {
@@ -182,7 +188,7 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
   }
   body["stream"] = request.stream;
   if (request.stream) {
-    const bool continuous = request.continuous_usage && backend == Backend::Vllm;
+    const bool continuous = request.continuous_usage && sends_continuous_usage(backend);
     if (request.include_usage || continuous) {
       nlohmann::ordered_json options;
       options["include_usage"] = request.include_usage;
@@ -213,6 +219,20 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::vector<std::string_view> unhonoured_flags(Backend backend, const GenRequest& request) {
+  std::vector<std::string_view> flags;
+  if (request.ignore_eos && !sends_ignore_eos(backend)) {
+    flags.emplace_back("--ignore-eos");
+  }
+  if (request.min_tokens && !sends_min_tokens(backend)) {
+    flags.emplace_back("--min-tokens");
+  }
+  if (request.continuous_usage && request.stream && !sends_continuous_usage(backend)) {
+    flags.emplace_back("--continuous-usage");
+  }
+  return flags;
+}
+
 std::string error_message_from_body(std::string_view body) {
   const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object()) {
@@ -234,6 +254,11 @@ std::string error_message_from_body(std::string_view body) {
     }
   }
   return cut_utf8(trim(body), kMaxErrorBodyBytes);
+}
+
+std::string stream_error_message(std::string_view payload) {
+  std::string message = error_message_from_body(payload);
+  return message.empty() ? std::string("error event in stream") : message;
 }
 
 }  // namespace llmbench::protocol
