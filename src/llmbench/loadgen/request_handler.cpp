@@ -16,6 +16,10 @@ using metrics::ErrorKind;
 
 namespace {
 
+// Longest stored error message and finish_reason (bytes, after redaction).
+constexpr std::size_t kMaxMessageBytes = 512;
+constexpr std::size_t kMaxFinishReasonBytes = 64;
+
 // Logs rejected server counts at the 1st, 10th, 100th, ... case of the process, so a hostile or
 // broken server is named without filling the log.
 void note_rejected_usage(std::string_view what, std::int64_t value) {
@@ -59,6 +63,8 @@ ErrorKind error_kind_for_status(int status) noexcept {
   return ErrorKind::HttpOther;
 }
 
+const protocol::Redactor RecordingHandler::kNoSecrets{};
+
 RecordingHandler::RecordingHandler(metrics::RequestRecord& record, protocol::Decoder& decoder,
                                    bool stream, TimeNs run_start_ns)
     : rec_(record), decoder_(decoder), start_(run_start_ns), stream_(stream) {}
@@ -97,10 +103,10 @@ void RecordingHandler::on_body(std::string_view bytes, TimeNs now_ns) {
       });
 }
 
-void RecordingHandler::fail(ErrorKind kind, std::string message) {
+void RecordingHandler::fail(ErrorKind kind, std::string_view message) {
   if (rec_.error_kind == ErrorKind::None) {
     rec_.error_kind = kind;
-    rec_.error_message = std::move(message);
+    rec_.error_message = protocol::server_text(message, *redactor_, kMaxMessageBytes);
   }
   stop_ = true;
 }
@@ -171,7 +177,7 @@ void RecordingHandler::apply_delta(const protocol::Delta& d, TimeNs t) {
   }
   const std::int32_t usage_tokens = d.usage ? apply_usage(*d.usage) : -1;
   if (!d.finish_reason.empty()) {
-    rec_.finish_reason = d.finish_reason;
+    rec_.finish_reason = protocol::server_text(d.finish_reason, *redactor_, kMaxFinishReasonBytes);
   }
   if (d.timings_prompt_ms >= 0)
     rec_.server_prompt_ms = d.timings_prompt_ms;
@@ -293,29 +299,32 @@ void RecordingHandler::finish_body() {
   }
 }
 
-void RecordingHandler::finish(const http::Outcome& outcome, TimeNs now_ns) {
-  rec_.done_ns = now_ns - start_;
-  if (outcome.failure != http::Failure::None && rec_.error_kind == ErrorKind::None) {
-    rec_.error_kind = error_kind_for(outcome.failure, rec_.headers_ns >= 0);
-    rec_.error_message = outcome.message;
-    if (outcome.failure == http::Failure::Closed && rec_.headers_ns >= 0) {
-      rec_.error_message = "connection closed mid-response: " + outcome.message;
-    }
-  } else if (error_status_ && rec_.error_kind == ErrorKind::None) {
-    rec_.error_kind = error_kind_for_status(rec_.http_status);
-    rec_.error_message =
-        fmt::format("HTTP {}: {}", rec_.http_status, protocol::error_message_from_body(body_));
-  } else if (rec_.error_kind == ErrorKind::None && !stream_) {
+void RecordingHandler::classify(const http::Outcome& outcome) {
+  if (outcome.failure != http::Failure::None) {
+    const bool mid_response = outcome.failure == http::Failure::Closed && rec_.headers_ns >= 0;
+    fail(error_kind_for(outcome.failure, rec_.headers_ns >= 0),
+         mid_response ? "connection closed mid-response: " + outcome.message : outcome.message);
+  } else if (error_status_) {
+    fail(error_kind_for_status(rec_.http_status),
+         fmt::format("HTTP {}: {}", rec_.http_status,
+                     protocol::error_message_from_body(body_, *redactor_)));
+  } else if (!stream_) {
     finish_body();
-  } else if (rec_.error_kind == ErrorKind::None && !saw_done_ && !outcome.body_complete) {
-    rec_.error_kind = ErrorKind::StreamError;
-    rec_.error_message = "stream ended before it was complete";
-  } else if (rec_.error_kind == ErrorKind::None && !saw_done_ && rec_.finish_reason.empty()) {
-    rec_.error_kind = ErrorKind::StreamError;
-    rec_.error_message =
+  } else if (!saw_done_ && !outcome.body_complete) {
+    fail(ErrorKind::StreamError, "stream ended before it was complete");
+  } else if (!saw_done_ && rec_.finish_reason.empty()) {
+    fail(
+        ErrorKind::StreamError,
         chunk_events_ == 0
             ? "no stream events in the response (a server that ignores \"stream\": try --no-stream)"
-            : "stream ended without [DONE] or a finish_reason";
+            : "stream ended without [DONE] or a finish_reason");
+  }
+}
+
+void RecordingHandler::finish(const http::Outcome& outcome, TimeNs now_ns) {
+  rec_.done_ns = now_ns - start_;
+  if (rec_.error_kind == ErrorKind::None) {
+    classify(outcome);  // else it failed while the response arrived
   }
   if (rec_.ok() && rec_.chunks.empty()) {
     // vLLM's benchmark client fails such a response too ("never received a valid chunk").

@@ -7,6 +7,7 @@
 #include "llmbench/http/client.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/openai.hpp"
+#include "llmbench/protocol/redact.hpp"
 #include "llmbench/sse/parser.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -57,6 +58,11 @@ class RecordingHandler final : public http::ResponseHandler {
     scratch_ = &scratch;
   }
 
+  /// Removes `redactor`'s secrets from every server-controlled string before it is cut and stored
+  /// (error messages, `finish_reason`). `redactor` must outlive the handler; without this call
+  /// nothing is redacted (strings are still cut).
+  void redact_with(const protocol::Redactor& redactor) { redactor_ = &redactor; }
+
   /// Classifies the request from the transport outcome and what the stream said; sets
   /// `done_ns`, `error_kind`, `error_message`, token counts. A 2xx answer without any output
   /// chunk is `EmptyOutput`. Server counts that fail `plausible_output_tokens` (or prompt counts
@@ -75,12 +81,16 @@ class RecordingHandler final : public http::ResponseHandler {
   void reject_completion_usage(std::int64_t value);
   void record_output(const protocol::Delta& d, std::int32_t usage_tokens, TimeNs t);
   void finish_body();
-  void fail(metrics::ErrorKind kind, std::string message);
+  /// The end-of-response classification of a request that has not failed yet.
+  void classify(const http::Outcome& outcome);
+  void fail(metrics::ErrorKind kind, std::string_view message);
   static void keep_for_count(std::string& text, std::vector<std::size_t>& ends,
                              std::string_view piece);
   /// Local count of one channel (see `count_output_with`); -1 when the tokenizer fails.
   [[nodiscard]] std::int64_t count_events(const std::string& text,
                                           const std::vector<std::size_t>& ends) const;
+
+  static const protocol::Redactor kNoSecrets;
 
   metrics::RequestRecord& rec_;
   protocol::Decoder& decoder_;
@@ -95,8 +105,9 @@ class RecordingHandler final : public http::ResponseHandler {
   bool error_status_ = false;
   bool saw_done_ = false;
   bool stop_ = false;
-  bool per_chunk_usage_ = true;                // every output chunk so far carried usage
-  bool usage_rejected_ = false;                // completion_tokens failed the plausibility check
+  bool per_chunk_usage_ = true;  // every output chunk so far carried usage
+  bool usage_rejected_ = false;  // completion_tokens failed the plausibility check
+  const protocol::Redactor* redactor_ = &kNoSecrets;
   const tokenizer::Tokenizer* tok_ = nullptr;  // local counting when set
   tokenizer::Scratch* scratch_ = nullptr;
   std::string answer_text_;  // received text, kept only for local counting

@@ -7,6 +7,7 @@
 
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/protocol/redact.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -142,11 +143,13 @@ class Decoder {
 };
 
 /// Best-effort message from a non-2xx response body: `error.message` of an OpenAI error object,
-/// `message`/`detail` of other JSON shapes, else the body itself cut to 512 bytes.
-std::string error_message_from_body(std::string_view body);
+/// `message`/`detail` of other JSON shapes, else the body itself; secrets removed by `redactor`
+/// first, then cut to 512 bytes (`server_text`).
+std::string error_message_from_body(std::string_view body, const Redactor& redactor = Redactor{});
 
-/// The message of an in-stream error payload (`event: error` data, llama.cpp's `error:` line):
-/// as `error_message_from_body`, or "error event in stream" when that is empty.
+/// The message of an in-stream error payload (`event: error` data, llama.cpp's `error:` line),
+/// found as by `error_message_from_body` but neither redacted nor cut (the caller stores it
+/// through `server_text`), or "error event in stream" when that is empty.
 std::string stream_error_message(std::string_view payload);
 
 }  // namespace llmbench::protocol

@@ -34,7 +34,9 @@ namespace {
 namespace dom = simdjson::dom;
 namespace ondemand = simdjson::ondemand;
 
-constexpr std::size_t kMaxRawErrorBytes = 512;
+// An unstructured in-stream error is kept up to this size; the client redacts it and then cuts it
+// to what it stores (protocol::server_text), so a secret is never cut before it is found.
+constexpr std::size_t kMaxRawErrorBytes = std::size_t{1} << 16;
 constexpr std::string_view kEventSource = "stream event";
 constexpr std::string_view kBodySource = "response body";
 
