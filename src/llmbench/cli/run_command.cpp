@@ -363,32 +363,34 @@ int execute_run(RunFlags& f) {
   // ---- what the server says it serves ----
   json server_models = nullptr;
   std::string models_failure;
+  const protocol::Dialect& dialect = protocol::dialect(backend);
+  const std::string models_path(dialect.models_path());
+  std::optional<std::string> discovered_model;
   try {
     auto [status, body] = http::fetch_blocking(
-        lo.url, lo.url.path_prefix + "/v1/models", lo.client,
+        lo.url, lo.url.path_prefix + models_path, lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
     // The answer is stored in the results: a server that echoes the key must not put it there.
     body = protocol::Redactor(lo.secrets).redact(body);
     if (status == 200) {
+      discovered_model = dialect.first_model(body);
       server_models = json::parse(body, nullptr, false);
       if (server_models.is_discarded())
         server_models = body;
     } else {
-      models_failure = fmt::format("GET /v1/models answered HTTP {}", status);
+      models_failure = fmt::format("GET {} answered HTTP {}", models_path, status);
       log::warn("{}", models_failure);
     }
   } catch (const Exception& e) {
-    models_failure =
-        fmt::format("GET /v1/models failed: {}", protocol::Redactor(lo.secrets).redact(e.what()));
+    models_failure = fmt::format("GET {} failed: {}", models_path,
+                                 protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", models_failure);
   }
   lo.model = f.model;
-  if (lo.model.empty() && server_models.is_object() && server_models.contains("data") &&
-      server_models["data"].is_array() && !server_models["data"].empty() &&
-      server_models["data"][0].contains("id") && server_models["data"][0]["id"].is_string()) {
-    lo.model = server_models["data"][0]["id"].get<std::string>();
-    log::info("--model not given: using '{}' from /v1/models", lo.model);
+  if (lo.model.empty() && discovered_model) {
+    lo.model = *discovered_model;
+    log::info("--model not given: using '{}' from {}", lo.model, models_path);
   }
   if (lo.model.empty()) {
     throw Exception(Error{models_failure.empty()
