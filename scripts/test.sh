@@ -28,6 +28,12 @@ if command -v npm >/dev/null &&
     echo "test: WARNING: npm install tokenizers@$ref_version failed; the differential test will be skipped" >&2
 fi
 
+# Where ../shared/data is there (CI), a test that needs it fails instead of skipping
+# (tests/support/shared_data.hpp, tests/differential/run.sh).
+if [ -d ../shared/data ]; then
+  export LLMBENCH_REQUIRE_SHARED_DATA=1
+fi
+
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
 ctest --preset ci -j "$(nproc)"
