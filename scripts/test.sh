@@ -9,6 +9,9 @@ scripts/setup.sh --deps-only
 files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 clang-format --dry-run --Werror $files
 
+# Each module includes only the modules it may use (docs/architecture.md, "Modules").
+scripts/check_includes.sh
+
 # Reference for the tokenizer differential test (tests/differential): node + the pinned npm
 # `tokenizers`, installed once into build/npm-ref. Without them that test is skipped, not failed.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
