@@ -18,6 +18,7 @@
 #include <exception>
 #include <limits>
 #include <openssl/ssl.h>
+#include <optional>
 #include <sys/socket.h>
 #include <unordered_set>
 
@@ -46,11 +47,18 @@ std::string_view timeout_phase_name(TimeoutPhase phase) noexcept {
 
 namespace {
 
+/// Largest response header block accepted (Beast's default is 8 KiB; proxies and gateways may
+/// add cookies and tracing fields well beyond that).
+constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+/// Interim responses tolerated before the final one (RFC 9110 §15.2 sets no limit; this bounds a
+/// server that never answers).
+constexpr int kMaxInterimResponses = 16;
+
 struct Connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   // Read buffer for the parser. Bounded: headers must fit, body bytes pass through to `body`.
-  beast::flat_buffer buffer{64 * 1024};
+  beast::flat_buffer buffer{kMaxHeaderBytes + 16 * 1024};
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
 
@@ -61,6 +69,34 @@ struct Connection {
     lowest().socket().close(ignored);
   }
 };
+
+/// The first content or transfer coding of `res` that the client does not remove, or "" when the
+/// body arrives as sent (identity) or only chunked (RFC 9110 §8.4, RFC 9112 §6.1). SSE and JSON
+/// decoding need the bytes as the server produced them.
+std::string unsupported_coding(const bhttp::response_header<>& res) {
+  const auto first_other = [](std::string_view list, std::string_view allowed) -> std::string {
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      std::string_view item = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
+        item.remove_prefix(1);
+      }
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) {
+        item.remove_suffix(1);
+      }
+      if (!item.empty() && !beast::iequals(item, allowed)) {
+        return std::string(item);
+      }
+    }
+    return {};
+  };
+  std::string coding = first_other(res[bhttp::field::content_encoding], "identity");
+  if (coding.empty()) {
+    coding = first_other(res[bhttp::field::transfer_encoding], "chunked");
+  }
+  return coding;
+}
 
 Failure classify(const beast::error_code& ec) {
   if (ec == beast::error::timeout) {
@@ -206,6 +242,8 @@ struct ConnectionPool::Impl {
     req.set(bhttp::field::host, default_port ? url.host : fmt::format("{}:{}", url.host, url.port));
     req.set(bhttp::field::user_agent, fmt::format("llmbench/{}", build_info::version()));
     req.set(bhttp::field::accept, r.accept);
+    // Bodies are read as sent: compressed ones could not be parsed as SSE or JSON.
+    req.set(bhttp::field::accept_encoding, "identity");
     for (const auto& [k, v] : options.headers) {
       req.set(k, v);
     }
@@ -226,6 +264,55 @@ struct ConnectionPool::Impl {
     return steady_now_ns() >= deadline
                ? timed_out(TimeoutPhase::Total, options.total_timeout, during)
                : timed_out(TimeoutPhase::FirstByte, options.first_byte_timeout, during);
+  }
+
+  /// Reads response headers into a new `parser` until a final (non-1xx) status. Interim
+  /// responses (100 Continue, 103 Early Hints; RFC 9110 §15.2) have no body and precede the
+  /// final response on the same connection, so they are dropped; taking one for the answer would
+  /// leave the real answer to be read as the next request's. 101 (a protocol switch nobody
+  /// asked for) is a protocol error. On success `out.status` is the final status.
+  template <class Stream>
+  net::awaitable<Outcome> read_final_header(
+      Stream& stream, Connection& c,
+      std::optional<bhttp::response_parser<bhttp::buffer_body>>& parser, TimeNs deadline,
+      bool& nothing_received) {
+    Outcome out;
+    for (int interim = 0;; ++interim) {
+      parser.emplace();
+      parser->header_limit(kMaxHeaderBytes);
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      auto [hec, hn] = co_await bhttp::async_read_header(stream, c.buffer, *parser, kNoThrow);
+      if (hec == beast::error::timeout) {
+        nothing_received = false;  // the request may be in progress on the server: never retried
+        co_return waiting_timeout(deadline, "waiting for the response headers");
+      }
+      if (hec) {
+        // Beast consumes the status line before the header block is whole, so the buffer alone
+        // does not tell whether a response had begun.
+        nothing_received = nothing_received && !parser->got_some() && c.buffer.size() == 0;
+        out.failure = classify(hec);
+        out.message = hec == bhttp::error::header_limit || hec == bhttp::error::buffer_overflow
+                          ? fmt::format("the response header block is over the {} KiB limit",
+                                        kMaxHeaderBytes / 1024)
+                          : fmt::format("reading response headers: {}", hec.message());
+        co_return out;
+      }
+      nothing_received = false;
+      const int status = static_cast<int>(parser->get().result_int());
+      if (status >= 200) {
+        out.status = status;
+        co_return out;
+      }
+      if (status == 101 || interim + 1 >= kMaxInterimResponses) {
+        out.failure = Failure::Protocol;
+        out.message =
+            status == 101
+                ? std::string("HTTP 101 Switching Protocols, but no upgrade was asked for")
+                : fmt::format("more than {} interim (1xx) responses before the answer",
+                              kMaxInterimResponses);
+        co_return out;
+      }
+    }
   }
 
   /// One request/response on an open connection. `nothing_received` is set when the failure
@@ -250,32 +337,28 @@ struct ConnectionPool::Impl {
       out.message = fmt::format("write: {}", wec.message());
       co_return out;
     }
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    auto [hec, hn] = co_await bhttp::async_read_header(stream, c.buffer, parser, kNoThrow);
-    if (hec == beast::error::timeout) {
-      nothing_received = false;  // the request may be in progress on the server: never retried
-      co_return waiting_timeout(deadline, "waiting for the response headers");
-    }
-    if (hec) {
-      // Beast consumes the status line before the header block is whole, so the buffer alone
-      // does not tell whether a response had begun.
-      nothing_received = !parser.got_some() && c.buffer.size() == 0;
-      out.failure = classify(hec);
-      out.message = fmt::format("reading response headers: {}", hec.message());
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> parser;
+    out = co_await read_final_header(stream, c, parser, deadline, nothing_received);
+    if (out.failure != Failure::None) {
       co_return out;
     }
-    nothing_received = false;
-    out.status = static_cast<int>(parser.get().result_int());
     handler.on_headers(out.status, steady_now_ns());
+    if (auto coding = unsupported_coding(parser->get()); !coding.empty()) {
+      out.failure = Failure::Protocol;
+      out.message = fmt::format(
+          "the HTTP {} response body uses the encoding '{}', which llmbench does not decode "
+          "(it asks for Accept-Encoding: identity)",
+          out.status, coding);
+      co_return out;
+    }
     const bool error_status = out.status < 200 || out.status >= 300;
     std::size_t delivered = 0;
-    while (!parser.is_done()) {
-      parser.get().body().data = c.body.data();
-      parser.get().body().size = c.body.size();
+    while (!parser->is_done()) {
+      parser->get().body().data = c.body.data();
+      parser->get().body().size = c.body.size();
       low.expires_after(until(deadline, options.idle_timeout));
-      auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, kNoThrow);
-      const std::size_t got = c.body.size() - parser.get().body().size;
+      auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, *parser, kNoThrow);
+      const std::size_t got = c.body.size() - parser->get().body().size;
       if (got > 0) {
         handler.on_body(std::string_view(c.body.data(), got), steady_now_ns());
         delivered += got;
@@ -285,7 +368,7 @@ struct ConnectionPool::Impl {
         out = timed_out(total ? TimeoutPhase::Total : TimeoutPhase::Idle,
                         total ? options.total_timeout : options.idle_timeout,
                         total ? "while reading the body" : "between body reads");
-        out.status = static_cast<int>(parser.get().result_int());
+        out.status = static_cast<int>(parser->get().result_int());
         co_return out;
       }
       if (rec && rec != bhttp::error::need_buffer) {
@@ -298,7 +381,7 @@ struct ConnectionPool::Impl {
       }
     }
     out.body_complete = true;
-    reusable = parser.get().keep_alive();
+    reusable = parser->get().keep_alive();
     co_return out;
   }
 

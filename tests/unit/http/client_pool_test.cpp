@@ -43,8 +43,21 @@ Canned chunked() {
                 .body = "data: {\"a\":1}\n\ndata: [DONE]\n\n"};
 }
 
+/// Two interim responses (RFC 9110 §15.2) before a final one: the header block that counts
+/// ends after the final response's.
+Canned with_interim() {
+  Canned c = content_length(R"({"ok":1})");
+  const std::string interim =
+      "HTTP/1.1 100 Continue\r\n\r\n"
+      "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
+  c.name = "interim_then_content_length";
+  c.bytes = interim + c.bytes;
+  c.header_end += interim.size();
+  return c;
+}
+
 std::vector<Canned> canned_responses() {
-  return {content_length(R"({"choices":[{"text":"hello"}]})"), chunked()};
+  return {content_length(R"({"choices":[{"text":"hello"}]})"), chunked(), with_interim()};
 }
 
 /// Checks the outcome of an exchange whose response was cut after `n` of its bytes.

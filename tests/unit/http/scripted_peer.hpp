@@ -18,6 +18,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <array>
@@ -27,6 +28,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -88,7 +90,17 @@ class ScriptedPeer {
   /// Connections whose script has ended (the peer closed them or the client did).
   [[nodiscard]] std::size_t ended() const { return *ended_; }
   /// Targets of the requests read so far, in arrival order, as "conn#:target".
-  [[nodiscard]] const std::vector<std::string>& requests() const { return *requests_; }
+  [[nodiscard]] std::vector<std::string> requests() const {
+    std::vector<std::string> targets;
+    for (std::size_t i = 0; i < requests_->size(); i += 2) {
+      targets.push_back((*requests_)[i]);
+    }
+    return targets;
+  }
+  /// The header block of the i-th request read (request line and fields).
+  [[nodiscard]] const std::string& request_head(std::size_t i) const {
+    return requests_->at(2 * i + 1);
+  }
   /// Stops accepting; connections in progress end when the client closes them.
   void stop() {
     boost::system::error_code ignored;
@@ -127,8 +139,8 @@ class ScriptedPeer {
     }
   }
 
-  /// Runs one connection's script. `requests` is shared so a session that outlives the peer
-  /// object still has somewhere to write.
+  /// Runs one connection's script. `requests` (target, then header block, per request) is shared
+  /// so a session that outlives the peer object still has somewhere to write.
   template <class Stream>
   static net::awaitable<void> serve_stream(Stream& stream, ConnectionScript script, std::size_t id,
                                            std::shared_ptr<std::vector<std::string>> requests) {
@@ -143,6 +155,9 @@ class ScriptedPeer {
           co_return;
         }
         requests->push_back(std::to_string(id) + ":" + std::string(req.target()));
+        std::ostringstream head;
+        head << req.base();
+        requests->push_back(head.str());
       }
       const std::size_t step =
           reply.byte_by_byte ? 1 : std::max<std::size_t>(reply.bytes.size(), 1);
