@@ -108,11 +108,10 @@ simdjson::error_code walk(ondemand::value value) {
         return error;
       }
       for (auto element : arr) {
-        ondemand::value child;
-        if (auto error = std::move(element).get(child)) {
+        if (auto error = element.error()) {
           return error;
         }
-        if (auto error = walk(child)) {
+        if (auto error = walk(element.value_unsafe())) {
           return error;
         }
       }
