@@ -229,7 +229,9 @@ struct ServeFlags {
   EngineFlags engine;
   double admission_window_ms = 5.0;
   std::string model;  ///< served model name; "" = the profile name (engine) or "llmbench-sim"
-  std::int64_t max_model_len = 0;  ///< 0 = the profile's context (engine) or 32768 (fixed)
+  /// Unset = the profile's context (engine) or 32768 (fixed); a value < 1 is refused by
+  /// `server::validate`.
+  std::optional<std::int64_t> max_model_len;
 };
 
 /// Adds --<prefix>timing, the fixed model's --<prefix>ttft-ms, --<prefix>itl-ms,
@@ -304,10 +306,8 @@ inline server::ServerOptions resolve_server_options(const ServeFlags& f,
     if (setup != nullptr)
       *setup = std::move(s);
   }
-  if (f.max_model_len < 0)
-    throw Exception(Error{"must be >= 1", "--" + prefix + "max-model-len", -1});
-  if (f.max_model_len > 0)
-    o.max_model_len = f.max_model_len;
+  if (f.max_model_len)
+    o.max_model_len = *f.max_model_len;
   return o;
 }
 
