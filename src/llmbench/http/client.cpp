@@ -63,7 +63,7 @@ struct Connection {
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
 
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  beast::tcp_stream& lowest() const { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void close() {
     beast::error_code ignored;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -550,7 +550,7 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
   Outcome outcome;
   std::exception_ptr error;
   net::co_spawn(ioc, pool.execute(req, handler), [&](std::exception_ptr e, Outcome o2) {
-    error = e;
+    error = std::move(e);
     outcome = std::move(o2);
   });
   ioc.run();
