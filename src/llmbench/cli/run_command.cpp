@@ -60,6 +60,7 @@ struct RunFlags : WorkloadFlags {
   std::vector<std::string> headers;
   std::string api_key;
   bool insecure = false;
+  std::string ca_cert;  ///< --ca-cert: PEM file of the certificates to trust
   int client_threads = 0;
   double connect_timeout_s = 10;
   double first_byte_timeout_s = 600;
@@ -107,6 +108,7 @@ json requested_config(const RunFlags& f) {
             {"stream", !f.no_stream},
             {"continuous_usage", f.continuous_usage},
             {"insecure", f.insecure},
+            {"ca_cert", f.ca_cert},
             {"header_names", json::array()}};
   for (const auto& h : f.headers) {
     j["header_names"].push_back(h.substr(0, h.find(':')));  // values may be secrets
@@ -255,6 +257,7 @@ int execute_run(RunFlags& f) {
     lo.secrets.push_back(api_key);
   }
   lo.client.insecure = f.insecure;
+  lo.client.ca_cert_file = f.ca_cert;
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
   lo.client.connect_timeout = ms(f.connect_timeout_s);
   lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
@@ -630,6 +633,10 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--header", f->headers, "Extra request header 'Name: value' (repeatable)");
   sub->add_option("--api-key", f->api_key, "API key (default: $OPENAI_API_KEY); never logged");
   sub->add_flag("--insecure", f->insecure, "https: do not verify the server certificate");
+  sub->add_option("--ca-cert", f->ca_cert,
+                  "https: PEM file of the certificates to trust instead of the system's (e.g. "
+                  "a self-signed server's own)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--client-threads", f->client_threads, "Client threads (default: all cores)");
   sub->add_option("--connect-timeout", f->connect_timeout_s, "Seconds")->capture_default_str();
   sub->add_option("--first-byte-timeout", f->first_byte_timeout_s, "Seconds")
