@@ -36,19 +36,6 @@ std::int64_t engine_prompt_len(const GenerationParams& p) {
   return std::max<std::int64_t>(1, ids + text);
 }
 
-/// Pseudo token ids for prefix caching: the given ids, then `sim::pseudo_tokens` of the text
-/// (the function `llmbench simulate` uses, so both hash equal prompts alike).
-std::vector<std::uint32_t> engine_prompt_tokens(const GenerationParams& p, std::int64_t prompt_len,
-                                                std::uint64_t salt) {
-  std::vector<std::uint32_t> tokens = p.prompt_ids;
-  const std::int64_t rest = prompt_len - static_cast<std::int64_t>(tokens.size());
-  if (rest > 0) {
-    const auto more = sim::pseudo_tokens(p.prompt_text, rest, salt);
-    tokens.insert(tokens.end(), more.begin(), more.end());
-  }
-  return tokens;
-}
-
 }  // namespace
 
 net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerRequest& request,
@@ -72,7 +59,7 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
   }
   const std::int64_t total = params.output_tokens;
   if (total > 0 && !engine.fits(params.prompt_tokens, total)) {
-    const auto& cfg = engine.settings().engine;
+    const auto& cfg = engine.settings().spec.engine;
     co_await reject_request(
         state, writer,
         Error{fmt::format("prompt ({} tokens) + max_tokens ({}) exceed the KV cache of the "
@@ -138,7 +125,8 @@ net::awaitable<void> serve_engine_generation(ServerState& state, http::ServerReq
   job.prompt_len = params.prompt_tokens;
   job.output_len = total;
   job.prompt_tokens =
-      engine_prompt_tokens(params, params.prompt_tokens, static_cast<std::uint64_t>(number));
+      sim::prompt_cache_ids(params.prompt_ids, params.prompt_text, params.prompt_tokens,
+                            static_cast<std::uint64_t>(number));
   job.arrival_ns = arrival_ns;
   job.stream = stream;
   engine.submit(std::move(job));

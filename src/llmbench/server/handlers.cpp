@@ -38,7 +38,7 @@ std::string models_body(const ServerState& state) {
 /// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3).
 void engine_metrics(std::string& out, const ServerState& state, const std::string& labels) {
   const auto& e = state.engine->metrics();
-  const auto& cfg = state.engine->settings().engine;
+  const auto& cfg = state.engine->settings().spec.engine;
   constexpr auto relaxed = std::memory_order_relaxed;
   auto one = [&](std::string_view name, std::string_view type, std::string_view help,
                  double value) {
