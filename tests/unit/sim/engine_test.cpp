@@ -162,6 +162,20 @@ TEST(PseudoTokens, EqualTextGivesEqualPrefix) {
   EXPECT_NE(a[6], b[6]);                                         // past the text: salted
 }
 
+// The one prompt rule of simulate and the server: the ids, then pseudo ids of the text for the
+// rest of the prompt; text alone gives exactly `pseudo_tokens`.
+TEST(PromptCacheIds, IdsFirstThenPseudoTokensOfTheText) {
+  const std::string text = "hello world, hello";
+  EXPECT_EQ(prompt_cache_ids({}, text, 8, 3), pseudo_tokens(text, 8, 3));
+  const std::vector<std::uint32_t> ids{7, 8, 9};
+  const auto mixed = prompt_cache_ids(ids, text, 6, 3);
+  ASSERT_EQ(mixed.size(), 6u);
+  EXPECT_EQ(std::vector<std::uint32_t>(mixed.begin(), mixed.begin() + 3), ids);
+  const auto rest = pseudo_tokens(text, 3, 3);
+  EXPECT_EQ(std::vector<std::uint32_t>(mixed.begin() + 3, mixed.end()), rest);
+  EXPECT_EQ(prompt_cache_ids(ids, text, 2, 3), ids);  // the ids cover it: nothing is added
+}
+
 // Invariants under random workloads with a tight cache (preemption and prefix hits happen).
 /// `n` requests with exponential gaps (mean `mean_gap_ns`), prompts of 1 … `max_prompt` and
 /// outputs of 1 … `max_out` tokens; a fraction `share` of the prompts start with one common
