@@ -195,7 +195,9 @@ class Scheduler {
 /// blocks fit the free CPU pool is swapped out (keeps `num_computed_tokens`, goes to the SWAPPED
 /// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
 /// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
-/// victim is recomputed (V0 would abort the request instead).
+/// victim is recomputed (V0 would abort the request instead). With `enable_decode_lane` the
+/// steady decodes wait in a `DecodeLane` (decode_lane.hpp) outside `running_` between the steps
+/// that need them one by one; the batches are the same.
 class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
