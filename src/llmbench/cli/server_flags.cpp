@@ -168,10 +168,8 @@ server::ServerOptions resolve_server_options(const ServeFlags& f, const std::str
       o.max_model_len = e.spec.model.max_position_embeddings;
     o.engine = std::move(e);
   }
-  if (f.max_model_len < 0)
-    throw Exception(Error{"must be >= 1", "--" + prefix + "max-model-len", -1});
-  if (f.max_model_len > 0)
-    o.max_model_len = f.max_model_len;
+  if (f.max_model_len)
+    o.max_model_len = *f.max_model_len;
   return o;
 }
 

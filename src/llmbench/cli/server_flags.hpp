@@ -70,7 +70,9 @@ struct ServeFlags {
   EngineFlags engine;
   std::optional<double> admission_window_ms;  ///< unset = `server::EngineSettings`'s default
   std::string model;  ///< served model name; "" = the profile name (engine) or "llmbench-sim"
-  std::int64_t max_model_len = 0;  ///< 0 = the profile's context (engine) or 32768 (fixed)
+  /// Unset = the profile's context (engine) or 32768 (fixed); a value < 1 is refused by
+  /// `server::validate`.
+  std::optional<std::int64_t> max_model_len;
 };
 
 /// Adds --<prefix>timing, the fixed model's --<prefix>ttft-ms, --<prefix>itl-ms,

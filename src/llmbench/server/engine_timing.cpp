@@ -111,11 +111,14 @@ class EngineTiming final : public TimingModel {
   void stop() noexcept override { engine_.stop(); }
   [[nodiscard]] bool keep_prompt() const noexcept override { return true; }
 
-  [[nodiscard]] std::optional<Error> prepare(GenerationParams& params) const override {
+  void fit(GenerationParams& params) const override {
     // Without a tokenizer: the estimate `llmbench simulate` uses (so both see the same
     // lengths); with one, the exact count `parse_generation_request` made.
     if (!exact_prompts_)
       params.prompt_tokens = engine_prompt_len(params);
+  }
+
+  [[nodiscard]] std::optional<Error> refuse(const GenerationParams& params) const override {
     const std::int64_t total = params.output_tokens;
     if (total > 0 && !engine_.fits(params.prompt_tokens, total)) {
       const auto& cfg = engine_.settings().spec.engine;

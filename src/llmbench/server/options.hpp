@@ -2,6 +2,7 @@
 /// @file
 /// Settings of the built-in simulated OpenAI-compatible server (`llmbench serve`).
 
+#include "llmbench/server/fault.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -62,12 +63,32 @@ struct ServerOptions {
   /// Counts prompt tokens exactly (`parse_generation_request`) instead of estimating them from
   /// bytes; not owned, must outlive the server. Null = estimate.
   const tokenizer::Tokenizer* tokenizer = nullptr;
+  // ---- connection limits (issue 14 item 5): idle, slow and surplus clients are dropped ----
+  /// Seconds a keep-alive connection may wait for its next request's first byte (uvicorn's,
+  /// hence vLLM's, `--timeout-keep-alive`; theirs is 5 s). 0 = no limit.
+  double timeout_keep_alive_s = 30;
+  /// Seconds from a request's first byte to the end of its headers (a slowloris client that
+  /// drips header bytes is closed after this). 0 = no limit.
+  double header_timeout_s = 10;
+  /// Seconds to read a request's body once its headers are in. 0 = no limit.
+  double body_timeout_s = 30;
+  /// Open connections at most; a connection beyond it is answered 503 and closed. 0 = the
+  /// descriptor limit (RLIMIT_NOFILE at start) minus 64, so the server keeps descriptors to
+  /// answer /health and to log.
+  std::int64_t max_connections = 0;
+  /// Faults injected into generation responses (`--fault`, docs/faults.md); none by default.
+  FaultSettings faults;
 };
 
+/// Longest `max_model_len` accepted (2^24 tokens, beyond every context of data/sim/models):
+/// a whole non-streamed answer of that length is about 100 MB of text.
+inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 24;
+
 /// Throws `llmbench::Exception` naming the offending field (e.g. "--tokens-per-chunk") if a value
-/// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, negative or non-finite times,
-/// default_output_len < 0, empty model name, `Timing::Engine` without engine settings (or with
-/// fewer than 1 KV block, or a negative admission window).
+/// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, ttft/itl not in [0, 1 hour] ms,
+/// default_output_len < 0, max_model_len not in [1, kMaxModelLen], empty model name, timeouts
+/// not in [0, 1 day] s, max_connections < 0, `Timing::Engine` without engine settings (or with
+/// fewer than 1 KV block, or a negative admission window), bad faults (`validate_faults`).
 void validate(const ServerOptions& options);
 
 }  // namespace llmbench::server
