@@ -328,9 +328,8 @@ int execute_run(RunFlags& f) {
     lo.max_concurrency = fd_cap;
   }
   server::ServerOptions builtin_options;
-  EngineSetup builtin_engine;
   if (base_url.empty()) {
-    builtin_options = resolve_server_options(f.server, data_dir(), "server-", &builtin_engine);
+    builtin_options = resolve_server_options(f.server, data_dir(), "server-");
     // With --tokenizer the built-in server counts prompts with it too, so its usage matches the
     // client's count (no prompt-token mismatches from the server's byte estimate).
     builtin_options.tokenizer = lo.tokenizer;
@@ -339,7 +338,7 @@ int execute_run(RunFlags& f) {
     base_url = fmt::format("http://127.0.0.1:{}", port);
     if (builtin_options.timing == server::Timing::Engine) {
       log::info("no --base-url given: started the built-in server on {}: simulated engine {}",
-                base_url, builtin_engine.describe());
+                base_url, builtin_options.engine->spec.describe());
     } else {
       log::info(
           "no --base-url given: started the built-in server ({}) on {} (fixed timing: TTFT {} "
@@ -544,19 +543,19 @@ int execute_run(RunFlags& f) {
                                    {"max_num_seqs", builtin_options.max_num_seqs},
                                    {"model", builtin_options.model}};
     } else if (builtin) {
-      const auto& e = builtin_engine;
+      const auto& e = builtin_options.engine->spec;
       eff["builtin_server"] =
           json{{"timing", "engine"},
                {"model", builtin_options.model},
                {"model_profile", e.model.name},
                {"gpu", e.gpu.name},
-               {"tp", e.exec.tp},
+               {"tp", e.memory.tp},
                {"num_gpu_blocks", e.plan.num_gpu_blocks},
                {"block_size", e.plan.block_size},
                {"max_num_seqs", e.engine.scheduler.max_num_seqs},
                {"max_num_batched_tokens", e.engine.scheduler.max_num_batched_tokens},
                {"enable_prefix_caching", e.engine.scheduler.enable_prefix_caching},
-               {"admission_window_ms", f.server.admission_window_ms}};
+               {"admission_window_ms", builtin_options.engine->admission_window_ms}};
     }
     eff["samples"] = samples.size();
     info.config_effective = eff;

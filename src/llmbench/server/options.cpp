@@ -37,9 +37,9 @@ void validate(const ServerOptions& options) {
   if (options.timing == Timing::Engine) {
     if (!options.engine)
       fail("--timing", "engine timing needs engine settings (model profile, GPU, blocks)");
-    if (options.engine->engine.num_gpu_blocks < 1)
+    if (options.engine->spec.engine.num_gpu_blocks < 1)
       fail("--num-gpu-blocks-override", "the engine needs at least one KV block");
-    if (options.engine->engine.block_size < 1)
+    if (options.engine->spec.engine.block_size < 1)
       fail("--block-size", "must be >= 1");
     const double w = options.engine->admission_window_ms;
     if (!std::isfinite(w) || w < 0 || w > 1000)

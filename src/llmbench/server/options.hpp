@@ -3,8 +3,7 @@
 /// Settings of the built-in simulated OpenAI-compatible server (`llmbench serve`).
 
 #include "llmbench/server/fault.hpp"
-#include "llmbench/sim/cost_model.hpp"
-#include "llmbench/sim/engine.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -23,12 +22,11 @@ enum class Timing {
 /// Parses "fixed" or "engine"; throws `llmbench::Exception` naming `flag` otherwise.
 Timing parse_timing(std::string_view text, const std::string& flag);
 
-/// The simulated engine behind `Timing::Engine`: the same configuration `llmbench simulate`
-/// builds (scheduler knobs, KV blocks from the memory plan, the execution-time model).
+/// The simulated engine behind `Timing::Engine`: the engine spec `llmbench simulate` resolves
+/// (`sim::make_engine_spec`: scheduler knobs, KV blocks from the memory plan, the step-time
+/// model), plus the real-time driver's admission window.
 struct EngineSettings {
-  sim::EngineConfig engine;  ///< scheduler, blocks, block size
-  sim::ExecModelKind exec_kind = sim::ExecModelKind::Roofline;
-  sim::ExecModelParams exec;  ///< model and GPU profiles, TP, efficiencies
+  sim::EngineSpec spec;
   /// Each batch is formed this long after its nominal start (the previous step's end, or the
   /// arrival that woke an idle engine) and the step still ends at nominal start + duration, so
   /// requests a client sends in reaction to the previous step's tokens (loopback turnaround: ≈

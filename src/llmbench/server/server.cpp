@@ -186,12 +186,12 @@ int run_blocking(const ServerOptions& options,
   Server server(options);
   const std::uint16_t port = server.start();
   if (options.timing == Timing::Engine) {
-    const auto& e = *options.engine;
+    const auto& e = options.engine->spec;
     log::info(
         "serving model '{}' on http://{}:{}: simulated engine {} on {} x {} (TP{}), {} KV "
         "blocks of {} tokens, max_num_seqs {}, max_num_batched_tokens {}, prefix caching {}, "
         "{} thread(s)",
-        options.model, options.host, port, e.exec.model.name, e.exec.tp, e.exec.gpu.name, e.exec.tp,
+        options.model, options.host, port, e.model.name, e.memory.tp, e.gpu.name, e.memory.tp,
         e.engine.num_gpu_blocks, e.engine.block_size, e.engine.scheduler.max_num_seqs,
         e.engine.scheduler.max_num_batched_tokens,
         e.engine.scheduler.enable_prefix_caching ? "on" : "off", options.threads);
