@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Time base: every timestamp in llmbench is int64 nanoseconds on the steady clock, relative to
-/// the start of a run (DESIGN.md §2).
+/// the start of a run (docs/architecture.md "Conventions the code relies on": time).
 
 #include <chrono>
 #include <cstdint>

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// Error values and the Result type used across llmbench (STYLE.md "Error handling").
+/// Error values and the Result type used across llmbench (docs/architecture.md "Conventions the
+/// code relies on": errors).
 
 #include <boost/system/result.hpp>
 

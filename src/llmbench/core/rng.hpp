@@ -2,7 +2,7 @@
 /// @file
 /// Seeded random streams with our own transforms over `std::mt19937_64`, whose raw output sequence
 /// the C++ standard fixes ([rand.predef]); `std::*_distribution` results differ between standard
-/// libraries, so none are used (STYLE.md "Randomness").
+/// libraries, so none are used (docs/architecture.md "Conventions the code relies on": randomness).
 
 #include <cstdint>
 #include <random>

@@ -1,12 +1,13 @@
 #pragma once
 /// @file
 /// Asynchronous HTTP/1.1 client on Boost.Beast/Asio with keep-alive connection pools, for one
-/// worker thread each (wrk2's per-thread event loops; STYLE.md "Workers"). Bodies may be
-/// content-length or chunked (RFC 9112 §7.1); body bytes are handed to the caller as they are read,
-/// with the steady-clock time of the read, so streamed (SSE) responses can be timed per piece.
-/// Interim 1xx responses are skipped (RFC 9110 §15.2); header blocks may be up to 64 KiB; a body
-/// with a content or transfer coding other than chunked is a `Failure::Protocol` naming it (the
-/// client asks for `Accept-Encoding: identity`). Tests: tests/unit/http/ (a scripted peer).
+/// worker thread each (wrk2's per-thread event loops; docs/architecture.md "Conventions the code
+/// relies on": workers). Bodies may be content-length or chunked (RFC 9112 §7.1); body bytes are
+/// handed to the caller as they are read, with the steady-clock time of the read, so streamed (SSE)
+/// responses can be timed per piece. Interim 1xx responses are skipped (RFC 9110 §15.2); header
+/// blocks may be up to 64 KiB; a body with a content or transfer coding other than chunked is a
+/// `Failure::Protocol` naming it (the client asks for `Accept-Encoding: identity`). Tests:
+/// tests/unit/http/ (a scripted peer).
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"

@@ -40,7 +40,8 @@ using tcp = net::ip::tcp;
 /// Completion token for "give me the error code, never throw".
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 
-/// Completion handler of every `co_spawn`: logs an escaped exception (STYLE.md "coroutines").
+/// Completion handler of every `co_spawn`: logs an escaped exception (docs/architecture.md
+/// "Conventions the code relies on": coroutines).
 void log_exception(const char* what, std::exception_ptr ep) noexcept {
   if (!ep)
     return;

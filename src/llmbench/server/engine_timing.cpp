@@ -28,7 +28,7 @@ std::int64_t engine_prompt_len(const GenerationParams& p) {
 }
 
 /// Appends the engine's families: vLLM V1 names, types and buckets
-/// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3).
+/// (`vllm/v1/metrics/loggers.py`; docs/simulator.md "Sources", Prometheus metrics).
 void append_engine_metrics(std::string& out, const RealtimeEngine& engine,
                            const std::string& labels) {
   const auto& e = engine.metrics();

@@ -129,7 +129,8 @@ net::awaitable<void> route(ServerState& state, http::ServerRequest& request,
 
 net::awaitable<void> handle_request(ServerState& state, http::ServerRequest& request,
                                     http::ResponseWriter& writer) {
-  // Never throw across the handler boundary (STYLE.md "server handlers"): answer 500 instead.
+  // Never throw across the handler boundary (docs/architecture.md "Conventions the code relies on":
+  // server handlers): answer 500 instead.
   std::string failure;
   try {
     co_await route(state, request, writer);

@@ -3,7 +3,8 @@
 /// Prometheus text exposition (format 0.0.4, prometheus.io/docs/instrumenting/exposition_formats)
 /// for the built-in server's `/metrics`: lock-free histograms with fixed bucket bounds and
 /// writers for `# HELP` / `# TYPE` families. Bucket bounds of vLLM V1's histograms
-/// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3.2) are constants here.
+/// (`vllm/v1/metrics/loggers.py`; docs/simulator.md "Sources", Prometheus metrics) are constants
+/// here.
 
 #include "llmbench/core/clock.hpp"
 

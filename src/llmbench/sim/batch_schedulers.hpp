@@ -9,7 +9,8 @@
 /// * `StaticBatchScheduler` — everything WAITING, in arrival order, up to `max_num_seqs` and
 ///   while the reservation fits the free KV blocks (classic static batching: FasterTransformer,
 ///   HF `generate`).
-/// * `DynamicBatchScheduler` — the adaptive grouping of the seeds note 003 §4.1
+/// * `DynamicBatchScheduler` — the adaptive grouping of the docs/serving-notes.md "Adaptive dynamic
+/// batching"
 /// ("基于请求到达时间戳
 ///   与序列长度预测的自适应分组策略"): arriving requests are put into groups; a request opens a new
 ///   group when it arrives more than τ after the first request of the open group, or when its
@@ -76,10 +77,10 @@ class StaticBatchScheduler final : public BatchScheduler {
   std::deque<RequestState*> waiting_;
 };
 
-/// Adaptive dynamic batching (seeds note 003 §4.1). Arrival times come from `set_now` (the
-/// driver calls it before `add_request`); without it every request arrives at 0 and only the
-/// length rule splits groups. The open group is also closed when it is taken as the next batch
-/// (the engine never idles waiting for τ to pass: it has no timer event for that).
+/// Adaptive dynamic batching (docs/serving-notes.md "Adaptive dynamic batching"). Arrival times
+/// come from `set_now` (the driver calls it before `add_request`); without it every request arrives
+/// at 0 and only the length rule splits groups. The open group is also closed when it is taken as
+/// the next batch (the engine never idles waiting for τ to pass: it has no timer event for that).
 class DynamicBatchScheduler final : public BatchScheduler {
  public:
   DynamicBatchScheduler(const SchedulerConfig& config, std::int64_t num_blocks,

@@ -15,9 +15,9 @@ struct SeqWork {
   bool samples = false;                 ///< the step ends its prompt/recompute and samples a token
 };
 
-/// A batch reduced to the sums every roofline term is linear in (SIMULATOR-NOTES.md §6.2), in
-/// batch order. A sequence with q new tokens after p cached ones is a decode when q = 1 and
-/// p > 0 (attention reads c = p + 1 tokens), else a prefill chunk (q·(p + q/2) score FLOPs, p
+/// A batch reduced to the sums every roofline term is linear in (docs/simulator.md "Step-time
+/// model"), in batch order. A sequence with q new tokens after p cached ones is a decode when q = 1
+/// and p > 0 (attention reads c = p + 1 tokens), else a prefill chunk (q·(p + q/2) score FLOPs, p
 /// for the latent up-projection, p + q tokens read).
 struct BatchSums {
   std::int64_t num_seqs = 0;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Paged KV-cache block manager with automatic prefix caching, after vLLM V1
-/// (`vllm/v1/core/kv_cache_manager.py`, `block_pool.py`; SIMULATOR-NOTES.md §2.3): blocks of
+/// (`vllm/v1/core/kv_cache_manager.py`, `block_pool.py`; docs/simulator.md "Scheduler"): blocks of
 /// `block_size` tokens, reference counts, a free queue that doubles as the LRU eviction order,
 /// and a map from chained block hash to cached block. Only FULL prompt blocks are hashed.
 

@@ -3,8 +3,8 @@
 /// Execution-time models: the wall time of one engine step for a batch composition. The
 /// roofline model sums, per operator group, max(FLOPs / (η_F · peak), bytes / (η_M · bandwidth))
 /// plus fixed per-step, per-layer and per-sequence costs and the TP all-reduce (formulas and
-/// sources in docs/simulator.md and SIMULATOR-NOTES.md §6). Models are chosen by
-/// `ExecModelKind` through a registry (STYLE.md "Simulator").
+/// sources in docs/simulator.md "Step-time model" and "Sources"). Models are chosen by
+/// `ExecModelKind` through a registry (docs/simulator.md "Structure").
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/sim/batch_sums.hpp"
@@ -42,7 +42,7 @@ class ExecTimeModel {
   [[nodiscard]] virtual StepCost step_cost(const std::vector<SeqWork>& batch) const = 0;
   /// True when `step_cost` depends on the batch only through its `BatchSums`; the engine then
   /// prices a step with `step_cost_of_sums` from sums built in one pass over the schedule,
-  /// without a per-sequence work list (issue 4 speed). Default false.
+  /// without a per-sequence work list (speed: docs/performance.md "Simulator"). Default false.
   [[nodiscard]] virtual bool prices_from_sums() const noexcept { return false; }
   /// `step_cost` of a batch with these sums; only called when `prices_from_sums()`. The default
   /// throws (`LLMBENCH_ASSERT`).
@@ -73,7 +73,7 @@ struct ExecModelParams {
   int dp = 1;
 };
 
-/// The roofline model of SIMULATOR-NOTES.md §6.2.
+/// The roofline model of docs/simulator.md "Step-time model".
 class RooflineModel final : public ExecTimeModel {
  public:
   explicit RooflineModel(ExecModelParams params);

@@ -4,8 +4,9 @@
 /// in, one step at a time: the scheduler forms a batch, the execution-time model prices it, the
 /// step's end emits tokens), shared by `Simulation` and the real-time server
 /// (`server::RealtimeEngine`). `Simulation` is the discrete-event run on a virtual clock
-/// (STYLE.md "Simulator", vidur's structure): events are ordered by (time, priority, seq) in ONE
-/// comparator (`EventOrder`), each `Event::handle` appends the next events. With data parallelism
+/// (microsoft/vidur's structure; docs/simulator.md "Structure"): events are ordered by (time,
+/// priority, seq) in ONE comparator (`EventOrder`), each `Event::handle` appends the next events.
+/// With data parallelism
 /// (`SimOptions::data_parallel_size` > 1) the simulation runs that many `EngineCore` replicas that
 /// step independently; step events carry their replica. Output: the same
 /// `metrics::RequestRecord`s as a real run (ns of virtual time; one chunk per emitted token).
@@ -346,7 +347,8 @@ class Simulation {
   /// Records that `request` emitted one token in each of steps `first` … `last` of `replica`:
   /// extends its open run when they follow it, else closes that run and opens a new one. Token
   /// times are kept as runs over the replicas' step-end times (`metrics::TokenRuns`), not a
-  /// scattered store per token (issue 4 speed: those missed the cache once per 2.7 tokens).
+  /// scattered store per token (docs/performance-history.md "Simulator", session 2: those missed
+  /// the cache once per 2.7 tokens).
   void add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
                        std::int64_t last);
   /// Appends `request`'s open run, if any, to `tokens_.runs` (the caller then replaces or drops

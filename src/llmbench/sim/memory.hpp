@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// vLLM's KV-cache capacity arithmetic (V1 `Worker.determine_available_memory` and
-/// `kv_cache_utils.get_num_blocks`; SIMULATOR-NOTES.md §2.2 and §6.3):
+/// `kv_cache_utils.get_num_blocks`; docs/simulator.md "KV cache capacity"):
 /// available = total × gpu_memory_utilization − weights − activation peak − non-torch memory;
 /// num_gpu_blocks = floor(available / (block_size × kv_bytes_per_token)).
 

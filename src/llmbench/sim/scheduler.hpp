@@ -1,10 +1,10 @@
 #pragma once
 /// @file
 /// Schedulers decide each engine step's batch. `VllmV1Scheduler` follows vLLM V1
-/// (`vllm/v1/core/sched/scheduler.py`; SIMULATOR-NOTES.md §2.3): no prefill/decode phases, every
-/// request advances `num_computed_tokens` toward `num_tokens` under a token budget; RUNNING
+/// (`vllm/v1/core/sched/scheduler.py`; docs/simulator.md "Scheduler"): no prefill/decode phases,
+/// every request advances `num_computed_tokens` toward `num_tokens` under a token budget; RUNNING
 /// requests first, then WAITING ones; preemption by recompute of the newest running request.
-/// Schedulers are chosen by `SchedulerKind` through a registry (STYLE.md "Simulator").
+/// Schedulers are chosen by `SchedulerKind` through a registry (docs/simulator.md "Structure").
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/sim/batch_sums.hpp"
@@ -32,9 +32,9 @@ struct SchedulerConfig {
   /// `num_cpu_blocks`). 0 = recompute preemption only (V1). When > 0 a preempted request's
   /// blocks are swapped out while CPU blocks last; otherwise it falls back to recompute.
   std::int64_t num_cpu_blocks = 0;
-  /// Dynamic batching (`SchedulerKind::Dynamic`, seeds note 003 §4.1): τ, the arrival window in
-  /// ms — a request arriving more than τ after the first request of the open group opens a new
-  /// group.
+  /// Dynamic batching (`SchedulerKind::Dynamic`, docs/serving-notes.md "Adaptive dynamic
+  /// batching"): τ, the arrival window in ms — a request arriving more than τ after the first
+  /// request of the open group opens a new group.
   double batch_window_ms = 50;
   /// Dynamic batching β: a request whose length (prompt + output tokens) is ≥ ⌈β·L̂⌉ opens a new
   /// group, L̂ = mean length of the previous `length_history` requests (note 003: 1.2, 3).
@@ -245,7 +245,7 @@ class VllmV1Scheduler final : public Scheduler {
 };
 
 /// Scheduler kinds: vLLM V1 continuous batching, static batching (`StaticBatchScheduler`) and
-/// the seeds notes' adaptive dynamic batching (`DynamicBatchScheduler`), both in
+/// adaptive dynamic batching (docs/serving-notes.md) (`DynamicBatchScheduler`), both in
 /// batch_schedulers.hpp.
 enum class SchedulerKind { VllmV1, Static, Dynamic };
 /// Parses "vllm-v1" (or "vllm", "continuous"), "static", "dynamic"; throws `Exception` (source

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Hand-written matchers (internal) for the main Split regex of the DeepSeek-V3 family
-/// (V3, R1, V3.1; SEMANTICS.md §2 step 3):
+/// (V3, R1, V3.1; docs/tokenizer.md, pre_tokenizer step 3):
 ///
 ///   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
 ///   ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+

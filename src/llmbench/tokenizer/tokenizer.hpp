@@ -30,7 +30,7 @@
 ///    `add_eos_token` (defaults true / false), as transformers' `LlamaTokenizerFast` does.
 /// Decoding runs the `decoder` chain (`ByteLevel`, `Metaspace`, `ByteFallback`, `Fuse`, `Strip`,
 /// `Replace`, `Sequence`; decoder.hpp).
-/// Semantics and the facts behind them: ../shared/data/tokenizers/SEMANTICS.md.
+/// Semantics and the facts behind them: docs/tokenizer.md.
 ///
 /// A `Tokenizer` is immutable after loading and may be shared by threads; per-call working memory
 /// lives in a `Scratch`, one per thread (llama.cpp habit).

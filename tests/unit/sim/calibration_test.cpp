@@ -1,6 +1,6 @@
 // Regression check of the calibrated H200 profile against the public sweep it was fitted to
-// (SIMULATOR-NOTES.md §5b: InferenceX issue #870, DeepSeek-R1-0528 FP8, SGLang v0.5.7, TP8,
-// 8×H200, 1024 in / 1024 out, closed loop): mean TPOT within 15 %.
+// (docs/simulator.md "Sources", the public sweep: InferenceX issue #870, DeepSeek-R1-0528 FP8,
+// SGLang v0.5.7, TP8, 8×H200, 1024 in / 1024 out, closed loop): mean TPOT within 15 %.
 
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/sim/cost_model.hpp"

@@ -1,6 +1,6 @@
 // Conformance against HF tokenizers 0.23.2 goldens and llama.cpp .inp/.out pairs
 // (../shared/data/tokenizers/conformance, README.md there), plus hand-checked facts of
-// SEMANTICS.md.
+// docs/tokenizer.md.
 
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -253,7 +253,7 @@ TEST_P(Conformance, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(SharedData, Conformance, ::testing::ValuesIn(kCases), case_name);
 
-// --- Facts from SEMANTICS.md, hand-checked against the published files. ---
+// --- Facts from docs/tokenizer.md, hand-checked against the published files. ---
 
 const Tokenizer* v3() {
   return shared_tokenizer("deepseek-v3", "tokenizer.json");
