@@ -92,7 +92,7 @@ TEST(Describe, MeanStdMinMax) {
   const Stats s = describe({2, 4, 4, 4, 5, 5, 7, 9}, {50, 99});
   EXPECT_EQ(s.count, 8u);
   EXPECT_DOUBLE_EQ(s.mean, 5.0);
-  EXPECT_DOUBLE_EQ(s.std, 2.0);  // population std (ddof=0)
+  EXPECT_DOUBLE_EQ(s.stddev, 2.0);  // population std (ddof=0)
   EXPECT_DOUBLE_EQ(s.min, 2.0);
   EXPECT_DOUBLE_EQ(s.max, 9.0);
   EXPECT_DOUBLE_EQ(s.median, 4.5);
@@ -238,18 +238,50 @@ TEST(Describe, MeanAndStdAreNumpysBitForBit) {
     }
     const Stats s = describe(v, {});
     EXPECT_EQ(s.mean, c.mean) << c.n;
-    EXPECT_EQ(s.std, c.std) << c.n;
+    EXPECT_EQ(s.stddev, c.std) << c.n;
   }
 }
 
-TEST(Describe, EmptyIsAllZero) {
+TEST(Describe, EmptyIsUndefinedNotZero) {
+  // Issue 14: a metric with no samples is undefined (n/a, JSON null), never 0.
   const Stats s = describe({}, {50, 99});
   EXPECT_EQ(s.count, 0u);
-  EXPECT_EQ(s.mean, 0.0);
-  EXPECT_EQ(s.max, 0.0);
+  EXPECT_TRUE(std::isnan(s.mean));
+  EXPECT_TRUE(std::isnan(s.median));
+  EXPECT_TRUE(std::isnan(s.stddev));
+  EXPECT_TRUE(std::isnan(s.min));
+  EXPECT_TRUE(std::isnan(s.max));
   ASSERT_EQ(s.percentiles.size(), 2u);
   EXPECT_EQ(s.percentiles[1].first, 99.0);
-  EXPECT_EQ(s.percentiles[1].second, 0.0);
+  EXPECT_TRUE(std::isnan(s.percentiles[1].second));
+}
+
+TEST(StatsEquality, NanEqualsNanAndEveryFieldCounts) {
+  EXPECT_TRUE(describe({}, {50}) == describe({}, {50}));
+  EXPECT_FALSE(describe({}, {50}) == describe({}, {90}));
+  const Stats a = describe({1, 2, 3}, {50});
+  Stats b = a;
+  EXPECT_TRUE(a == b);
+  b.stddev = 0.5;
+  EXPECT_FALSE(a == b);
+  b = a;
+  b.percentiles[0].second = 2.5;
+  EXPECT_FALSE(a == b);
+}
+
+TEST(SummaryEquality, ADifferenceInAnyFieldIsSeen) {
+  std::vector<RequestRecord> rs{make_record(0, 0, {{100, 1}, {150, 1}})};
+  const Summary a = summarize(rs, SummaryOptions{});
+  EXPECT_TRUE(a == summarize(rs, SummaryOptions{}));  // NaN stats (queue wait...) compare equal
+  Summary b = a;
+  b.single_chunk_outputs = 1;
+  EXPECT_FALSE(a == b);
+  b = a;
+  b.top_errors_by_kind["timeout"].push_back(ErrorMessageCount{.message = "x", .count = 1});
+  EXPECT_FALSE(a == b);
+  b = a;
+  b.queue_wait_ms.count = 7;
+  EXPECT_FALSE(a == b);
 }
 
 // --- per-request metrics -----------------------------------------------------------------------
@@ -288,6 +320,82 @@ TEST(RequestMetrics, QueueInclusiveAndLateness) {
   EXPECT_DOUBLE_EQ(l.e2el_ms, 140.0);
   EXPECT_DOUBLE_EQ(l.e2el_sched_ms, 160.0);
   EXPECT_DOUBLE_EQ(l.tpot_ms, 40.0);
+}
+
+TEST(RequestMetrics, SlotSplitsQueueWaitFromLateness) {
+  // Scheduled (arrival) at 0, slot at 15 ms (a request finished), sent at 20 ms.
+  RequestRecord r = make_record(0, 20, {{120, 1}, {160, 1}});
+  r.scheduled_ns = 0;
+  r.slot_ns = 15 * kMs;
+  const RequestLatency l = request_latency(r);
+  EXPECT_DOUBLE_EQ(l.queue_wait_ms, 15.0);
+  EXPECT_DOUBLE_EQ(l.lateness_ms, 5.0);
+  EXPECT_DOUBLE_EQ(l.ttft_sched_ms, 120.0);  // from the arrival, the wait included
+  const Summary s = summarize({r}, SummaryOptions{});
+  EXPECT_EQ(s.queue_wait_ms.count, 1u);
+  EXPECT_DOUBLE_EQ(s.queue_wait_ms.mean, 15.0);
+  EXPECT_DOUBLE_EQ(s.lateness_ms.mean, 5.0);
+}
+
+TEST(RequestMetrics, AllOutputInOneChunkHasNoTpot) {
+  // Issue 14: N = 8 tokens in one event. (last − first) / (N − 1) would be 0: TPOT is undefined.
+  const RequestRecord r = make_record(0, 0, {{100, 8}});
+  const RequestLatency l = request_latency(r);
+  EXPECT_DOUBLE_EQ(l.ttft_ms, 100.0);
+  EXPECT_TRUE(std::isnan(l.tpot_ms));
+  std::vector<RequestRecord> rs{r, make_record(1, 0, {{100, 1}, {120, 1}, {140, 1}})};
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.single_chunk_outputs, 1u);
+  EXPECT_EQ(s.tpot_ms.count, 1u);  // only the incremental stream
+  EXPECT_DOUBLE_EQ(s.tpot_ms.mean, 20.0);
+  rs.pop_back();
+  const Summary only = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(only.tpot_ms.count, 0u);
+  EXPECT_TRUE(std::isnan(only.tpot_ms.mean));
+  EXPECT_TRUE(std::isnan(only.itl_ms.mean));
+}
+
+TEST(Summarize, RequestedAgainstDeliveredOutputAndEarlyFinishes) {
+  std::vector<RequestRecord> rs{make_record(0, 0, {{100, 1}, {150, 1}}),
+                                make_record(1, 0, {{100, 2}, {150, 2}}),
+                                make_record(2, 0, {{100, 1}}), make_record(3, 0, {{100, 3}})};
+  rs[0].max_tokens = 2;   // delivered 2: ran to max_tokens
+  rs[1].max_tokens = 16;  // delivered 4: stopped early (EOS)
+  rs[2].max_tokens = -1;  // not known: counted in neither
+  rs[3].max_tokens = 5;
+  rs[3].error_kind = ErrorKind::Timeout;  // failed: not counted
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.requests_with_max_tokens, 2u);
+  EXPECT_EQ(s.total_requested_output_tokens, 18);
+  EXPECT_EQ(s.finished_before_max_tokens, 1u);
+  EXPECT_EQ(s.total_output_tokens, 7);
+}
+
+TEST(Summarize, MostFrequentErrorMessagesPerKind) {
+  std::vector<RequestRecord> rs;
+  const auto fail = [&](ErrorKind kind, std::string message) {
+    RequestRecord r = make_record(static_cast<std::int64_t>(rs.size()), 0, {});
+    r.error_kind = kind;
+    r.error_message = std::move(message);
+    rs.push_back(std::move(r));
+  };
+  for (int i = 0; i < 3; ++i) fail(ErrorKind::Http4xx, "maximum context length is 4096 tokens");
+  fail(ErrorKind::Http4xx, "b: bad request");
+  fail(ErrorKind::Http4xx, "a: bad request");
+  fail(ErrorKind::Http4xx, "c: rare");
+  fail(ErrorKind::Http4xx, "c: rare");
+  fail(ErrorKind::Timeout, std::string(400, 'x'));
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.failures_by_kind.at("http_4xx"), 7u);
+  const auto& top = s.top_errors_by_kind.at("http_4xx");
+  ASSERT_EQ(top.size(), kTopErrorsPerKind);
+  EXPECT_EQ(top[0],
+            (ErrorMessageCount{.message = "maximum context length is 4096 tokens", .count = 3}));
+  EXPECT_EQ(top[1], (ErrorMessageCount{.message = "c: rare", .count = 2}));
+  EXPECT_EQ(top[2], (ErrorMessageCount{.message = "a: bad request", .count = 1}));  // ties: order
+  const auto& timeout = s.top_errors_by_kind.at("timeout");
+  ASSERT_EQ(timeout.size(), 1u);
+  EXPECT_EQ(timeout[0].message, std::string(kErrorMessageChars, 'x') + "\u2026");
 }
 
 TEST(RequestMetrics, OneTokenHasTtftButNoTpot) {
@@ -555,6 +663,9 @@ TEST(Summarize, UnknownChunkTokensAreFilledFromUsage) {
   r.chunks[0].bytes = 4;
   r.chunks[1].bytes = 12;
   r.done_ns = 1000 * kMs;
+  // Assigned once where the record is made (the load generator, the records-file reader); the
+  // summary reads the chunks as they are.
+  assign_chunk_tokens(r);
   const Summary s = summarize({r}, SummaryOptions{});
   // 6 tokens: 1 each, then 4 by bytes 4:12 → 1, 3 → chunks 2 and 4 tokens.
   EXPECT_EQ(s.itl_ms.count, 4u);
