@@ -1,5 +1,7 @@
 #include "llmbench/metrics/record.hpp"
 
+#include "llmbench/core/error.hpp"
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -131,6 +133,7 @@ void assign_chunk_tokens(RequestRecord& record) {
     return total_bytes > 0 ? std::max(0, record.chunks[i].bytes) : 1;
   };
   const std::int64_t denominator = total_bytes > 0 ? total_bytes : count;
+  LLMBENCH_ASSERT(denominator > 0, "some chunk has unknown tokens here");
   std::vector<std::pair<std::int64_t, std::size_t>> remainders;  // (remainder, position)
   std::int64_t given = 0;
   for (std::size_t k = 0; k < unknown.size(); ++k) {

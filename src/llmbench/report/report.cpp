@@ -109,6 +109,7 @@ void add_stats(json& j, std::string_view key, const metrics::Stats& s,
 const std::vector<std::string_view>& percentile_metric_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
+    out.reserve(kMetrics.size());
     for (const auto& m : kMetrics) {
       out.push_back(m.key);
     }
