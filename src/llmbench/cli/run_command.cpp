@@ -369,6 +369,8 @@ int execute_run(RunFlags& f) {
         lo.url, lo.url.path_prefix + "/v1/models", lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
+    // The answer is stored in the results: a server that echoes the key must not put it there.
+    body = protocol::Redactor(lo.secrets).redact(body);
     if (status == 200) {
       server_models = json::parse(body, nullptr, false);
       if (server_models.is_discarded())
@@ -378,7 +380,8 @@ int execute_run(RunFlags& f) {
       log::warn("{}", models_failure);
     }
   } catch (const Exception& e) {
-    models_failure = fmt::format("GET /v1/models failed: {}", e.what());
+    models_failure =
+        fmt::format("GET /v1/models failed: {}", protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", models_failure);
   }
   lo.model = f.model;

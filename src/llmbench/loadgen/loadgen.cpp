@@ -63,6 +63,7 @@ struct Run {
   const std::atomic<bool>* stop;
   RunClock clock;
   std::vector<std::string> bodies;  // one request body per sample, built before the run
+  protocol::Redactor redactor;      // opt.secrets, applied to every server-controlled string
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::int64_t in_flight = 0;                                   // (D)
@@ -73,7 +74,7 @@ struct Run {
 
   Run(const LoadOptions& o, const std::vector<workload::Sample>& s, RecordWriterThread& wr,
       Progress* p, const std::atomic<bool>* st)
-      : opt(o), samples(s), writer(wr), progress(p), stop(st) {}
+      : opt(o), samples(s), writer(wr), progress(p), stop(st), redactor(o.secrets) {}
 
   [[nodiscard]] bool stop_requested() const {
     return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -123,6 +124,7 @@ struct Run {
     req.accept = opt.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
     RecordingHandler handler(rec, w.decoder, opt.stream, clock.start_ns());
+    handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);
     }
@@ -144,18 +146,10 @@ struct Run {
     net::post(dispatcher, [this, wi = job.worker] { release_slot(wi); });
   }
 
-  /// On worker `w`'s thread: completes `rec` (redaction, chunk tokens), counts it, hands a copy
-  /// to the writer thread and keeps it in the worker's records. No formatting or I/O here.
+  /// On worker `w`'s thread: completes `rec` (chunk tokens; secrets were redacted by the
+  /// handler), counts it, hands a copy to the writer thread and keeps it in the worker's
+  /// records. No formatting or I/O here.
   void deliver(Worker& w, RequestRecord&& rec) {
-    // A server may echo credentials back in an error body: never store them.
-    for (const auto& secret : opt.secrets) {
-      if (secret.size() < 4)
-        continue;
-      for (auto pos = rec.error_message.find(secret); pos != std::string::npos;
-           pos = rec.error_message.find(secret, pos)) {
-        rec.error_message.replace(pos, secret.size(), "[redacted]");
-      }
-    }
     // Once, before the record is stored or written (issue 13): the JSONL and the summary read
     // the same chunk tokens.
     metrics::assign_chunk_tokens(rec);
