@@ -61,6 +61,7 @@ struct RunFlags : WorkloadFlags {
   std::vector<std::string> headers;
   std::string api_key;
   bool insecure = false;
+  std::string ca_cert;  ///< --ca-cert: PEM file of the certificates to trust
   int client_threads = 0;
   double connect_timeout_s = 10;
   double first_byte_timeout_s = 600;
@@ -108,6 +109,7 @@ json requested_config(const RunFlags& f) {
             {"stream", !f.no_stream},
             {"continuous_usage", f.continuous_usage},
             {"insecure", f.insecure},
+            {"ca_cert", f.ca_cert},
             {"header_names", json::array()}};
   for (const auto& h : f.headers) {
     j["header_names"].push_back(h.substr(0, h.find(':')));  // values may be secrets
@@ -256,6 +258,7 @@ int execute_run(RunFlags& f) {
     lo.secrets.push_back(api_key);
   }
   lo.client.insecure = f.insecure;
+  lo.client.ca_cert_file = f.ca_cert;
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
   lo.client.connect_timeout = ms(f.connect_timeout_s);
   lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
@@ -326,9 +329,8 @@ int execute_run(RunFlags& f) {
     lo.max_concurrency = fd_cap;
   }
   server::ServerOptions builtin_options;
-  EngineSetup builtin_engine;
   if (base_url.empty()) {
-    builtin_options = resolve_server_options(f.server, data_dir(), "server-", &builtin_engine);
+    builtin_options = resolve_server_options(f.server, data_dir(), "server-");
     // With --tokenizer the built-in server counts prompts with it too, so its usage matches the
     // client's count (no prompt-token mismatches from the server's byte estimate).
     builtin_options.tokenizer = lo.tokenizer;
@@ -337,7 +339,7 @@ int execute_run(RunFlags& f) {
     base_url = fmt::format("http://127.0.0.1:{}", port);
     if (builtin_options.timing == server::Timing::Engine) {
       log::info("no --base-url given: started the built-in server on {}: simulated engine {}",
-                base_url, builtin_engine.describe());
+                base_url, builtin_options.engine->spec.describe());
     } else {
       log::info(
           "no --base-url given: started the built-in server ({}) on {} (fixed timing: TTFT {} "
@@ -364,32 +366,34 @@ int execute_run(RunFlags& f) {
   // ---- what the server says it serves ----
   json server_models = nullptr;
   std::string models_failure;
+  const protocol::Dialect& dialect = protocol::dialect(backend);
+  const std::string models_path(dialect.models_path());
+  std::optional<std::string> discovered_model;
   try {
     auto [status, body] = http::fetch_blocking(
-        lo.url, lo.url.path_prefix + "/v1/models", lo.client,
+        lo.url, lo.url.path_prefix + models_path, lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
     // The answer is stored in the results: a server that echoes the key must not put it there.
     body = protocol::Redactor(lo.secrets).redact(body);
     if (status == 200) {
+      discovered_model = dialect.first_model(body);
       server_models = json::parse(body, nullptr, false);
       if (server_models.is_discarded())
         server_models = body;
     } else {
-      models_failure = fmt::format("GET /v1/models answered HTTP {}", status);
+      models_failure = fmt::format("GET {} answered HTTP {}", models_path, status);
       log::warn("{}", models_failure);
     }
   } catch (const Exception& e) {
-    models_failure =
-        fmt::format("GET /v1/models failed: {}", protocol::Redactor(lo.secrets).redact(e.what()));
+    models_failure = fmt::format("GET {} failed: {}", models_path,
+                                 protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", models_failure);
   }
   lo.model = f.model;
-  if (lo.model.empty() && server_models.is_object() && server_models.contains("data") &&
-      server_models["data"].is_array() && !server_models["data"].empty() &&
-      server_models["data"][0].contains("id") && server_models["data"][0]["id"].is_string()) {
-    lo.model = server_models["data"][0]["id"].get<std::string>();
-    log::info("--model not given: using '{}' from /v1/models", lo.model);
+  if (lo.model.empty() && discovered_model) {
+    lo.model = *discovered_model;
+    log::info("--model not given: using '{}' from {}", lo.model, models_path);
   }
   if (lo.model.empty()) {
     throw Exception(Error{models_failure.empty()
@@ -540,19 +544,19 @@ int execute_run(RunFlags& f) {
                                    {"max_num_seqs", builtin_options.max_num_seqs},
                                    {"model", builtin_options.model}};
     } else if (builtin) {
-      const auto& e = builtin_engine;
+      const auto& e = builtin_options.engine->spec;
       eff["builtin_server"] =
           json{{"timing", "engine"},
                {"model", builtin_options.model},
                {"model_profile", e.model.name},
                {"gpu", e.gpu.name},
-               {"tp", e.exec.tp},
+               {"tp", e.memory.tp},
                {"num_gpu_blocks", e.plan.num_gpu_blocks},
                {"block_size", e.plan.block_size},
                {"max_num_seqs", e.engine.scheduler.max_num_seqs},
                {"max_num_batched_tokens", e.engine.scheduler.max_num_batched_tokens},
                {"enable_prefix_caching", e.engine.scheduler.enable_prefix_caching},
-               {"admission_window_ms", f.server.admission_window_ms}};
+               {"admission_window_ms", builtin_options.engine->admission_window_ms}};
     }
     eff["samples"] = samples.size();
     info.config_effective = eff;
@@ -637,6 +641,10 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--header", f->headers, "Extra request header 'Name: value' (repeatable)");
   sub->add_option("--api-key", f->api_key, "API key (default: $OPENAI_API_KEY); never logged");
   sub->add_flag("--insecure", f->insecure, "https: do not verify the server certificate");
+  sub->add_option("--ca-cert", f->ca_cert,
+                  "https: PEM file of the certificates to trust instead of the system's (e.g. "
+                  "a self-signed server's own)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--client-threads", f->client_threads, "Client threads (default: all cores)");
   sub->add_option("--connect-timeout", f->connect_timeout_s, "Seconds")->capture_default_str();
   sub->add_option("--first-byte-timeout", f->first_byte_timeout_s, "Seconds")

@@ -4,6 +4,7 @@
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/sim_requests.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/clock.hpp"
@@ -100,25 +101,21 @@ int execute_simulate(const SimulateFlags& f) {
   const std::string data = data_dir();
   const auto [rate, burstiness, percentiles, percentile_metrics, summary_options] = report_setup(f);
 
-  // ---- engine configuration (vLLM V1 defaults: SIMULATOR-NOTES.md §2.1) ----
-  const EngineSetup setup = build_engine_setup(f.engine, data, "");
-  const auto& model = setup.model;
-  const auto& gpu = setup.gpu;
-  const auto& plan = setup.plan;
-  const auto& ep = setup.exec;
+  // ---- engine configuration (vLLM V1 defaults: sim::make_engine_spec) ----
+  const sim::EngineSpec spec = resolve_engine_spec(f.engine, data, "");
+  const auto& model = spec.model;
+  const auto& gpu = spec.gpu;
+  const auto& plan = spec.plan;
   sim::SimOptions so;
-  so.scheduler_kind = setup.engine.scheduler_kind;
-  so.scheduler = setup.engine.scheduler;
-  so.num_gpu_blocks = setup.engine.num_gpu_blocks;
-  so.block_size = setup.engine.block_size;
-  so.data_parallel_size = setup.data_parallel_size;
+  so.engine = spec.engine;
+  so.data_parallel_size = spec.data_parallel_size();
   so.max_concurrency = f.max_concurrency;
   so.closed_loop = !(std::isfinite(rate) && rate > 0);  // as `run` plans it (loadgen.cpp)
   so.record_steps = true;                               // the over-time table and --trace
   // Token times stay runs over the step ends: summarized without per-token chunks, which are
   // written only for --save-result's records file (24 bytes per token otherwise built for nothing).
   so.expand_chunks = false;
-  log::info("{}", setup.describe());
+  log::info("{}", spec.describe());
 
   // ---- workload ----
   // --tokenizer: exact prompt lengths (completions counting) and, for id prompts, real token ids
@@ -132,42 +129,14 @@ int execute_simulate(const SimulateFlags& f) {
   aopt.burstiness = burstiness;
   aopt.seed = f.seed;
   const auto arrivals = workload::arrival_times(static_cast<std::int64_t>(samples.size()), aopt);
-  std::vector<sim::SimRequest> requests;
-  requests.reserve(samples.size());
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto& s = samples[i];
-    if (s.content_key >= 0) {
-      const std::int64_t prompt_len = std::max<std::int64_t>(1, s.prompt_len);
-      requests.push_back(sim::SimRequest{
-          arrivals[i],
-          prompt_len,
-          std::max<std::int64_t>(1, s.output_len),
-          {},
-          false,
-          sim::synthetic_block_hashes(prompt_len, f.random_prefix_len,
-                                      static_cast<std::uint64_t>(s.content_key), so.block_size)});
-      continue;
-    }
-    std::string text = s.prompt;
-    for (const auto& m : s.messages) text += m.content;
-    const std::int64_t prompt_len = std::max<std::int64_t>(
-        1, s.prompt_len >= 0 ? s.prompt_len : workload::estimate_tokens(text));
-    requests.push_back(sim::SimRequest{arrivals[i],
-                                       prompt_len,
-                                       std::max<std::int64_t>(1, s.output_len),
-                                       s.prompt_token_ids.empty()
-                                           ? sim::pseudo_tokens(text, prompt_len, i + 1)
-                                           : s.prompt_token_ids,
-                                       false,
-                                       {}});
-  }
+  auto requests = to_sim_requests(samples, arrivals, f.random_prefix_len, so.engine.block_size);
 
   // ---- run ---- (the results folder is checked first, so a bad one costs no simulation)
   const bool saving = f.save_result || !f.result_dir.empty();
   const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
   if (saving)
     prepare_result_dir(dir);
-  sim::Simulation engine(so, sim::make_exec_model(setup.exec_kind, ep));
+  sim::Simulation engine(so, spec.make_exec_model());
   const TimeNs wall_start = steady_now_ns();
   auto result = engine.run(std::move(requests));
   const double wall_s = ns_to_s(steady_now_ns() - wall_start);
@@ -179,7 +148,7 @@ int execute_simulate(const SimulateFlags& f) {
   copt.load_lines.emplace_back("Simulated engine steps:", std::to_string(st.steps));
   copt.load_lines.emplace_back("Mean tokens per step:", fmt::format("{:.1f}", st.mean_step_tokens));
   copt.load_lines.emplace_back("Preemptions:", std::to_string(st.preemptions));
-  if (so.scheduler.num_cpu_blocks > 0) {
+  if (so.engine.scheduler.num_cpu_blocks > 0) {
     copt.load_lines.emplace_back("Swapped out / in:",
                                  fmt::format("{} / {}", st.swap_outs, st.swap_ins));
     copt.load_lines.emplace_back("Swap blocks out / in:",
@@ -217,7 +186,7 @@ int execute_simulate(const SimulateFlags& f) {
         fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::chrono::system_clock::to_time_t(now)));
     const std::string stem =
         f.result_filename.empty()
-            ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, gpu.name, f.engine.tp, date)
+            ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, gpu.name, spec.memory.tp, date)
             : std::filesystem::path(f.result_filename).replace_extension().string();
     // The per-request records, in the format of `run`'s <stem>.records.jsonl, so measured and
     // simulated runs are compared record by record with the same code (virtual ns from 0).
@@ -252,40 +221,30 @@ int execute_simulate(const SimulateFlags& f) {
                              {"output_len", f.output_len},
                              {"max_concurrency", f.max_concurrency},
                              {"request_rate", f.request_rate},
-                             {"burstiness", f.burstiness},
-                             {"model_profile", f.engine.model_profile},
-                             {"gpu", f.engine.gpu},
-                             {"tp", f.engine.tp},
-                             {"max_num_seqs", f.engine.max_num_seqs},
-                             {"max_num_batched_tokens", f.engine.max_num_batched_tokens},
-                             {"block_size", f.engine.block_size},
-                             {"gpu_memory_utilization", f.engine.gpu_memory_utilization},
-                             {"scheduler", f.engine.scheduler},
-                             {"swap_space", f.engine.swap_space_gib},
-                             {"enable_expert_parallel", f.engine.enable_expert_parallel},
-                             {"expert_parallel_size", f.engine.ep},
-                             {"data_parallel_size", f.engine.dp}};
-    info.config_effective = {{"model_profile", model.name},
-                             {"gpu", gpu.name},
-                             {"tp", f.engine.tp},
-                             {"max_num_seqs", so.scheduler.max_num_seqs},
-                             {"max_num_batched_tokens", so.scheduler.max_num_batched_tokens},
-                             {"block_size", plan.block_size},
-                             {"num_gpu_blocks", plan.num_gpu_blocks},
-                             {"num_cpu_blocks", plan.num_cpu_blocks},
-                             {"expert_parallel_size", ep.ep},
-                             {"data_parallel_size", so.data_parallel_size},
-                             {"scheduler", f.engine.scheduler},
-                             {"kv_bytes_per_gpu", plan.kv_bytes},
-                             {"weight_bytes_per_gpu", plan.weight_bytes_per_gpu},
-                             {"enable_prefix_caching", so.scheduler.enable_prefix_caching},
-                             {"efficiency",
-                              {{"compute", ep.efficiency.compute},
-                               {"memory", ep.efficiency.memory},
-                               {"step_overhead_us", ep.efficiency.step_overhead_us},
-                               {"layer_overhead_us", ep.efficiency.layer_overhead_us},
-                               {"request_overhead_us", ep.efficiency.request_overhead_us},
-                               {"allreduce_latency_us", ep.efficiency.allreduce_latency_us}}}};
+                             {"burstiness", f.burstiness}};
+    info.config_requested.update(requested_engine_json(f.engine));
+    info.config_effective = {
+        {"model_profile", model.name},
+        {"gpu", gpu.name},
+        {"tp", spec.memory.tp},
+        {"max_num_seqs", so.engine.scheduler.max_num_seqs},
+        {"max_num_batched_tokens", so.engine.scheduler.max_num_batched_tokens},
+        {"block_size", plan.block_size},
+        {"num_gpu_blocks", plan.num_gpu_blocks},
+        {"num_cpu_blocks", plan.num_cpu_blocks},
+        {"expert_parallel_size", spec.memory.ep},
+        {"data_parallel_size", so.data_parallel_size},
+        {"scheduler", f.engine.scheduler.value_or(std::string(sim::kDefaultScheduler))},
+        {"kv_bytes_per_gpu", plan.kv_bytes},
+        {"weight_bytes_per_gpu", plan.weight_bytes_per_gpu},
+        {"enable_prefix_caching", so.engine.scheduler.enable_prefix_caching},
+        {"efficiency",
+         {{"compute", spec.efficiency.compute},
+          {"memory", spec.efficiency.memory},
+          {"step_overhead_us", spec.efficiency.step_overhead_us},
+          {"layer_overhead_us", spec.efficiency.layer_overhead_us},
+          {"request_overhead_us", spec.efficiency.request_overhead_us},
+          {"allreduce_latency_us", spec.efficiency.allreduce_latency_us}}}};
     info.extra = {{"simulated", true},
                   {"records_file", records_path.filename().string()},
                   {"sim_steps", st.steps},
