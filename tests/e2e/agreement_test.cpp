@@ -1,13 +1,15 @@
 // Acceptance (issue 4): `llmbench run` against `llmbench serve` (the simulated engine in real
 // time) and `llmbench simulate` (the same engine in virtual time) on the same workload and
 // profile agree within 5 % on mean TTFT, mean TPOT and output throughput. Also checks that the
-// server's /metrics counters match the workload after the run.
+// server's /metrics counters match the workload after the run. Issue 13: on an open loop with a
+// concurrency cap they agree on the queue-inclusive TTFT and the queue wait.
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -67,24 +69,33 @@ double rel_diff(double a, double b) {
   return std::fabs(a - b) / std::fabs(b);
 }
 
-TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
+/// What one comparison produced: simulate's and run's results JSON, the server's /metrics
+/// after the run, and a table of the compared keys per attempt.
+struct Comparison {
+  json sim;
+  json run;
+  std::string metrics;
+  std::string tables;
+};
+
+/// Runs `simulate` and then `run` against `serve` on `workload` and compares `keys`. The
+/// comparison holds when the server keeps the simulated clock, which a machine loaded by other
+/// work can break (the server then reports late steps in /metrics): up to three attempts, each
+/// with a fresh server, until every key agrees within 5 %.
+void compare(const fs::path& dir, const std::vector<std::string>& workload,
+             const std::vector<const char*>& keys, Comparison& out) {
   // (a) virtual time
   {
-    Process sim(concat(concat({binary(), "simulate"}, kWorkload),
-                       concat(kEngine, {"--result-dir", (dir_ / "sim").string(),
-                                        "--result-filename", "sim.json"})),
-                (dir_ / "simulate.log").string());
-    ASSERT_EQ(sim.wait(std::chrono::seconds(60)), 0) << read_file((dir_ / "simulate.log").string());
+    Process sim(concat(concat({binary(), "simulate"}, workload),
+                       concat(kEngine, {"--result-dir", (dir / "sim").string(), "--result-filename",
+                                        "sim.json"})),
+                (dir / "simulate.log").string());
+    ASSERT_EQ(sim.wait(std::chrono::seconds(60)), 0) << read_file((dir / "simulate.log").string());
   }
-  // (b) real time: the engine behind HTTP, benchmarked by `run`. The comparison holds when the
-  // server keeps the simulated clock, which a machine loaded by other work can break (the server
-  // then reports late steps in /metrics): up to three attempts, each with a fresh server.
-  std::string metrics;
-  json run;
-  std::string tables;
-  const auto sim = json::parse(read_file((dir_ / "sim" / "sim.json").string()));
+  // (b) real time: the engine behind HTTP, benchmarked by `run`.
+  out.sim = json::parse(read_file((dir / "sim" / "sim.json").string()));
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    const fs::path at = dir_ / fmt::format("attempt{}", attempt);
+    const fs::path at = dir / fmt::format("attempt{}", attempt);
     fs::create_directories(at);
     Process server(
         concat({binary(), "serve", "--port", "0", "--port-file", (at / "port").string()}, kEngine),
@@ -96,34 +107,45 @@ TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
           concat(concat({binary(), "run", "--base-url", fmt::format("http://127.0.0.1:{}", port),
                          "--backend", "vllm", "--continuous-usage", "--quiet", "--save-result",
                          "--result-dir", (at / "run").string(), "--result-filename", "run.json"},
-                        kWorkload),
+                        workload),
                  {}),
           (at / "run.log").string());
       ASSERT_EQ(client.wait(std::chrono::seconds(120)), 0) << read_file((at / "run.log").string());
     }
-    metrics = fetch_text(port, "/metrics");  // counters after the run, before stopping
+    out.metrics = fetch_text(port, "/metrics");  // counters after the run, before stopping
     server.signal(SIGTERM);
     ASSERT_EQ(server.wait(std::chrono::seconds(10)), 0) << read_file((at / "server.log").string());
-    run = json::parse(read_file((at / "run" / "run.json").string()));
+    out.run = json::parse(read_file((at / "run" / "run.json").string()));
     bool agree = true;
-    tables += fmt::format("attempt {}: metric | simulate | run vs serve | diff\n", attempt);
-    for (const char* key : {"mean_ttft_ms", "mean_tpot_ms", "output_throughput"}) {
-      const double s = sim.at(key).get<double>();
-      const double r = run.at(key).get<double>();
-      tables += fmt::format("{} | {:.3f} | {:.3f} | {:+.2f}%\n", key, s, r, 100 * (r - s) / s);
+    out.tables += fmt::format("attempt {}: metric | simulate | run vs serve | diff\n", attempt);
+    for (const char* key : keys) {
+      const double s = out.sim.at(key).get<double>();
+      const double r = out.run.at(key).get<double>();
+      out.tables += fmt::format("{} | {:.3f} | {:.3f} | {:+.2f}%\n", key, s, r, 100 * (r - s) / s);
       agree = agree && rel_diff(r, s) < 0.05;
     }
     const std::string late_key = "llmbench:engine_late_steps_total{model_name=\"deepseek-r1\"} ";
-    const auto late_at = metrics.find(late_key);
-    tables +=
-        fmt::format("server steps > 5 ms late: {}\n",
-                    late_at == std::string::npos
-                        ? std::string("?")
-                        : metrics.substr(late_at + late_key.size(),
-                                         metrics.find('\n', late_at) - late_at - late_key.size()));
+    const auto late_at = out.metrics.find(late_key);
+    out.tables += fmt::format(
+        "server steps > 5 ms late: {}\n",
+        late_at == std::string::npos
+            ? std::string("?")
+            : out.metrics.substr(late_at + late_key.size(),
+                                 out.metrics.find('\n', late_at) - late_at - late_key.size()));
     if (agree)
       break;
   }
+}
+
+TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
+  Comparison c;
+  compare(dir_, kWorkload, {"mean_ttft_ms", "mean_tpot_ms", "output_throughput"}, c);
+  if (HasFatalFailure())
+    return;
+  const json& sim = c.sim;
+  const json& run = c.run;
+  const std::string& metrics = c.metrics;
+  const std::string& tables = c.tables;
   std::printf("%s", tables.c_str());
   ASSERT_EQ(sim.at("completed").get<int>(), 64);
   ASSERT_EQ(run.at("completed").get<int>(), 64);
@@ -157,6 +179,36 @@ TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
   EXPECT_NE(metrics.find("vllm:time_to_first_token_seconds_count{model_name=\"deepseek-r1\"} 64"),
             std::string::npos)
       << metrics;
+}
+
+// Issue 13: an open loop faster than the engine, with a concurrency cap. `run` stamps each
+// request's arrival as `scheduled` and its slot as `slot`; `simulate` keeps the arrival as
+// `scheduled` and its admission as `slot`; so the queue-inclusive TTFT and the wait behind the
+// cap agree (before the fix `simulate` stamped the admission as `scheduled`, and its
+// queue-inclusive TTFT left out the whole wait).
+TEST_F(AgreementTest, OpenLoopWithACapAgreesOnQueueWait) {
+  std::vector<std::string> workload = kWorkload;
+  const auto cap = std::find(workload.begin(), workload.end(), "--max-concurrency");
+  ASSERT_NE(cap, workload.end());
+  *(cap + 1) = "4";
+  workload.insert(workload.end(), {"--request-rate", "40"});
+  Comparison c;
+  compare(dir_, workload, {"mean_ttft_sched_ms", "mean_queue_wait_ms"}, c);
+  if (HasFatalFailure())
+    return;
+  std::printf("%s", c.tables.c_str());
+  ASSERT_EQ(c.sim.at("completed").get<int>(), 64);
+  ASSERT_EQ(c.run.at("completed").get<int>(), 64);
+  // The cap is what the requests waited for: a real wait, most of the queue-inclusive TTFT.
+  EXPECT_GT(c.sim.at("mean_queue_wait_ms").get<double>(), 100.0);
+  EXPECT_GT(c.sim.at("mean_ttft_sched_ms").get<double>(),
+            c.sim.at("mean_ttft_ms").get<double>() + 100.0);
+  for (const char* key : {"mean_ttft_sched_ms", "mean_queue_wait_ms"}) {
+    const double s = c.sim.at(key).get<double>();
+    const double r = c.run.at(key).get<double>();
+    EXPECT_LT(rel_diff(r, s), 0.05) << key << ": simulate " << s << ", run " << r << "\n"
+                                    << c.tables;
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/metrics/record_file.hpp"
 #include "llmbench/metrics/record_io.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"
@@ -408,19 +409,19 @@ int execute_run(RunFlags& f) {
           ? default_result_name(f, lo.model, rate)
           : std::filesystem::path(f.result_filename).replace_extension().string();
   const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
-  std::ofstream records_out;
+  // Written on loadgen's writer thread, every write checked (metrics::RecordFileWriter).
+  std::unique_ptr<metrics::RecordFileWriter> records_out;
   std::filesystem::path records_path;
   if (saving) {
     prepare_result_dir(dir);
     records_path = dir / (stem + ".records.jsonl");
-    records_out = open_for_writing(records_path);
+    records_out = std::make_unique<metrics::RecordFileWriter>(records_path.string());
   }
-  loadgen::RecordSink sink = [&](const metrics::RequestRecord& r) {
-    if (records_out.is_open()) {
-      records_out << metrics::record_to_json_line(r) << '\n';
-      records_out.flush();  // a killed run keeps every completed request
-    }
-  };
+  loadgen::RecordSink sink;
+  if (records_out) {
+    sink.write = [&](const metrics::RequestRecord& r) { records_out->append(r); };
+    sink.flush = [&] { records_out->flush(); };
+  }
 
   // ---- run ----
   log::info(
@@ -437,8 +438,10 @@ int execute_run(RunFlags& f) {
   sigemptyset(&sa.sa_mask);
   struct sigaction old_int {};
   struct sigaction old_term {};
+  struct sigaction old_hup {};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);  // a closed terminal stops the run as SIGTERM does
   loadgen::Progress progress;
   const auto start_time = std::chrono::system_clock::now();
   loadgen::LoadResult result;
@@ -448,6 +451,7 @@ int execute_run(RunFlags& f) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
   if (builtin) {
     builtin->stop();
   }
@@ -460,9 +464,6 @@ int execute_run(RunFlags& f) {
   }
 
   // ---- metrics and reports ----
-  for (auto& r : result.records) {
-    metrics::assign_chunk_tokens(r);
-  }
   const auto summary = metrics::summarize(result.records, summary_options);
   auto copt = console_options(f, rate, percentile_metrics, summary_options.slo);
   // Load accuracy: requested vs achieved send rate, and connection reuse.
@@ -577,7 +578,7 @@ int execute_run(RunFlags& f) {
           continue;
         const auto lat = metrics::request_latency(r);
         ttfts.push_back(std::isnan(lat.ttft_ms) ? json(nullptr) : json(lat.ttft_ms / 1000.0));
-        in_lens.push_back(r.input_tokens >= 0 ? r.input_tokens : r.prompt_len);
+        in_lens.push_back(metrics::input_token_count(r));
         out_lens.push_back(metrics::output_token_count(r));
         errors.push_back(r.error_message);
       }
@@ -590,7 +591,15 @@ int execute_run(RunFlags& f) {
     report::write_json_file(path.string(), report::results_json(summary, info));
     log::info("results written to {}", path.string());
   }
-  if (records_out.is_open()) {
+  if (records_out && records_out->lost() > 0) {
+    log::error(
+        "{} of {} per-request records were lost writing {} ({}); the summary above "
+        "counts every request",
+        records_out->lost(), records_out->lost() + records_out->written(), records_path.string(),
+        records_out->error());
+    return 1;
+  }
+  if (records_out) {
     log::info("per-request records written to {}", records_path.string());
   }
   return (summary.failed > 0 || result.interrupted) ? 1 : 0;

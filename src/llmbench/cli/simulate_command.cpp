@@ -110,7 +110,8 @@ int execute_simulate(const SimulateFlags& f) {
   so.engine = spec.engine;
   so.data_parallel_size = spec.data_parallel_size();
   so.max_concurrency = f.max_concurrency;
-  so.record_steps = true;  // the over-time table and --trace
+  so.closed_loop = !(std::isfinite(rate) && rate > 0);  // as `run` plans it (loadgen.cpp)
+  so.record_steps = true;                               // the over-time table and --trace
   // Token times stay runs over the step ends: summarized without per-token chunks, which are
   // written only for --save-result's records file (24 bytes per token otherwise built for nothing).
   so.expand_chunks = false;

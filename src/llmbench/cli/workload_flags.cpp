@@ -51,7 +51,7 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--goodput", f.goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
   app.add_option("--percentile-metrics", f.percentile_metrics,
                  "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
-                 "ttft_sched,e2el_sched,lateness")
+                 "ttft_sched,e2el_sched,lateness,queue_wait")
       ->capture_default_str();
   app.add_option("--metric-percentiles", f.metric_percentiles,
                  "Comma-separated percentiles to report")

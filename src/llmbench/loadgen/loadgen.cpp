@@ -1,6 +1,7 @@
 #include "llmbench/loadgen/loadgen.hpp"
 
 #include "llmbench/core/log.hpp"
+#include "llmbench/loadgen/record_writer.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
 #include "llmbench/workload/arrivals.hpp"
 
@@ -18,7 +19,7 @@
 #include <cmath>
 #include <exception>
 #include <future>
-#include <mutex>
+#include <iterator>
 #include <thread>
 
 namespace llmbench::loadgen {
@@ -34,7 +35,8 @@ constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 struct Job {
   std::int64_t id = 0;
   std::size_t sample = 0;
-  TimeNs scheduled_ns = 0;  // run-relative
+  TimeNs scheduled_ns = 0;  // run-relative: what the plan wanted (DESIGN.md §2 `scheduled`)
+  TimeNs slot_ns = 0;       // run-relative: when it got its concurrency slot (`slot`)
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it
 };
@@ -45,7 +47,8 @@ struct Worker {
   net::executor_work_guard<net::io_context::executor_type> guard{ioc.get_executor()};
   http::ConnectionPool pool;
   std::unique_ptr<protocol::StreamDecoder> decoder;  // the dialect's (`LoadOptions::backend`)
-  tokenizer::Scratch scratch;  // local token counting (`LoadOptions::tokenizer`)
+  tokenizer::Scratch scratch;          // local token counting (`LoadOptions::tokenizer`)
+  std::vector<RequestRecord> records;  // finished here; merged after the thread joins
   std::thread thread;
 
   Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
@@ -56,7 +59,7 @@ struct Worker {
 struct Run {
   const LoadOptions& opt;
   const std::vector<workload::Sample>& samples;
-  const RecordSink& sink;
+  RecordWriterThread& writer;
   Progress* progress;
   const std::atomic<bool>* stop;
   RunClock clock;
@@ -64,17 +67,15 @@ struct Run {
   protocol::Redactor redactor;      // opt.secrets, applied to every server-controlled string
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
-  std::mutex sink_mutex;
-  std::vector<RequestRecord> records;                           // guarded by sink_mutex
   std::int64_t in_flight = 0;                                   // (D)
   std::int64_t cap = std::numeric_limits<std::int64_t>::max();  // (D)
   net::steady_timer slot_freed{dispatcher};                     // (D)
   std::vector<std::int64_t> worker_load;                        // (D) in flight per worker
   bool cancelled = false;                                       // (D)
 
-  Run(const LoadOptions& o, const std::vector<workload::Sample>& s, const RecordSink& k,
+  Run(const LoadOptions& o, const std::vector<workload::Sample>& s, RecordWriterThread& wr,
       Progress* p, const std::atomic<bool>* st)
-      : opt(o), samples(s), sink(k), progress(p), stop(st), redactor(o.secrets) {}
+      : opt(o), samples(s), writer(wr), progress(p), stop(st), redactor(o.secrets) {}
 
   [[nodiscard]] bool stop_requested() const {
     return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -110,6 +111,7 @@ struct Run {
     rec.id = job.id;
     rec.warmup = job.warmup;
     rec.scheduled_ns = job.scheduled_ns;
+    rec.slot_ns = job.slot_ns;
     const auto& sample = samples[job.sample];
     rec.prompt_len = sample.prompt_len;
     rec.max_tokens = sample.output_len;
@@ -141,27 +143,27 @@ struct Run {
     if (rec.sent_ns < 0) {
       rec.sent_ns = rec.done_ns;  // never reached the wire (connect failure)
     }
-    deliver(std::move(rec));
+    deliver(w, std::move(rec));
     net::post(dispatcher, [this, wi = job.worker] { release_slot(wi); });
   }
 
-  void deliver(RequestRecord&& rec) {
+  /// On worker `w`'s thread: completes `rec` (chunk tokens; secrets were redacted by the
+  /// handler), counts it, hands a copy to the writer thread and keeps it in the worker's
+  /// records. No formatting or I/O here.
+  void deliver(Worker& w, RequestRecord&& rec) {
+    // Once, before the record is stored or written (issue 13): the JSONL and the summary read
+    // the same chunk tokens.
+    metrics::assign_chunk_tokens(rec);
     if (progress != nullptr && !rec.warmup) {
       progress->done.fetch_add(1, std::memory_order_relaxed);
       if (!rec.ok()) {
         progress->failed.fetch_add(1, std::memory_order_relaxed);
       }
-      std::int64_t n = rec.output_tokens >= 0 ? rec.output_tokens : rec.output_tokens_local;
-      if (n < 0) {
-        n = static_cast<std::int64_t>(rec.chunks.size());
-      }
-      progress->output_tokens.fetch_add(n, std::memory_order_relaxed);
+      progress->output_tokens.fetch_add(metrics::output_token_count(rec),
+                                        std::memory_order_relaxed);
     }
-    const std::lock_guard<std::mutex> lock(sink_mutex);
-    if (sink) {
-      sink(rec);
-    }
-    records.push_back(std::move(rec));
+    writer.push(rec);
+    w.records.push_back(std::move(rec));
   }
 
   void release_slot(std::size_t worker) {  // (D)
@@ -170,10 +172,11 @@ struct Run {
     slot_freed.cancel();
   }
 
-  /// (D) Waits until fewer than `cap` requests are in flight, or the run is stopped.
-  net::awaitable<bool> acquire_slot() {
+  /// (D) Waits until fewer than `cap` requests are in flight; false when the run is stopped or
+  /// run-relative `deadline_ns` (the end of a `--duration`) passes first.
+  net::awaitable<bool> acquire_slot(TimeNs deadline_ns = std::numeric_limits<TimeNs>::max()) {
     while (in_flight >= cap) {
-      if (stop_requested() || cancelled) {
+      if (stop_requested() || cancelled || clock.now() >= deadline_ns) {
         co_return false;
       }
       slot_freed.expires_after(std::chrono::milliseconds(50));
@@ -246,7 +249,12 @@ struct Run {
     for (std::int64_t i = 0; i < opt.num_warmups; ++i) {
       if (!co_await acquire_slot())
         break;
-      dispatch(Job{next_id++, static_cast<std::size_t>(i) % samples.size(), clock.now(), true});
+      const TimeNs now = clock.now();
+      dispatch(Job{.id = next_id++,
+                   .sample = static_cast<std::size_t>(i) % samples.size(),
+                   .scheduled_ns = now,
+                   .slot_ns = now,
+                   .warmup = true});
     }
     co_await drain(static_cast<TimeNs>(opt.drain_timeout_s * 1e9));
     if (stop_requested()) {
@@ -259,7 +267,8 @@ struct Run {
     const TimeNs end_ns =
         timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> arrivals;
-    workload::ArrivalOptions ao{opt.request_rate, opt.burstiness, opt.seed};
+    const workload::ArrivalOptions ao{
+        .request_rate = opt.request_rate, .burstiness = opt.burstiness, .seed = opt.seed};
     constexpr std::int64_t kMaxTimedRequests = 10'000'000;
     if (open_loop) {
       arrivals = timed ? workload::arrival_times_until(end_ns - t0, kMaxTimedRequests, ao)
@@ -280,26 +289,63 @@ struct Run {
         scheduled = t0 + arrivals[static_cast<std::size_t>(i)];
         if (!co_await sleep_until(scheduled))
           break;
-        if (!co_await acquire_slot())
+        if (!co_await acquire_slot(end_ns))
           break;
       } else {
-        if (!co_await acquire_slot())
+        if (!co_await acquire_slot(end_ns))
           break;
         scheduled = clock.now();  // closed loop: the moment a slot freed
       }
       if (clock.now() >= end_ns)
         break;
-      dispatch(Job{next_id++, static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
-                   scheduled, false});
+      // Open loop: the slot comes at or after the arrival; closed loop: the slot is the plan.
+      dispatch(Job{.id = next_id++,
+                   .sample = static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
+                   .scheduled_ns = scheduled,
+                   .slot_ns = open_loop ? clock.now() : scheduled,
+                   .warmup = false});
     }
     if (timed && progress != nullptr) {
       progress->total.store(next_id - opt.num_warmups);
     }
     result.interrupted = stop_requested();
-    co_await drain(static_cast<TimeNs>(opt.drain_timeout_s * 1e9));
+    co_await drain(drain_timeout(timed, end_ns));
     result.interrupted = result.interrupted || stop_requested();
   }
+
+  /// (D) How long the final drain may take: `drain_timeout_s` after the last send, or with
+  /// `--duration` what is left of the duration plus `duration_grace_s`, so the duration bounds
+  /// the whole run and not only the sending (issue 14).
+  TimeNs drain_timeout(bool timed, TimeNs end_ns) const {
+    const auto drain_ns = static_cast<TimeNs>(opt.drain_timeout_s * 1e9);
+    if (!timed) {
+      return drain_ns;
+    }
+    const auto grace_ns =
+        std::min(drain_ns, static_cast<TimeNs>(std::max(0.0, opt.duration_grace_s) * 1e9));
+    return std::max<TimeNs>(0, end_ns + grace_ns - clock.now());
+  }
 };
+
+}  // namespace
+
+namespace {
+
+/// Every worker's records, by completion time (ties by id).
+std::vector<RequestRecord> merge_records(std::vector<std::unique_ptr<Worker>>& workers) {
+  std::size_t total = 0;
+  for (const auto& w : workers) total += w->records.size();
+  std::vector<RequestRecord> out;
+  out.reserve(total);
+  for (auto& w : workers) {
+    std::move(w->records.begin(), w->records.end(), std::back_inserter(out));
+    w->records.clear();
+  }
+  std::sort(out.begin(), out.end(), [](const RequestRecord& a, const RequestRecord& b) {
+    return a.done_ns != b.done_ns ? a.done_ns < b.done_ns : a.id < b.id;
+  });
+  return out;
+}
 
 }  // namespace
 
@@ -311,7 +357,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   if (options.duration_s <= 0 && options.num_prompts <= 0) {
     throw Exception("--num-prompts must be positive (or give --duration)");
   }
-  Run run(options, samples, sink, progress, stop);
+  RecordWriterThread writer(sink);
+  Run run(options, samples, writer, progress, stop);
   run.build_bodies();
   int threads = options.client_threads;
   if (threads <= 0) {
@@ -370,10 +417,21 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     w->thread.join();
     result.connections_opened += w->pool.connections_opened();
   }
+  writer.finish();  // every worker has joined: all records are pushed
   if (failure) {
     std::rethrow_exception(failure);
   }
-  result.records = std::move(run.records);
+  result.records = merge_records(run.workers);
+  const auto cancelled =
+      std::count_if(result.records.begin(), result.records.end(), [](const RequestRecord& r) {
+        return !r.warmup && r.error_kind == metrics::ErrorKind::Cancelled;
+      });
+  if (options.duration_s > 0 && !result.interrupted && cancelled > 0) {
+    log::warn(
+        "--duration {}s: {} requests still in flight {:g} s after it ended were cancelled "
+        "(counted as failed, kind cancelled)",
+        options.duration_s, cancelled, std::min(options.duration_grace_s, options.drain_timeout_s));
+  }
   return result;
 }
 

@@ -13,6 +13,7 @@
 #include "llmbench/workload/dataset.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -35,7 +36,11 @@ struct LoadOptions {
   std::int64_t max_concurrency = -1;  ///< closed-loop cap; -1 = none
   double request_rate = std::numeric_limits<double>::infinity();  ///< open-loop req/s; inf = none
   double burstiness = 1.0;                                        ///< gamma shape of inter-arrivals
-  double duration_s = 0;         ///< > 0: send until this many seconds, then drain
+  double duration_s = 0;  ///< > 0: send until this many seconds, then drain
+  /// With `duration_s`: requests still in flight this long after the duration ends are
+  /// cancelled (recorded as `ErrorKind::Cancelled`), so the whole run is bounded by
+  /// `duration_s` + this grace (at most `drain_timeout_s`).
+  double duration_grace_s = 10;
   double drain_timeout_s = 600;  ///< after the last send, wait this long for stragglers
   std::uint64_t seed = 0;
   int client_threads = 0;  ///< worker threads; 0 = hardware concurrency
@@ -64,15 +69,28 @@ struct Progress {
   std::atomic<std::int64_t> output_tokens{0};
 };
 
-/// Called once per finished request (warm-ups included), from worker threads but never
-/// concurrently (the driver serializes calls). Must not throw.
-using RecordSink = std::function<void(const metrics::RequestRecord&)>;
+/// How often at least the run's writer thread hands finished records to `RecordSink::flush`:
+/// a `kill -9` loses only records finished within about this long before it.
+inline constexpr std::chrono::milliseconds kRecordFlushInterval{50};
+
+/// Where finished records go while the run goes (the per-request JSONL). Both functions are
+/// called on the run's one writer thread, never concurrently and never on a worker's event loop,
+/// so formatting and writing delay no stream; neither may throw. Either may be empty.
+struct RecordSink {
+  /// One finished record (warm-ups included), its chunk tokens assigned, in the order the
+  /// workers finished them.
+  std::function<void(const metrics::RequestRecord&)> write;
+  /// After each batch of `write`s: at least every `kRecordFlushInterval` while records come,
+  /// and once at the end of the run.
+  std::function<void()> flush;
+};
 
 /// What a run produced.
 struct LoadResult {
-  std::vector<metrics::RequestRecord> records;  ///< every request sent, in completion order
-  TimeNs run_start_steady_ns = 0;               ///< absolute steady-clock zero of all record times
-  bool interrupted = false;                     ///< stopped by `stop` before the plan finished
+  /// Every request sent, by `done_ns` (ties by id): kept per worker and merged after they join.
+  std::vector<metrics::RequestRecord> records;
+  TimeNs run_start_steady_ns = 0;  ///< absolute steady-clock zero of all record times
+  bool interrupted = false;        ///< stopped by `stop` before the plan finished
   std::uint64_t connections_opened = 0;
   std::int64_t planned = 0;     ///< measured requests in the plan
   TimeNs measure_start_ns = 0;  ///< run-relative time the measured phase began
@@ -80,9 +98,11 @@ struct LoadResult {
 };
 
 /// Runs the load: warm-ups (concurrently, up to the concurrency cap), then the measured phase.
-/// `samples` are cycled in order. `stop`, when it becomes true (e.g. on SIGINT), ends dispatch
-/// and cancels in-flight requests, which are recorded as `ErrorKind::Cancelled`. Throws
-/// `Exception` only for setup errors (bad options, empty samples).
+/// `samples` are cycled in order. Each finished record gets its chunk tokens assigned
+/// (`metrics::assign_chunk_tokens`) on its worker and is kept there; a copy goes to `sink` on
+/// the writer thread. `stop`, when it becomes true (e.g. on SIGINT), ends dispatch and cancels
+/// in-flight requests, which are recorded as `ErrorKind::Cancelled`. Throws `Exception` only for
+/// setup errors (bad options, empty samples).
 LoadResult run_load(const LoadOptions& options, const std::vector<workload::Sample>& samples,
                     const RecordSink& sink, Progress* progress = nullptr,
                     const std::atomic<bool>* stop = nullptr);

@@ -1,7 +1,11 @@
 #include "llmbench/metrics/record.hpp"
 
+#include "llmbench/core/error.hpp"
+
+#include <algorithm>
 #include <array>
 #include <utility>
+#include <vector>
 
 namespace llmbench::metrics {
 
@@ -24,58 +28,157 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 12> kErrorKindNames
     {ErrorKind::Other, "other"},
 }};
 
-}  // namespace
+// The stable names of each Channel ("chunks" channel codes are their first letters) and
+// LocalCount (docs/metrics.md, "Per-request records").
+constexpr std::array<std::pair<Channel, std::string_view>, 3> kChannelNames{{
+    {Channel::Answer, "answer"},
+    {Channel::Reasoning, "reasoning"},
+    {Channel::ToolCall, "tool_call"},
+}};
+constexpr std::array<std::pair<LocalCount, std::string_view>, 3> kLocalCountNames{{
+    {LocalCount::None, "none"},
+    {LocalCount::ChunkUsage, "chunk_usage"},
+    {LocalCount::Tokenizer, "tokenizer"},
+}};
 
-std::string_view to_string(ErrorKind kind) noexcept {
-  for (const auto& [k, name] : kErrorKindNames) {
-    if (k == kind) {
+// The name of `value` in `table`, `fallback` for a value the table lacks.
+template <class Enum, std::size_t N>
+constexpr std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                                   Enum value, std::string_view fallback) noexcept {
+  for (const auto& [v, name] : table) {
+    if (v == value) {
       return name;
     }
   }
-  return "other";
+  return fallback;
+}
+
+// The value named `name` in `table`, `fallback` for an unknown name.
+template <class Enum, std::size_t N>
+constexpr Enum value_of(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                        std::string_view name, Enum fallback) noexcept {
+  for (const auto& [v, n] : table) {
+    if (n == name) {
+      return v;
+    }
+  }
+  return fallback;
+}
+
+}  // namespace
+
+std::string_view to_string(ErrorKind kind) noexcept {
+  return name_of(kErrorKindNames, kind, "other");
 }
 
 ErrorKind error_kind_from_string(std::string_view name) noexcept {
-  for (const auto& [k, n] : kErrorKindNames) {
-    if (n == name) {
-      return k;
-    }
-  }
-  return ErrorKind::Other;
+  return value_of(kErrorKindNames, name, ErrorKind::Other);
 }
 
 std::string_view to_string(Channel channel) noexcept {
-  switch (channel) {
-    case Channel::Answer:
-      return "answer";
-    case Channel::Reasoning:
-      return "reasoning";
-    case Channel::ToolCall:
-      return "tool_call";
-  }
-  return "answer";
+  return name_of(kChannelNames, channel, "answer");
 }
 
 std::string_view to_string(LocalCount source) noexcept {
-  switch (source) {
-    case LocalCount::None:
-      return "none";
-    case LocalCount::ChunkUsage:
-      return "chunk_usage";
-    case LocalCount::Tokenizer:
-      return "tokenizer";
-  }
-  return "none";
+  return name_of(kLocalCountNames, source, "none");
 }
 
 LocalCount local_count_from_string(std::string_view name) noexcept {
-  if (name == "chunk_usage") {
-    return LocalCount::ChunkUsage;
+  return value_of(kLocalCountNames, name, LocalCount::None);
+}
+
+void assign_chunk_tokens(RequestRecord& record) {
+  std::vector<std::size_t> unknown;
+  std::int64_t known_sum = 0;
+  for (std::size_t i = 0; i < record.chunks.size(); ++i) {
+    if (record.chunks[i].tokens < 0) {
+      unknown.push_back(i);
+    } else {
+      known_sum += record.chunks[i].tokens;
+    }
   }
-  if (name == "tokenizer") {
-    return LocalCount::Tokenizer;
+  if (unknown.empty()) {
+    return;
   }
-  return LocalCount::None;
+  std::int64_t target = -1;
+  if (record.output_tokens >= 0) {
+    target = record.output_tokens;
+  } else if (record.output_tokens_local >= 0) {
+    target = record.output_tokens_local;
+  }
+  if (target < 0) {
+    for (std::size_t i : unknown) {
+      record.chunks[i].tokens = 1;
+    }
+    return;
+  }
+  const std::int64_t left = std::max<std::int64_t>(0, target - known_sum);
+  const auto count = static_cast<std::int64_t>(unknown.size());
+  if (left < count) {
+    // Not enough for one each: the `left` chunks with the most bytes (earlier on ties) get one.
+    std::vector<std::size_t> order = unknown;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return record.chunks[a].bytes > record.chunks[b].bytes;
+    });
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      record.chunks[order[k]].tokens = static_cast<std::int64_t>(k) < left ? 1 : 0;
+    }
+    return;
+  }
+  // One token each, then the rest in proportion to bytes with largest-remainder rounding (ties
+  // go to the earlier chunk). With no bytes at all every chunk weighs the same.
+  const std::int64_t extra = left - count;
+  std::int64_t total_bytes = 0;
+  for (std::size_t i : unknown) {
+    total_bytes += std::max(0, record.chunks[i].bytes);
+  }
+  auto weight = [&](std::size_t i) -> std::int64_t {
+    return total_bytes > 0 ? std::max(0, record.chunks[i].bytes) : 1;
+  };
+  const std::int64_t denominator = total_bytes > 0 ? total_bytes : count;
+  LLMBENCH_ASSERT(denominator > 0, "some chunk has unknown tokens here");
+  std::vector<std::pair<std::int64_t, std::size_t>> remainders;  // (remainder, position)
+  std::int64_t given = 0;
+  for (std::size_t k = 0; k < unknown.size(); ++k) {
+    const std::int64_t share = extra * weight(unknown[k]);
+    const std::int64_t whole = share / denominator;
+    record.chunks[unknown[k]].tokens = static_cast<std::int32_t>(1 + whole);
+    given += whole;
+    remainders.emplace_back(share % denominator, k);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::int64_t r = 0; r < extra - given; ++r) {
+    record.chunks[unknown[remainders[static_cast<std::size_t>(r)].second]].tokens += 1;
+  }
+}
+
+std::int64_t counted_output_tokens(const RequestRecord& record) noexcept {
+  if (record.output_tokens >= 0) {
+    return record.output_tokens;
+  }
+  return record.output_tokens_local >= 0 ? record.output_tokens_local : -1;
+}
+
+std::int64_t output_token_count(const RequestRecord& record) noexcept {
+  if (const std::int64_t counted = counted_output_tokens(record); counted >= 0) {
+    return counted;
+  }
+  std::int64_t sum = 0;
+  for (const auto& chunk : record.chunks) {
+    sum += tokens_or_one(chunk);
+  }
+  return sum;
+}
+
+std::int64_t input_token_count(const RequestRecord& record) noexcept {
+  if (record.input_tokens >= 0) {
+    return record.input_tokens;
+  }
+  if (record.input_tokens_local >= 0) {
+    return record.input_tokens_local;
+  }
+  return record.prompt_len >= 0 ? record.prompt_len : 0;
 }
 
 }  // namespace llmbench::metrics

@@ -26,7 +26,14 @@ struct Chunk {
       -1;                  ///< tokens in this chunk; -1 = unknown (filled by `assign_chunk_tokens`)
   std::int32_t bytes = 0;  ///< UTF-8 bytes of generated text in this chunk
   Channel channel = Channel::Answer;
+  bool operator==(const Chunk&) const = default;
 };
+
+/// Tokens `chunk` stands for in the metrics: its count, or one when unknown (DESIGN.md §3 counts
+/// every output-carrying event as at least one token until a tokenizer says otherwise).
+[[nodiscard]] inline std::int64_t tokens_or_one(const Chunk& chunk) noexcept {
+  return chunk.tokens >= 0 ? chunk.tokens : 1;
+}
 
 /// Why a request failed. `None` means it completed.
 enum class ErrorKind : std::uint8_t {
@@ -71,6 +78,9 @@ struct RequestRecord {
   bool warmup = false;        ///< warm-up requests are written but excluded from every metric
   TimeNs scheduled_ns = -1;   ///< when the load plan wanted it sent (open loop: arrival time;
                               ///< closed loop: when a concurrency slot freed)
+  TimeNs slot_ns = -1;        ///< when it got its concurrency slot (DESIGN.md §2 `slot`; equal
+                              ///< to `scheduled_ns` without a cap); -1 in records written before
+                              ///< the field existed, read as `scheduled_ns` (`slot_time`)
   TimeNs sent_ns = -1;        ///< first byte of the request written
   TimeNs headers_ns = -1;     ///< response status line and headers received
   TimeNs done_ns = -1;        ///< stream end: [DONE], connection close, or failure time
@@ -97,6 +107,37 @@ struct RequestRecord {
 
   /// True when the request completed without error (it then counts in metrics unless warm-up).
   [[nodiscard]] bool ok() const noexcept { return error_kind == ErrorKind::None; }
+  /// Field-by-field equality (doubles exactly), defaulted so new fields are compared.
+  bool operator==(const RequestRecord&) const = default;
 };
+
+// ---- token counts: the one source of N and of a request's input tokens ----
+
+/// Fills `Chunk::tokens` where unknown (-1) so the chunks sum to the request's output token count
+/// N (server usage if present, else `output_tokens_local`, else one token per chunk). Unknown
+/// chunks share what known chunks leave by their byte counts (largest-remainder rounding, at least
+/// one token per chunk when possible); this is an estimate until a local tokenizer counts them.
+/// Run once where a record is made: by the load generator before the record is stored or written,
+/// and by `read_record_file` for records an older version wrote with unknown tokens.
+void assign_chunk_tokens(RequestRecord& record);
+
+/// Output token count N used by every metric: `output_tokens` (server usage) when ≥ 0, else
+/// `output_tokens_local`, else the sum of chunk tokens (unknown chunks count 1).
+std::int64_t output_token_count(const RequestRecord& record) noexcept;
+
+/// N as counted by the server or the client: `output_tokens` when ≥ 0, else
+/// `output_tokens_local`; -1 when neither exists (N is then the chunks' tokens).
+std::int64_t counted_output_tokens(const RequestRecord& record) noexcept;
+
+/// Input token count of a request used by every report (the summary's totals and
+/// `--save-detailed`'s `input_lens`): server `usage.prompt_tokens`, else `input_tokens_local`,
+/// else the workload's `prompt_len`, else 0.
+std::int64_t input_token_count(const RequestRecord& record) noexcept;
+
+/// The time `record` got its concurrency slot: `slot_ns`, or `scheduled_ns` for a record that
+/// does not carry one (written before the field existed; no queue wait is then known).
+[[nodiscard]] inline TimeNs slot_time(const RequestRecord& record) noexcept {
+  return record.slot_ns >= 0 ? record.slot_ns : record.scheduled_ns;
+}
 
 }  // namespace llmbench::metrics

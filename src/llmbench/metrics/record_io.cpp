@@ -100,6 +100,8 @@ class LineReader {
         good = read_bool(value, record.warmup);
       } else if (key == "scheduled_ns") {
         good = read_int(value, record.scheduled_ns);
+      } else if (key == "slot_ns") {
+        good = read_int(value, record.slot_ns);
       } else if (key == "sent_ns") {
         good = read_int(value, record.sent_ns);
       } else if (key == "headers_ns") {
@@ -378,6 +380,7 @@ std::string record_to_json_line(const RequestRecord& r) {
   append_key(out, "warmup");
   out += r.warmup ? "true" : "false";
   append_int(out, "scheduled_ns", r.scheduled_ns);
+  append_int(out, "slot_ns", r.slot_ns);
   append_int(out, "sent_ns", r.sent_ns);
   append_int(out, "headers_ns", r.headers_ns);
   append_int(out, "done_ns", r.done_ns);

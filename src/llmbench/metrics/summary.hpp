@@ -4,6 +4,7 @@
 /// docs/metrics.md define them.
 
 #include "llmbench/metrics/record.hpp"
+#include "llmbench/metrics/statistics.hpp"
 #include "llmbench/metrics/token_runs.hpp"
 
 #include <cstdint>
@@ -13,24 +14,6 @@
 #include <vector>
 
 namespace llmbench::metrics {
-
-/// Percentile of an ascending-sorted sample with linear interpolation between order statistics,
-/// numpy's default (`numpy.percentile(a, q, method="linear")`): rank = (n-1)·q/100, value =
-/// a[floor] + (a[ceil]-a[floor])·frac. `q` in [0, 100]. Returns NaN for an empty sample.
-double percentile_sorted(const std::vector<double>& sorted, double q);
-
-/// Distribution summary of one metric. Std is the population standard deviation (numpy.std,
-/// ddof=0, as vLLM reports it). All fields are 0 and `count` 0 for an empty sample.
-struct Stats {
-  std::size_t count = 0;
-  double mean = 0, median = 0, std = 0, min = 0, max = 0;
-  std::vector<std::pair<double, double>> percentiles;  ///< (q, value) in the order asked
-};
-
-/// Summarizes `values` (any order) at the percentiles `qs` (each in [0, 100]). O(n): the
-/// percentile ranks are found by selection (`std::nth_element`), not a full sort, with the same
-/// values `percentile_sorted` gives on the sorted sample.
-Stats describe(std::vector<double> values, const std::vector<double>& qs);
 
 /// Service-level objectives for goodput (`--goodput ttft:MS tpot:MS e2el:MS`), in ms.
 struct Slo {
@@ -43,25 +26,16 @@ struct Slo {
 /// `--goodput` and the bad item on an unknown key or a non-positive/non-numeric value.
 Slo parse_slo(const std::vector<std::string>& items);
 
-/// Fills `Chunk::tokens` where unknown (-1) so the chunks sum to the request's output token count
-/// N (server usage if present, else `output_tokens_local`, else one token per chunk). Unknown
-/// chunks share what known chunks leave by their byte counts (largest-remainder rounding, at least
-/// one token per chunk when possible); this is an estimate until a local tokenizer counts them.
-void assign_chunk_tokens(RequestRecord& record);
-
-/// Output token count N used by every metric: `output_tokens` (server usage) when ≥ 0, else
-/// `output_tokens_local`, else the sum of chunk tokens (unknown chunks count 1).
-std::int64_t output_token_count(const RequestRecord& record) noexcept;
-
 /// Per-request derived latencies in ms; NaN where undefined (e.g. TPOT with N < 2).
 struct RequestLatency {
-  double ttft_ms;        ///< first output chunk − sent
-  double ttfat_ms;       ///< first answer chunk − sent (excludes reasoning)
-  double ttft_sched_ms;  ///< first output chunk − scheduled (queue-inclusive)
-  double e2el_ms;        ///< last output chunk − sent (done − sent if no output)
-  double e2el_sched_ms;  ///< as e2el from scheduled
-  double tpot_ms;        ///< (last − first output chunk) / (N − 1), N ≥ 2
-  double lateness_ms;    ///< sent − scheduled
+  double ttft_ms = kUndefined;        ///< first output chunk − sent
+  double ttfat_ms = kUndefined;       ///< first answer chunk − sent (excludes reasoning)
+  double ttft_sched_ms = kUndefined;  ///< first output chunk − scheduled (queue-inclusive)
+  double e2el_ms = kUndefined;        ///< last output chunk − sent (done − sent if no output)
+  double e2el_sched_ms = kUndefined;  ///< as e2el from scheduled
+  double tpot_ms = kUndefined;        ///< (last − first output chunk) / (N − 1), N ≥ 2
+  double lateness_ms = kUndefined;    ///< sent − slot (client lateness, DESIGN.md §2)
+  double queue_wait_ms = kUndefined;  ///< slot − scheduled (the wait behind --max-concurrency)
 };
 
 /// Computes the per-request latencies of one completed record.
@@ -79,12 +53,28 @@ struct SummaryOptions {
   Slo slo;                                          ///< `--goodput`
 };
 
+/// One error message and how many failed requests carried it.
+struct ErrorMessageCount {
+  std::string message;  ///< `RequestRecord::error_message`, cut to `kErrorMessageChars` bytes
+  std::size_t count = 0;
+  bool operator==(const ErrorMessageCount&) const = default;
+};
+
+/// The longest error message kept in `Summary::top_errors_by_kind` (bytes, cut at a UTF-8
+/// boundary); the records keep the whole message.
+inline constexpr std::size_t kErrorMessageChars = 160;
+/// How many messages per error kind `Summary::top_errors_by_kind` keeps.
+inline constexpr std::size_t kTopErrorsPerKind = 3;
+
 /// Everything the console and JSON reports print for a run.
 struct Summary {
   std::size_t total = 0;      ///< non-warm-up requests recorded
   std::size_t completed = 0;  ///< ok non-warm-up requests
   std::size_t failed = 0;
   std::map<std::string, std::size_t> failures_by_kind;  ///< `to_string(ErrorKind)` → count
+  /// `to_string(ErrorKind)` → its most frequent messages (at most `kTopErrorsPerKind`, the most
+  /// frequent first, ties in message order), so a console shows why requests failed.
+  std::map<std::string, std::vector<ErrorMessageCount>> top_errors_by_kind;
   double duration_s = 0;  ///< first send → last completion over non-warm-up requests
   std::int64_t total_input_tokens = 0;            ///< Σ input tokens of completed requests (usage,
                                                   ///< else the local count, else prompt_len)
@@ -100,12 +90,27 @@ struct Summary {
   std::size_t usage_missing = 0;                  ///< completed requests without server usage
   std::size_t output_tokens_counted_locally = 0;  ///< of those, N from the `--tokenizer` count
   std::size_t prompt_token_mismatches = 0;  ///< server `prompt_tokens` ≠ `input_tokens_local`
+  /// Completed requests with N ≥ 2 whose whole output arrived in one chunk: their TPOT is
+  /// undefined (no sample), and the stream was not incremental (a buffering proxy, a server
+  /// that does not stream).
+  std::size_t single_chunk_outputs = 0;
+  std::size_t finished_before_max_tokens = 0;  ///< completed requests with N < `max_tokens`
+  /// Σ `max_tokens` of the completed requests that asked for one, beside `total_output_tokens`
+  /// (requested against delivered output length); `requests_with_max_tokens` of them.
+  std::int64_t total_requested_output_tokens = 0;
+  std::size_t requests_with_max_tokens = 0;  ///< completed requests whose `max_tokens` is known
   Stats ttft_ms, ttfat_ms, ttft_sched_ms, tpot_ms, itl_ms, inter_chunk_ms, e2el_ms, e2el_sched_ms,
-      lateness_ms;
+      lateness_ms, queue_wait_ms;
+
+  /// Field-by-field equality (doubles exactly; `Stats` as its `operator==` says), defaulted so a
+  /// new field is compared without anyone listing it.
+  bool operator==(const Summary&) const = default;
 };
 
 /// Computes the summary over `records` (warm-ups and failures excluded from latency and
-/// throughput; failures counted by kind).
+/// throughput; failures counted by kind). Chunk tokens are read as assigned where the records
+/// were made (`assign_chunk_tokens`: the load generator, `read_record_file`); one still unknown
+/// counts as one token.
 Summary summarize(const std::vector<RequestRecord>& records, const SummaryOptions& options);
 
 /// `summarize(expanded, options)` where `expanded` is `records` with `tokens` appended to their

@@ -36,7 +36,8 @@ void expand_token_runs(const TokenRuns& runs, std::vector<RequestRecord>& record
     const std::size_t base = chunks.size();
     chunks.resize(base + static_cast<std::size_t>(r.count));
     Chunk* out = chunks.data() + base;
-    for (std::int64_t k = 0; k < r.count; ++k) out[k] = Chunk{times[k], 1, 0, Channel::Answer};
+    for (std::int64_t k = 0; k < r.count; ++k)
+      out[k] = Chunk{.time_ns = times[k], .tokens = 1, .bytes = 0, .channel = Channel::Answer};
   }
 }
 

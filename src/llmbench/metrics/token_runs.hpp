@@ -36,9 +36,9 @@ struct TokenRuns {
 /// throws `Exception` naming the first bad run (its index and fields) otherwise.
 void check_token_runs(const TokenRuns& runs, std::size_t num_records);
 
-/// Appends every run's tokens to `records[run.request].chunks` (one `Chunk{time, 1, 0, Answer}`
-/// per token, run order), reserving each record's chunks once. Throws `Exception` naming the run
-/// when a run points outside `records` or its grid, or has count < 1.
+/// Appends every run's tokens to `records[run.request].chunks` (one chunk of one answer token and
+/// no bytes per token, run order), reserving each record's chunks once. Throws `Exception` naming
+/// the run when a run points outside `records` or its grid, or has count < 1.
 void expand_token_runs(const TokenRuns& runs, std::vector<RequestRecord>& records);
 
 }  // namespace llmbench::metrics

@@ -1,6 +1,7 @@
 #include "llmbench/report/report.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
 
 #include <fmt/core.h>
 
@@ -31,7 +32,7 @@ struct MetricInfo {
   metrics::Stats metrics::Summary::*stats;
 };
 
-constexpr std::array<MetricInfo, 9> kMetrics{{
+constexpr std::array<MetricInfo, 10> kMetrics{{
     {"ttft", "TTFT", "Time to First Token", &metrics::Summary::ttft_ms},
     {"tpot", "TPOT", "Time per Output Token (excl. 1st token)", &metrics::Summary::tpot_ms},
     {"itl", "ITL", "Inter-token Latency", &metrics::Summary::itl_ms},
@@ -43,6 +44,8 @@ constexpr std::array<MetricInfo, 9> kMetrics{{
     {"e2el_sched", "E2EL-sched", "End-to-end Latency (from scheduled)",
      &metrics::Summary::e2el_sched_ms},
     {"lateness", "Lateness", "Client Send Lateness", &metrics::Summary::lateness_ms},
+    {"queue_wait", "Queue wait", "Queue Wait (behind max concurrency)",
+     &metrics::Summary::queue_wait_ms},
 }};
 
 const MetricInfo* find_metric(std::string_view key) noexcept {
@@ -61,8 +64,9 @@ void line(std::string& out, std::string_view label, std::string_view value) {
 void line_int(std::string& out, std::string_view label, std::int64_t value) {
   line(out, label, fmt::format("{}", value));
 }
+// A metric with no samples (NaN) prints "n/a", never 0 (issue 14).
 void line_float(std::string& out, std::string_view label, double value) {
-  line(out, label, fmt::format("{:.2f}", value));
+  line(out, label, std::isnan(value) ? std::string("n/a") : fmt::format("{:.2f}", value));
 }
 // Python's "{s:{c}^{n}}": centered in kWidth, the odd fill character going to the right.
 void section(std::string& out, std::string_view title, char fill) {
@@ -84,7 +88,7 @@ void add_stats(json& j, std::string_view key, const metrics::Stats& s,
                const std::vector<double>& qs) {
   j[fmt::format("mean_{}_ms", key)] = number(s.mean);
   j[fmt::format("median_{}_ms", key)] = number(s.median);
-  j[fmt::format("std_{}_ms", key)] = number(s.std);
+  j[fmt::format("std_{}_ms", key)] = number(s.stddev);
   if (qs.empty()) {
     for (const auto& [q, value] : s.percentiles) {
       j[fmt::format("p{}_{}_ms", percentile_label(q), key)] = number(value);
@@ -105,6 +109,7 @@ void add_stats(json& j, std::string_view key, const metrics::Stats& s,
 const std::vector<std::string_view>& percentile_metric_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
+    out.reserve(kMetrics.size());
     for (const auto& m : kMetrics) {
       out.push_back(m.key);
     }
@@ -174,11 +179,28 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
     section(out, "Failures by Kind", '-');
     for (const auto& [kind, count] : s.failures_by_kind) {
       line_int(out, fmt::format("Failed ({}):", kind), static_cast<std::int64_t>(count));
+      // Why they failed: the most frequent messages, indented under their kind.
+      const auto top = s.top_errors_by_kind.find(kind);
+      if (top == s.top_errors_by_kind.end()) {
+        continue;
+      }
+      for (const auto& m : top->second) {
+        out += fmt::format("  {}x {}\n", m.count, m.message.empty() ? "(no message)" : m.message);
+      }
     }
   }
   section(out, "Token Accounting", '-');
   line_int(out, "Token count mismatches:", static_cast<std::int64_t>(s.token_count_mismatches));
   line_int(out, "Usage missing:", static_cast<std::int64_t>(s.usage_missing));
+  if (s.requests_with_max_tokens > 0) {
+    line_int(out, "Requested output tokens:", s.total_requested_output_tokens);
+    line_int(out, "Finished before max_tokens:",
+             static_cast<std::int64_t>(s.finished_before_max_tokens));
+  }
+  if (s.single_chunk_outputs > 0) {
+    line_int(out,
+             "Outputs in one chunk (no TPOT):", static_cast<std::int64_t>(s.single_chunk_outputs));
+  }
   section(out, "Client Lateness", '-');
   line_float(out, "Median lateness (ms):", s.lateness_ms.median);
   // The highest percentile asked for (P99 with the defaults); the summary keeps no raw samples.
@@ -189,6 +211,14 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
     line_float(out, fmt::format("P{} lateness (ms):", percentile_label(top->first)), top->second);
   }
   line_float(out, "Max lateness (ms):", s.lateness_ms.max);
+  // The wait for a slot under --max-concurrency (DESIGN.md §2 slot − scheduled); only an open
+  // loop with a cap has one, so the section is left out when no request waited.
+  if (s.queue_wait_ms.count > 0 && s.queue_wait_ms.max > 0) {
+    section(out, "Queue Wait", '-');
+    line_float(out, "Mean queue wait (ms):", s.queue_wait_ms.mean);
+    line_float(out, "Median queue wait (ms):", s.queue_wait_ms.median);
+    line_float(out, "Max queue wait (ms):", s.queue_wait_ms.max);
+  }
   if (!options.load_lines.empty()) {
     section(out, "Load Generator", '-');
     for (const auto& [label, value] : options.load_lines) {
@@ -200,10 +230,25 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
   return out;
 }
 
+std::vector<std::string> summary_warnings(const metrics::Summary& s) {
+  std::vector<std::string> out;
+  if (s.single_chunk_outputs > 0) {
+    out.push_back(fmt::format(
+        "{} of {} completed requests received all of their output (2 or more tokens) in one "
+        "chunk: the stream was not incremental (a buffering proxy, or a server that does not "
+        "stream), so their TPOT is undefined and left out of the TPOT figures",
+        s.single_chunk_outputs, s.completed));
+  }
+  return out;
+}
+
 void print_console(std::FILE* out, const metrics::Summary& summary, const ConsoleOptions& options) {
   const std::string text = console_text(summary, options);
   std::fwrite(text.data(), 1, text.size(), out);
   std::fflush(out);
+  for (const auto& warning : summary_warnings(summary)) {
+    log::warn("{}", warning);
+  }
 }
 
 json results_json(const metrics::Summary& s, const RunInfo& info) {
@@ -276,6 +321,18 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   j["good_requests"] = s.good_requests;
   j["token_count_mismatches"] = s.token_count_mismatches;
   j["usage_missing"] = s.usage_missing;
+  j["single_chunk_outputs"] = s.single_chunk_outputs;
+  j["finished_before_max_tokens"] = s.finished_before_max_tokens;
+  j["total_requested_output_tokens"] = s.total_requested_output_tokens;
+  j["requests_with_max_tokens"] = s.requests_with_max_tokens;
+  j["top_errors_by_kind"] = json::object();
+  for (const auto& [kind, messages] : s.top_errors_by_kind) {
+    json list = json::array();
+    for (const auto& m : messages) {
+      list.push_back(json{{"message", m.message}, {"count", m.count}});
+    }
+    j["top_errors_by_kind"][kind] = std::move(list);
+  }
 
   if (info.extra.is_object()) {
     for (const auto& [key, value] : info.extra.items()) {

@@ -21,7 +21,7 @@ namespace llmbench::report {
 /// Options for the console table.
 struct ConsoleOptions {
   /// Metrics that get a percentile section, in order (`--percentile-metrics`). vLLM's: ttft,
-  /// tpot, itl, e2el; ours: ttfat, inter_chunk, ttft_sched, e2el_sched, lateness.
+  /// tpot, itl, e2el; ours: ttfat, inter_chunk, ttft_sched, e2el_sched, lateness, queue_wait.
   std::vector<std::string> percentile_metrics{"ttft", "tpot", "itl"};
   /// Print "Request goodput (req/s)" (vLLM prints it only when `--goodput` was given).
   bool show_goodput = false;
@@ -43,13 +43,20 @@ void check_percentile_metrics(const std::vector<std::string>& names);
 /// Renders the result table as text. Layout (vLLM `bench serve`): a 50-wide
 /// "============ Serving Benchmark Result ============" banner; lines formatted like Python's
 /// "{:<40} {:<10}" (label padded to 40, one space, value left-aligned in 10 with trailing blanks;
-/// floats with 2 decimals); per metric a 50-wide '-'-filled centered header and Mean / Median /
-/// P<q> lines (q printed as an integer when whole, e.g. P99, else P99.9); then llmbench's extra
-/// sections (failures by kind, token accounting, client lateness); a closing line of 50 '='.
-/// Throws `Exception` on an unknown percentile metric.
+/// floats with 2 decimals, "n/a" for a metric with no samples); per metric a 50-wide '-'-filled
+/// centered header and Mean / Median / P<q> lines (q printed as an integer when whole, e.g. P99,
+/// else P99.9); then llmbench's extra sections (failures by kind with their most frequent messages,
+/// token accounting with requested against delivered output, client lateness, queue wait when
+/// requests waited for a slot); a closing line of 50 '='. Throws `Exception` on an unknown
+/// percentile metric.
 std::string console_text(const metrics::Summary& summary, const ConsoleOptions& options);
 
-/// Writes `console_text(summary, options)` to `out` (e.g. stdout).
+/// Warnings a summary calls for, one sentence each (today: outputs that arrived in one chunk,
+/// so the stream was not incremental and their TPOT is undefined). Empty when there are none.
+std::vector<std::string> summary_warnings(const metrics::Summary& summary);
+
+/// Writes `console_text(summary, options)` to `out` (e.g. stdout), then logs each of
+/// `summary_warnings(summary)` as a warning (stderr).
 void print_console(std::FILE* out, const metrics::Summary& summary, const ConsoleOptions& options);
 
 /// What the results JSON records about how the run was made (LoadGen-style: what was asked,
@@ -86,8 +93,10 @@ struct RunInfo {
 /// request_goodput, output_throughput, total_token_throughput, max_output_tokens_per_s,
 /// max_concurrent_requests, and for ttft, tpot, itl, e2el: mean_<m>_ms, median_<m>_ms,
 /// std_<m>_ms, p<q>_<m>_ms (q as vLLM formats it: p50, p99, p99.9). llmbench adds min_<m>_ms and
-/// max_<m>_ms for those and the same set for ttfat, inter_chunk, ttft_sched, e2el_sched and
-/// lateness, plus failed, failures_by_kind, token_count_mismatches, usage_missing,
+/// max_<m>_ms for those and the same set for ttfat, inter_chunk, ttft_sched, e2el_sched,
+/// lateness and queue_wait, plus failed, failures_by_kind, top_errors_by_kind (kind → [{message,
+/// count}]), token_count_mismatches, usage_missing, single_chunk_outputs,
+/// finished_before_max_tokens, total_requested_output_tokens, requests_with_max_tokens,
 /// good_requests, total_requests and the run information of `info`. Non-finite numbers are
 /// written as null (JSON has no NaN); an infinite request rate as "inf". Throws `Exception` when
 /// `info.extra` is neither an object nor null.

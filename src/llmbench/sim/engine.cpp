@@ -264,7 +264,8 @@ std::size_t Simulation::pick_replica() const {
 void Simulation::admit(std::size_t index, TimeNs now, std::vector<Event>& out) {
   ++in_flight_;
   auto& rec = records_[index];
-  rec.scheduled_ns = now;
+  rec.scheduled_ns = options_.closed_loop ? now : requests_[index].arrival_ns;
+  rec.slot_ns = now;
   rec.sent_ns = now;
   rec.headers_ns = now;
   const SimRequest& q = requests_[index];
@@ -292,7 +293,7 @@ void Simulation::on_arrival(const Event& event, std::vector<Event>& out) {
   const SimRequest& q = requests_[index];
   if (!replicas_.front().core->fits(q.prompt_len, q.output_len)) {
     auto& rec = records_[index];
-    rec.scheduled_ns = rec.sent_ns = rec.headers_ns = rec.done_ns = event.time_ns;
+    rec.scheduled_ns = rec.slot_ns = rec.sent_ns = rec.headers_ns = rec.done_ns = event.time_ns;
     rec.http_status = 400;
     rec.error_kind = metrics::ErrorKind::Http4xx;
     rec.error_message = options_.engine.scheduler.enable_chunked_prefill

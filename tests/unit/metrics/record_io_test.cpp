@@ -15,6 +15,7 @@ RequestRecord full_record() {
   r.id = 42;
   r.warmup = true;
   r.scheduled_ns = 1000;
+  r.slot_ns = 1200;
   r.sent_ns = 1500;
   r.headers_ns = 2'000'000;
   r.done_ns = 9'000'000'000;
@@ -42,6 +43,7 @@ void expect_same(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.warmup, b.warmup);
   EXPECT_EQ(a.scheduled_ns, b.scheduled_ns);
+  EXPECT_EQ(a.slot_ns, b.slot_ns);
   EXPECT_EQ(a.sent_ns, b.sent_ns);
   EXPECT_EQ(a.headers_ns, b.headers_ns);
   EXPECT_EQ(a.done_ns, b.done_ns);
@@ -73,6 +75,7 @@ TEST(RecordIo, ExactLineForASmallRecord) {
   RequestRecord r;
   r.id = 7;
   r.scheduled_ns = 10;
+  r.slot_ns = 10;
   r.sent_ns = 11;
   r.headers_ns = 12;
   r.done_ns = 20;
@@ -82,7 +85,7 @@ TEST(RecordIo, ExactLineForASmallRecord) {
   r.finish_reason = "stop";
   EXPECT_EQ(
       record_to_json_line(r),
-      R"({"id":7,"warmup":false,"scheduled_ns":10,"sent_ns":11,"headers_ns":12,)"
+      R"({"id":7,"warmup":false,"scheduled_ns":10,"slot_ns":10,"sent_ns":11,"headers_ns":12,)"
       R"("done_ns":20,"http_status":200,"ok":true,"error_kind":"none","error_message":"",)"
       R"("input_tokens":-1,"output_tokens":3,"input_tokens_local":-1,"output_tokens_local":-1,)"
       R"("reasoning_tokens":-1,"cached_tokens":-1,"prompt_len":-1,"max_tokens":-1,)"
@@ -119,9 +122,19 @@ TEST(RecordIo, UnknownKeysAndMissingKeys) {
   EXPECT_EQ(r->id, 3);
   EXPECT_EQ(r->sent_ns, 5);
   EXPECT_EQ(r->done_ns, -1);
+  EXPECT_EQ(r->slot_ns, -1);
   ASSERT_EQ(r->chunks.size(), 1u);
   EXPECT_EQ(r->chunks[0].channel, Channel::ToolCall);
   EXPECT_TRUE(r->ok());
+}
+
+TEST(RecordIo, ARecordWrittenBeforeSlotNsExistedGetsItsSlotAtScheduled) {
+  auto r = record_from_json_line(R"({"id":1,"scheduled_ns":100,"sent_ns":130})");
+  ASSERT_TRUE(r.has_value()) << r.error().what();
+  EXPECT_EQ(r->slot_ns, -1);
+  EXPECT_EQ(slot_time(*r), 100);
+  r->slot_ns = 120;
+  EXPECT_EQ(slot_time(*r), 120);
 }
 
 // Each bad line, the field the error must name and the byte offset it must point at.

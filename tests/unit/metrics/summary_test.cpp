@@ -42,214 +42,19 @@ RequestRecord make_record(std::int64_t id, double sent_ms,
   return r;
 }
 
-// --- percentile_sorted: numpy.percentile(a, q) default method="linear" -----------------------
-
-TEST(Percentile, FourElements) {
-  const std::vector<double> a{1, 2, 3, 4};
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 50), 2.5);   // rank 1.5
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 90), 3.7);   // rank 2.7
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 99), 3.97);  // rank 2.97
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 0), 1.0);
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 100), 4.0);
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 25), 1.75);  // rank 0.75
-}
-
-TEST(Percentile, SingleElement) {
-  EXPECT_DOUBLE_EQ(percentile_sorted({10}, 0), 10.0);
-  EXPECT_DOUBLE_EQ(percentile_sorted({10}, 50), 10.0);
-  EXPECT_DOUBLE_EQ(percentile_sorted({10}, 99.9), 10.0);
-}
-
-TEST(Percentile, ThreeElementsAfterSorting) {
-  // describe() sorts [3, 1, 2] → [1, 2, 3]; q=25 → rank 0.5 → 1.5.
-  const Stats s = describe({3, 1, 2}, {25, 75});
-  EXPECT_DOUBLE_EQ(s.percentiles[0].second, 1.5);
-  EXPECT_DOUBLE_EQ(s.percentiles[1].second, 2.5);
-  EXPECT_DOUBLE_EQ(s.median, 2.0);
-}
-
-TEST(Percentile, SevenElementsFractionalQ) {
-  const std::vector<double> a{10, 20, 30, 40, 50, 60, 70};
-  EXPECT_NEAR(percentile_sorted(a, 33.3), 29.98, 1e-12);  // rank 0.333·6 = 1.998
-  EXPECT_NEAR(percentile_sorted(a, 99.9), 69.94, 1e-12);  // rank 5.994
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 50), 40.0);       // rank 3 exactly
-  EXPECT_NEAR(percentile_sorted(a, 10), 16.0, 1e-12);     // rank 0.6
-}
-
-TEST(Percentile, TwoElementsAndEmpty) {
-  EXPECT_DOUBLE_EQ(percentile_sorted({0, 100}, 1), 1.0);
-  EXPECT_DOUBLE_EQ(percentile_sorted({0, 100}, 62.5), 62.5);
-  EXPECT_TRUE(std::isnan(percentile_sorted({}, 50)));
-}
-
-TEST(Percentile, RepeatedValuesAndNegative) {
-  const std::vector<double> a{-5, -5, 0, 5, 5};
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 30), -4.0);  // rank 1.2 → -5 + 5·0.2
-  EXPECT_DOUBLE_EQ(percentile_sorted(a, 80), 5.0);   // rank 3.2 between 5 and 5
-}
-
-TEST(Describe, MeanStdMinMax) {
-  const Stats s = describe({2, 4, 4, 4, 5, 5, 7, 9}, {50, 99});
-  EXPECT_EQ(s.count, 8u);
-  EXPECT_DOUBLE_EQ(s.mean, 5.0);
-  EXPECT_DOUBLE_EQ(s.std, 2.0);  // population std (ddof=0)
-  EXPECT_DOUBLE_EQ(s.min, 2.0);
-  EXPECT_DOUBLE_EQ(s.max, 9.0);
-  EXPECT_DOUBLE_EQ(s.median, 4.5);
-  EXPECT_DOUBLE_EQ(s.percentiles[1].second, 8.86);  // rank 6.93 → 7 + 2·0.93
-}
-
-TEST(Describe, SelectionEqualsFullSortOnRandomSamples) {
-  // describe() selects the percentile ranks with nth_element; every value must equal the
-  // interpolation over the fully sorted sample, for sizes that hit rank edge cases and samples
-  // with many ties (simulated ITLs repeat the same step times).
-  std::uint64_t x = 12345;
-  const auto next = [&x] {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return x >> 33;
-  };
-  const std::vector<double> qs{0, 1, 25, 50, 90, 95, 99, 99.9, 100};
-  for (const std::size_t n : {1u, 2u, 3u, 10u, 101u, 1000u, 4097u}) {
-    for (const std::uint64_t distinct : {3ULL, 1ULL << 30}) {
-      std::vector<double> v(n);
-      for (auto& e : v) e = static_cast<double>(next() % distinct) * 0.25;
-      const Stats s = describe(v, qs);
-      std::vector<double> sorted = v;
-      std::sort(sorted.begin(), sorted.end());
-      EXPECT_EQ(s.median, percentile_sorted(sorted, 50)) << n;
-      EXPECT_EQ(s.min, sorted.front()) << n;
-      EXPECT_EQ(s.max, sorted.back()) << n;
-      ASSERT_EQ(s.percentiles.size(), qs.size());
-      for (std::size_t i = 0; i < qs.size(); ++i) {
-        EXPECT_EQ(s.percentiles[i].first, qs[i]);
-        EXPECT_EQ(s.percentiles[i].second, percentile_sorted(sorted, qs[i]))
-            << "n=" << n << " q=" << qs[i];
-      }
-    }
-  }
-}
-
-TEST(Describe, BucketSelectionEqualsFullSortOnLargeSamples) {
-  // From 16,384 values on, describe() finds the percentile ranks through 65,536 ordered buckets
-  // over [min, max]; it must still give exactly the values of the fully sorted sample: with
-  // heavy ties, negative values, one outlier that puts nearly every value in bucket 0, and the
-  // fallbacks (all values equal; an infinite value).
-  std::uint64_t x = 987654321;
-  const auto next = [&x] {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return x >> 33;
-  };
-  const std::vector<double> qs{0, 0.1, 1, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100};
-  enum class Shape { Ties, Wide, Negative, Outlier, AllEqual, Infinite };
-  for (const std::size_t n : {16384u, 16385u, 100003u}) {
-    for (const Shape shape : {Shape::Ties, Shape::Wide, Shape::Negative, Shape::Outlier,
-                              Shape::AllEqual, Shape::Infinite}) {
-      std::vector<double> v(n);
-      for (auto& e : v) {
-        switch (shape) {
-          case Shape::Ties:
-            e = 40.0 + static_cast<double>(next() % 7) * 0.125;
-            break;
-          case Shape::Wide:
-            e = static_cast<double>(next() % (1ULL << 30)) * 1e-3;
-            break;
-          case Shape::Negative:
-            e = static_cast<double>(next() % 20001) - 10000.5;
-            break;
-          case Shape::Outlier:
-            e = static_cast<double>(next() % 1000) * 0.01;
-            break;
-          case Shape::AllEqual:
-            e = 12.5;
-            break;
-          case Shape::Infinite:
-            e = static_cast<double>(next() % 100);
-            break;
-        }
-      }
-      if (shape == Shape::Outlier)
-        v[n / 2] = 1e12;
-      if (shape == Shape::Infinite)
-        v[n / 3] = std::numeric_limits<double>::infinity();
-      const Stats s = describe(v, qs);
-      std::vector<double> sorted = v;
-      std::sort(sorted.begin(), sorted.end());
-      const auto label = testing::Message() << "n=" << n << " shape=" << static_cast<int>(shape);
-      EXPECT_EQ(s.median, percentile_sorted(sorted, 50)) << label;
-      ASSERT_EQ(s.percentiles.size(), qs.size());
-      for (std::size_t i = 0; i < qs.size(); ++i) {
-        // Both NaN where the interpolation meets inf − inf (q = 100 of the infinite sample).
-        const double want = percentile_sorted(sorted, qs[i]);
-        const double got = s.percentiles[i].second;
-        EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
-            << label << " q=" << qs[i] << ": " << got << " vs " << want;
-      }
-    }
-  }
-}
-
-TEST(Describe, TinyRangeOnALargeSample) {
-  // max − min = 1e-305: 65,535 / (max − min) is inf, so the bucket map cannot be used (found
-  // by a breaking helper: p0 came out as the max and p100 as the min).
-  std::vector<double> v(16384);
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 == 0 ? 0.0 : 1e-305;
-  const Stats s = describe(v, {0, 50, 100});
-  EXPECT_EQ(s.percentiles[0].second, 0.0);
-  EXPECT_EQ(s.percentiles[1].second, 5e-306);  // ranks 8191 and 8192: (0 + 1e-305) / 2
-  EXPECT_EQ(s.percentiles[2].second, 1e-305);
-}
-
-TEST(Describe, ManyPercentilesOnALargeSample) {
-  // 400 percentiles want more buckets than the bucket path tracks: the selection falls back to
-  // nth_element and still gives the sorted sample's values.
-  std::vector<double> v(50000);
-  for (std::size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>((i * 7919) % v.size()) * 0.5;
-  std::vector<double> qs;
-  for (int i = 0; i < 400; ++i) qs.push_back(i * 0.25);
-  const Stats s = describe(v, qs);
-  std::vector<double> sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  ASSERT_EQ(s.percentiles.size(), qs.size());
-  for (std::size_t i = 0; i < qs.size(); ++i)
-    EXPECT_EQ(s.percentiles[i].second, percentile_sorted(sorted, qs[i])) << qs[i];
-}
-
-TEST(Describe, MeanAndStdAreNumpysBitForBit) {
-  // numpy sums pairwise within blocks of 8,192 values, not one by one. Reference: numpy 1.24.2,
-  // float(np.mean(v)).hex() and float(np.std(v)).hex() of the same Python list (x ← x·a + c mod
-  // 2^64 from 12345, u = (x >> 11)·2^-53, v = u³·1000). A running sum gives another mean at
-  // 1,000 and 20,000 values, and pairwise summation without the blocks another at 20,000.
-  struct Case {
-    std::size_t n;
-    double mean;
-    double std;
-  };
-  for (const Case c : {Case{7, 0x1.1f098d70c255fp+8, 0x1.12ff0eafb6221p+8},
-                       Case{100, 0x1.0c00318401c29p+8, 0x1.2adad78dcaddcp+8},
-                       Case{1000, 0x1.07bcbf63e6419p+8, 0x1.2912039f5c5acp+8},
-                       Case{20000, 0x1.f87d6f58f3f78p+7, 0x1.1c839eb6c7495p+8}}) {
-    std::uint64_t x = 12345;
-    std::vector<double> v(c.n);
-    for (auto& e : v) {
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-      const double u = static_cast<double>(x >> 11) * 0x1p-53;
-      e = u * u * u * 1000.0;
-    }
-    const Stats s = describe(v, {});
-    EXPECT_EQ(s.mean, c.mean) << c.n;
-    EXPECT_EQ(s.std, c.std) << c.n;
-  }
-}
-
-TEST(Describe, EmptyIsAllZero) {
-  const Stats s = describe({}, {50, 99});
-  EXPECT_EQ(s.count, 0u);
-  EXPECT_EQ(s.mean, 0.0);
-  EXPECT_EQ(s.max, 0.0);
-  ASSERT_EQ(s.percentiles.size(), 2u);
-  EXPECT_EQ(s.percentiles[1].first, 99.0);
-  EXPECT_EQ(s.percentiles[1].second, 0.0);
+TEST(SummaryEquality, ADifferenceInAnyFieldIsSeen) {
+  std::vector<RequestRecord> rs{make_record(0, 0, {{100, 1}, {150, 1}})};
+  const Summary a = summarize(rs, SummaryOptions{});
+  EXPECT_TRUE(a == summarize(rs, SummaryOptions{}));  // NaN stats (queue wait...) compare equal
+  Summary b = a;
+  b.single_chunk_outputs = 1;
+  EXPECT_FALSE(a == b);
+  b = a;
+  b.top_errors_by_kind["timeout"].push_back(ErrorMessageCount{.message = "x", .count = 1});
+  EXPECT_FALSE(a == b);
+  b = a;
+  b.queue_wait_ms.count = 7;
+  EXPECT_FALSE(a == b);
 }
 
 // --- per-request metrics -----------------------------------------------------------------------
@@ -288,6 +93,82 @@ TEST(RequestMetrics, QueueInclusiveAndLateness) {
   EXPECT_DOUBLE_EQ(l.e2el_ms, 140.0);
   EXPECT_DOUBLE_EQ(l.e2el_sched_ms, 160.0);
   EXPECT_DOUBLE_EQ(l.tpot_ms, 40.0);
+}
+
+TEST(RequestMetrics, SlotSplitsQueueWaitFromLateness) {
+  // Scheduled (arrival) at 0, slot at 15 ms (a request finished), sent at 20 ms.
+  RequestRecord r = make_record(0, 20, {{120, 1}, {160, 1}});
+  r.scheduled_ns = 0;
+  r.slot_ns = 15 * kMs;
+  const RequestLatency l = request_latency(r);
+  EXPECT_DOUBLE_EQ(l.queue_wait_ms, 15.0);
+  EXPECT_DOUBLE_EQ(l.lateness_ms, 5.0);
+  EXPECT_DOUBLE_EQ(l.ttft_sched_ms, 120.0);  // from the arrival, the wait included
+  const Summary s = summarize({r}, SummaryOptions{});
+  EXPECT_EQ(s.queue_wait_ms.count, 1u);
+  EXPECT_DOUBLE_EQ(s.queue_wait_ms.mean, 15.0);
+  EXPECT_DOUBLE_EQ(s.lateness_ms.mean, 5.0);
+}
+
+TEST(RequestMetrics, AllOutputInOneChunkHasNoTpot) {
+  // Issue 14: N = 8 tokens in one event. (last − first) / (N − 1) would be 0: TPOT is undefined.
+  const RequestRecord r = make_record(0, 0, {{100, 8}});
+  const RequestLatency l = request_latency(r);
+  EXPECT_DOUBLE_EQ(l.ttft_ms, 100.0);
+  EXPECT_TRUE(std::isnan(l.tpot_ms));
+  std::vector<RequestRecord> rs{r, make_record(1, 0, {{100, 1}, {120, 1}, {140, 1}})};
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.single_chunk_outputs, 1u);
+  EXPECT_EQ(s.tpot_ms.count, 1u);  // only the incremental stream
+  EXPECT_DOUBLE_EQ(s.tpot_ms.mean, 20.0);
+  rs.pop_back();
+  const Summary only = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(only.tpot_ms.count, 0u);
+  EXPECT_TRUE(std::isnan(only.tpot_ms.mean));
+  EXPECT_TRUE(std::isnan(only.itl_ms.mean));
+}
+
+TEST(Summarize, RequestedAgainstDeliveredOutputAndEarlyFinishes) {
+  std::vector<RequestRecord> rs{make_record(0, 0, {{100, 1}, {150, 1}}),
+                                make_record(1, 0, {{100, 2}, {150, 2}}),
+                                make_record(2, 0, {{100, 1}}), make_record(3, 0, {{100, 3}})};
+  rs[0].max_tokens = 2;   // delivered 2: ran to max_tokens
+  rs[1].max_tokens = 16;  // delivered 4: stopped early (EOS)
+  rs[2].max_tokens = -1;  // not known: counted in neither
+  rs[3].max_tokens = 5;
+  rs[3].error_kind = ErrorKind::Timeout;  // failed: not counted
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.requests_with_max_tokens, 2u);
+  EXPECT_EQ(s.total_requested_output_tokens, 18);
+  EXPECT_EQ(s.finished_before_max_tokens, 1u);
+  EXPECT_EQ(s.total_output_tokens, 7);
+}
+
+TEST(Summarize, MostFrequentErrorMessagesPerKind) {
+  std::vector<RequestRecord> rs;
+  const auto fail = [&](ErrorKind kind, std::string message) {
+    RequestRecord r = make_record(static_cast<std::int64_t>(rs.size()), 0, {});
+    r.error_kind = kind;
+    r.error_message = std::move(message);
+    rs.push_back(std::move(r));
+  };
+  for (int i = 0; i < 3; ++i) fail(ErrorKind::Http4xx, "maximum context length is 4096 tokens");
+  fail(ErrorKind::Http4xx, "b: bad request");
+  fail(ErrorKind::Http4xx, "a: bad request");
+  fail(ErrorKind::Http4xx, "c: rare");
+  fail(ErrorKind::Http4xx, "c: rare");
+  fail(ErrorKind::Timeout, std::string(400, 'x'));
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.failures_by_kind.at("http_4xx"), 7u);
+  const auto& top = s.top_errors_by_kind.at("http_4xx");
+  ASSERT_EQ(top.size(), kTopErrorsPerKind);
+  EXPECT_EQ(top[0],
+            (ErrorMessageCount{.message = "maximum context length is 4096 tokens", .count = 3}));
+  EXPECT_EQ(top[1], (ErrorMessageCount{.message = "c: rare", .count = 2}));
+  EXPECT_EQ(top[2], (ErrorMessageCount{.message = "a: bad request", .count = 1}));  // ties: order
+  const auto& timeout = s.top_errors_by_kind.at("timeout");
+  ASSERT_EQ(timeout.size(), 1u);
+  EXPECT_EQ(timeout[0].message, std::string(kErrorMessageChars, 'x') + "\u2026");
 }
 
 TEST(RequestMetrics, OneTokenHasTtftButNoTpot) {
@@ -555,6 +436,9 @@ TEST(Summarize, UnknownChunkTokensAreFilledFromUsage) {
   r.chunks[0].bytes = 4;
   r.chunks[1].bytes = 12;
   r.done_ns = 1000 * kMs;
+  // Assigned once where the record is made (the load generator, the records-file reader); the
+  // summary reads the chunks as they are.
+  assign_chunk_tokens(r);
   const Summary s = summarize({r}, SummaryOptions{});
   // 6 tokens: 1 each, then 4 by bytes 4:12 → 1, 3 → chunks 2 and 4 tokens.
   EXPECT_EQ(s.itl_ms.count, 4u);

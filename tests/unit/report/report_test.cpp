@@ -25,7 +25,7 @@ metrics::Stats stats(double mean, double median, std::vector<std::pair<double, d
   s.count = 3;
   s.mean = mean;
   s.median = median;
-  s.std = 1.25;
+  s.stddev = 1.25;
   s.min = 1;
   s.max = 1000;
   s.percentiles = std::move(ps);
@@ -135,11 +135,52 @@ TEST(Console, GoodputHiddenWithoutSloAndOptionalLines) {
   EXPECT_THAT(text, HasSubstr("Request rate configured (RPS):           2.50      \n"));
   EXPECT_THAT(text, HasSubstr("----------------End-to-end Latency----------------\n"));
   EXPECT_THAT(text, HasSubstr("P99 E2EL (ms):                           898.00    \n"));
-  EXPECT_THAT(text, HasSubstr("Mean TTFAT (ms):                         0.00      \n"));
+  // No TTFAT samples: undefined, printed n/a (issue 14), never 0.
+  EXPECT_THAT(text, HasSubstr("Mean TTFAT (ms):                         n/a       \n"));
   EXPECT_THAT(text, Not(HasSubstr("TTFT (ms)")));
 
   options.request_rate = std::numeric_limits<double>::infinity();
   EXPECT_THAT(console_text(sample_summary(), options), Not(HasSubstr("Request rate configured")));
+}
+
+TEST(Console, FailuresShowTheirMostFrequentMessages) {
+  metrics::Summary s = sample_summary();
+  s.top_errors_by_kind["http_5xx"] = {{.message = "upstream overloaded", .count = 1}};
+  s.top_errors_by_kind["timeout"] = {{.message = "", .count = 1}};
+  const std::string text = console_text(s, ConsoleOptions{});
+  EXPECT_THAT(text, HasSubstr("Failed (http_5xx):                       1         \n"
+                              "  1x upstream overloaded\n"
+                              "Failed (timeout):                        1         \n"
+                              "  1x (no message)\n"));
+  const json j = results_json(s, RunInfo{});
+  EXPECT_EQ(j.at("top_errors_by_kind").at("http_5xx").at(0).at("message"), "upstream overloaded");
+  EXPECT_EQ(j.at("top_errors_by_kind").at("http_5xx").at(0).at("count"), 1);
+}
+
+TEST(Console, RequestedOutputQueueWaitAndSingleChunkLines) {
+  metrics::Summary s = sample_summary();
+  EXPECT_THAT(console_text(s, ConsoleOptions{}), Not(HasSubstr("Queue Wait")));
+  EXPECT_THAT(console_text(s, ConsoleOptions{}), Not(HasSubstr("max_tokens")));
+  EXPECT_TRUE(summary_warnings(s).empty());
+  s.requests_with_max_tokens = 3;
+  s.total_requested_output_tokens = 48;
+  s.finished_before_max_tokens = 2;
+  s.single_chunk_outputs = 1;
+  s.queue_wait_ms = stats(12.5, 10, {{50, 10}});
+  const std::string text = console_text(s, ConsoleOptions{});
+  EXPECT_THAT(text, HasSubstr("Requested output tokens:                 48        \n"
+                              "Finished before max_tokens:              2         \n"
+                              "Outputs in one chunk (no TPOT):          1         \n"));
+  EXPECT_THAT(text, HasSubstr("--------------------Queue Wait--------------------\n"
+                              "Mean queue wait (ms):                    12.50     \n"));
+  const auto warnings = summary_warnings(s);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("not incremental"));
+  const json j = results_json(s, RunInfo{});
+  EXPECT_EQ(j.at("finished_before_max_tokens"), 2);
+  EXPECT_EQ(j.at("total_requested_output_tokens"), 48);
+  EXPECT_EQ(j.at("single_chunk_outputs"), 1);
+  EXPECT_DOUBLE_EQ(j.at("mean_queue_wait_ms").get<double>(), 12.5);
 }
 
 TEST(Console, UnknownMetricThrows) {
@@ -153,8 +194,8 @@ TEST(Console, UnknownMetricThrows) {
     EXPECT_THAT(e.what(), HasSubstr("'bogus'"));
   }
   EXPECT_NO_THROW(check_percentile_metrics({"ttft", "tpot", "itl", "e2el", "ttfat", "inter_chunk",
-                                            "ttft_sched", "e2el_sched", "lateness"}));
-  EXPECT_EQ(percentile_metric_names().size(), 9u);
+                                            "ttft_sched", "e2el_sched", "lateness", "queue_wait"}));
+  EXPECT_EQ(percentile_metric_names().size(), 10u);
 }
 
 TEST(Console, PrintWritesTheSameText) {
@@ -263,7 +304,8 @@ TEST(ResultsJson, VllmKeysAndValues) {
   // Ours, same pattern.
   EXPECT_EQ(j.at("max_lateness_ms"), 10.0);
   EXPECT_EQ(j.at("p99_lateness_ms"), 9.8);
-  EXPECT_EQ(j.at("mean_ttfat_ms"), 0.0);  // empty stats are all zero
+  EXPECT_TRUE(j.at("mean_ttfat_ms").is_null());  // no samples: undefined, null (issue 14)
+  EXPECT_TRUE(j.at("std_ttfat_ms").is_null());
   EXPECT_TRUE(j.contains("median_inter_chunk_ms"));
   EXPECT_TRUE(j.contains("std_ttft_sched_ms"));
   // e2el_sched's Stats in this summary has no percentiles: the keys still exist, as null.

@@ -238,7 +238,7 @@ TEST(DataParallel, ClosedLoopFillsTheReplicaThatFreedASlot) {
   Simulation sim(o, std::make_unique<SimpleModel>());
   const auto r = sim.run(reqs);
   EXPECT_EQ(r.records[0].done_ns, 1'100'000);
-  EXPECT_EQ(r.records[2].scheduled_ns, 1'100'000);
+  EXPECT_EQ(r.records[2].slot_ns, 1'100'000);
   EXPECT_EQ(r.records[2].done_ns, 2 * 1'100'000);  // alone on r0: prefill 1.1 ms
   ASSERT_EQ(r.records[1].chunks.size(), 4u);
   EXPECT_EQ(r.records[1].chunks[3].time_ns, 1'100'000 + 3 * 1'001'000);  // r1 undisturbed
