@@ -2,6 +2,7 @@
 // (sim/memory.hpp; SIMULATOR-NOTES.md §2.2 and §6.3), printed like vLLM's start-up log.
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
@@ -54,6 +55,7 @@ int execute_plan(const PlanFlags& f) {
     std::printf("\n");
     return 0;
   }
+  check_plan_flags(f.block_size, f.activation_peak_gib, f.non_torch_gib);
   const auto model = sim::load_model_profile(data, f.model_profile);
   const auto gpu = sim::load_hardware_profile(data, f.gpu);
   sim::MemoryOptions o;

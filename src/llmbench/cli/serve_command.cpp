@@ -2,8 +2,10 @@
 // engine in real time (`--timing engine`), or the exact fixed timing model (`--timing fixed`).
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/server/server.hpp"
@@ -41,7 +43,8 @@ Command add_serve_command(CLI::App& app) {
                   "Count prompt tokens exactly with this tokenizer (a tokenizer.json path or a "
                   "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes");
   add_server_flags(*sub, *flags, "");
-  return [flags, port_file, tokenizer_name] {
+  return [flags, port_file, tokenizer_name, sub] {
+    check_serve_flags(*flags, given_flags(*sub), "");
     server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
     std::optional<tokenizer::ResolvedTokenizer> tok;
     if (!tokenizer_name->empty()) {
