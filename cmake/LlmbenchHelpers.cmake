@@ -28,8 +28,16 @@ function(llmbench_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name}_test ${ARG_SOURCES})
   target_link_libraries(${name}_test PRIVATE ${ARG_DEPS} GTest::gtest_main GTest::gmock llmbench_warnings)
+  # tests/support: helpers every test may use (shared_data.hpp).
+  target_include_directories(${name}_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
+  endif()
+  # Binaries with a test that reads ../shared/data (tests/CMakeLists.txt lists them) carry the
+  # label shared_data; such a test fails instead of skipping under LLMBENCH_REQUIRE_SHARED_DATA=1
+  # (tests/support/shared_data.hpp), which scripts/test.sh sets when the data is there.
+  if(name IN_LIST LLMBENCH_SHARED_DATA_TESTS)
+    list(APPEND ARG_LABELS shared_data)
   endif()
   # Where tests find the source tree (data/, ../shared) and the built `llmbench` binary.
   target_compile_definitions(${name}_test PRIVATE

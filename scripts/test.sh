@@ -9,6 +9,9 @@ scripts/setup.sh --deps-only
 files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find src apps tests bench -name '*.[ch]pp')
 clang-format --dry-run --Werror $files
 
+# Each module includes only the modules it may use (docs/architecture.md, "Modules").
+scripts/check_includes.sh
+
 # Reference for the tokenizer differential test (tests/differential): node + the pinned npm
 # `tokenizers`, installed once into build/npm-ref. Without them that test is skipped, not failed.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -26,6 +29,12 @@ if command -v npm >/dev/null &&
   cp tests/differential/package.json build/npm-ref/package.json
   (cd build/npm-ref && npm install --no-audit --no-fund --loglevel=error) ||
     echo "test: WARNING: npm install tokenizers@$ref_version failed; the differential test will be skipped" >&2
+fi
+
+# Where ../shared/data is there (CI), a test that needs it fails instead of skipping
+# (tests/support/shared_data.hpp, tests/differential/run.sh).
+if [ -d ../shared/data ]; then
+  export LLMBENCH_REQUIRE_SHARED_DATA=1
 fi
 
 cmake --preset ci >/dev/null

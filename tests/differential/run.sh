@@ -5,7 +5,9 @@
 # the pinned npm `tokenizers`; default $LLMBENCH_SOURCE_DIR/build/npm-ref), DIFF_TOKENIZERS
 # (space-separated subset of the names below; default all nine). The five tokenizers issue 3 names
 # get all ~25,000 strings, the other four every second one (CI time).
-# Exit 77 (ctest: skipped) when node, the pinned package, zstd or the shared data is missing.
+# Exit 77 (ctest: skipped) when node, the pinned package, zstd or the shared data is missing;
+# exit 1 instead under LLMBENCH_REQUIRE_SHARED_DATA=1 (scripts/test.sh sets it when the data is
+# there, and installs the rest), so CI cannot pass by skipping.
 set -euo pipefail
 driver=$1
 out=$2
@@ -15,6 +17,10 @@ data=$root/../shared/data
 npm_ref=${LLMBENCH_NPM_REF:-$root/build/npm-ref}
 
 skip() {
+  if [[ ${LLMBENCH_REQUIRE_SHARED_DATA:-} == 1 ]]; then
+    echo "differential: FAILED (LLMBENCH_REQUIRE_SHARED_DATA=1): $*" >&2
+    exit 1
+  fi
   echo "differential: SKIPPED: $*" >&2
   echo "differential: SKIPPED: $*"
   exit 77

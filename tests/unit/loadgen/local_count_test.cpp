@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../tokenizer/test_data.hpp"
+#include "shared_data.hpp"
 #include <string>
 #include <vector>
 
@@ -28,7 +29,7 @@ class LocalCount_ : public ::testing::Test {
   void SetUp() override {
     tok_ = tokenizer::testing::shared_tokenizer("deepseek-v3", "tokenizer.json");
     if (tok_ == nullptr) {
-      GTEST_SKIP() << "../shared/data/tokenizers/deepseek-v3 not found";
+      LLMBENCH_SHARED_DATA_MISSING() << "../shared/data/tokenizers/deepseek-v3 not found";
     }
   }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "../tokenizer/test_data.hpp"
+#include "shared_data.hpp"
 #include <string>
 
 namespace llmbench::server {
@@ -27,7 +28,7 @@ std::int64_t ids_of(const tokenizer::Tokenizer& tok, const std::string& text, bo
 TEST(PromptCount, CompletionsTextIsCountedWithTheBos) {
   const auto* tok = deepseek_v3();
   if (tok == nullptr)
-    GTEST_SKIP() << "shared tokenizer data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer data not found";
   const std::string text = "The quick brown fox jumps over the lazy dog. 你好，世界！";
   const std::string body = R"({"prompt":")" + text + R"(","max_tokens":4})";
   auto exact = parse_generation_request(body, false, 16, false, tok);
@@ -51,7 +52,7 @@ TEST(PromptCount, CompletionsTextIsCountedWithTheBos) {
 TEST(PromptCount, TokenIdsCountOneEachWithNothingAdded) {
   const auto* tok = deepseek_v3();
   if (tok == nullptr)
-    GTEST_SKIP() << "shared tokenizer data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer data not found";
   auto parsed = parse_generation_request(R"({"prompt":[0,100,2000,30000],"max_tokens":1})", false,
                                          16, false, tok);
   ASSERT_TRUE(parsed);
@@ -76,7 +77,7 @@ TEST(PromptCount, TokenIdsCountOneEachWithNothingAdded) {
 TEST(PromptCount, ChatCountsMessageContentsWithoutSpecialTokens) {
   const auto* tok = deepseek_v3();
   if (tok == nullptr)
-    GTEST_SKIP() << "shared tokenizer data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer data not found";
   const std::string body =
       R"({"messages":[{"role":"system","content":"You are terse."},)"
       R"({"role":"user","content":[{"type":"text","text":"Count to three."}]}]})";

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../tokenizer/test_data.hpp"
+#include "shared_data.hpp"
 #include <string>
 
 namespace llmbench::server {
@@ -24,7 +25,7 @@ TEST_P(VocabTokens, EachWordIsOneTokenAndRunsAddUp) {
   const tokenizer::Tokenizer* tok =
       tokenizer::testing::shared_tokenizer(GetParam().folder, GetParam().file);
   if (tok == nullptr)
-    GTEST_SKIP() << "shared tokenizer data not found: " << GetParam().folder;
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer data not found: " << GetParam().folder;
   for (std::int64_t i = 0; i < kVocabSize; ++i) {
     const std::string word(token_text(i));
     auto ids = tok->encode(word, false);

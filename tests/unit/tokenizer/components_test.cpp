@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shared_data.hpp"
 #include "test_data.hpp"
 #include <cstdio>
 #include <filesystem>
@@ -372,7 +373,7 @@ TEST(Memory, ApproximateHeap) {
   EXPECT_LT(small.memory_bytes(), 1000000u);
   const Tokenizer* v3 = testing::shared_tokenizer("deepseek-v3", "tokenizer.json");
   if (v3 == nullptr) {
-    GTEST_SKIP() << "DeepSeek-V3 tokenizer not in the shared data";
+    LLMBENCH_SHARED_DATA_MISSING() << "DeepSeek-V3 tokenizer not in the shared data";
   }
   // 128k tokens and 128k merges: tens of MB, not hundreds.
   std::printf("[ memory   ] deepseek-v3: %zu bytes\n", v3->memory_bytes());

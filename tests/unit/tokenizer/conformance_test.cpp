@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shared_data.hpp"
 #include "test_data.hpp"
 #include <algorithm>
 #include <cstdio>
@@ -226,7 +227,7 @@ TEST_P(Conformance, MatchesReference) {
   const Case& c = GetParam();
   const Tokenizer* t = shared_tokenizer(c.folder, c.file);
   if (t == nullptr) {
-    GTEST_SKIP() << c.name << ": tokenizer files not found under the shared data";
+    LLMBENCH_SHARED_DATA_MISSING() << c.name << ": tokenizer files not found under the shared data";
   }
   {
     SCOPED_TRACE("HF golden strings");
@@ -267,7 +268,7 @@ const Tokenizer* qwen3() {
 TEST(Semantics, DeepSeekV3DigitsAndSpaces) {
   const Tokenizer* t = v3();
   if (t == nullptr) {
-    GTEST_SKIP() << "deepseek-v3 not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "deepseek-v3 not found";
   }
   Scratch scratch;
   EncodeOptions opt;
@@ -294,7 +295,7 @@ TEST(Semantics, ThinkIsOneTokenInR1AndThreeInV3) {
   const Tokenizer* a = v3();
   const Tokenizer* b = r1();
   if (a == nullptr || b == nullptr) {
-    GTEST_SKIP() << "deepseek-v3 / deepseek-r1 not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "deepseek-v3 / deepseek-r1 not found";
   }
   EXPECT_EQ(a->encode("<think>", false)->size(), 3u);
   EXPECT_EQ(*b->encode("<think>", false), (std::vector<TokenId>{128798}));
@@ -305,7 +306,7 @@ TEST(Semantics, ThinkIsOneTokenInR1AndThreeInV3) {
 TEST(Semantics, BosFollowsTransformers) {
   const Tokenizer* a = v3();
   if (a == nullptr) {
-    GTEST_SKIP() << "deepseek-v3 not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "deepseek-v3 not found";
   }
   // tokenizer_config.json: LlamaTokenizerFast, add_bos_token true -> BOS id 0 first.
   auto with = a->encode("Hi", true);
@@ -328,7 +329,7 @@ TEST(Semantics, BosFollowsTransformers) {
 TEST(Semantics, AddedTokensAndSkipSpecial) {
   const Tokenizer* t = v3();
   if (t == nullptr) {
-    GTEST_SKIP() << "deepseek-v3 not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "deepseek-v3 not found";
   }
   const std::string text = "<｜begin▁of▁sentence｜>hi<｜User｜>x";
   auto ids = t->encode(text, false);
@@ -346,7 +347,7 @@ TEST(Semantics, AddedTokensAndSkipSpecial) {
 TEST(Semantics, QwenNormalizesNfc) {
   const Tokenizer* q = qwen3();
   if (q == nullptr) {
-    GTEST_SKIP() << "qwen3 not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "qwen3 not found";
   }
   EXPECT_EQ(q->encode("C\xe1\xbb\xad"
                       "a Vi\xe1\xbb\x87t",

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shared_data.hpp"
 #include "test_data.hpp"
 #include <cstdio>
 #include <random>
@@ -83,7 +84,7 @@ TEST_P(FastPath, MatchesOniguruma) {
   const FastCase& c = GetParam();
   const auto json_path = testing::data_file(std::string(c.folder) + "/tokenizer.json");
   if (json_path.empty()) {
-    GTEST_SKIP() << c.folder << "/tokenizer.json not found under the shared data";
+    LLMBENCH_SHARED_DATA_MISSING() << c.folder << "/tokenizer.json not found under the shared data";
   }
   const std::string text = testing::slurp(json_path);
   auto fast = Tokenizer::from_json(text, "", "fast paths");

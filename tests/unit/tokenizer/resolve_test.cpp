@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "shared_data.hpp"
 #include "test_data.hpp"
 #include <cstdlib>
 #include <filesystem>
@@ -130,7 +131,7 @@ TEST(ResolveTokenizer, DefaultRootsFollowTheEnvironment) {
 TEST(ResolveTokenizer, SharedDataNames) {
   const fs::path root = testing::data_root();
   if (root.empty()) {
-    GTEST_SKIP() << "../shared/data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "../shared/data not found";
   }
   const std::vector<fs::path> roots{root.parent_path()};
   auto r = resolve_tokenizer("deepseek-v3", roots);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "shared_data.hpp"
 #include "test_data.hpp"
 #include <cstdlib>
 #include <filesystem>
@@ -236,7 +237,7 @@ TEST(TokdiffReal, DeepSeekV3VsR1Think) {
   const TokdiffSide v3 = shared_side("deepseek-v3", "deepseek-v3", "tokenizer.json");
   const TokdiffSide r1 = shared_side("deepseek-r1", "deepseek-r1", "tokenizer.derived.json");
   if (v3.tokenizer == nullptr || r1.tokenizer == nullptr) {
-    GTEST_SKIP() << "shared tokenizer data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer data not found";
   }
   const std::vector<CorpusText> corpus = {
       {"reasoning", "", "<think>\nThe user asks for 2+2.\n</think>\n\nThe answer is 4."}};
@@ -280,7 +281,7 @@ TEST(TokdiffReal, DeepSeekLlmVsV3Flores) {
   const fs::path flores =
       testing::source_dir() / ".." / "shared" / "data" / "multilingual" / "flores200_devtest";
   if (llm.tokenizer == nullptr || v3.tokenizer == nullptr || !fs::is_directory(flores)) {
-    GTEST_SKIP() << "shared tokenizer or FLORES data not found";
+    LLMBENCH_SHARED_DATA_MISSING() << "shared tokenizer or FLORES data not found";
   }
   std::vector<CorpusText> corpus;
   for (const char* lang : {"eng_Latn", "hin_Deva"}) {

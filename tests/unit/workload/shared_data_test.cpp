@@ -1,6 +1,8 @@
 // Every dataset kind loaded from the real files in ../shared/data (see its SOURCES.md). Skipped
 // when that folder is absent.
 
+#include "shared_data.hpp"
+
 #include "llmbench/workload/dataset.hpp"
 
 #include <gtest/gtest.h>
@@ -19,7 +21,7 @@ class SharedData : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::shared_data_dir();
     if (dir_.empty()) {
-      GTEST_SKIP() << "../shared/data not found";
+      LLMBENCH_SHARED_DATA_MISSING() << "../shared/data not found";
     }
   }
   [[nodiscard]] std::string file(const std::string& relative) const {
