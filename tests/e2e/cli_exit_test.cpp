@@ -184,8 +184,9 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "admission_window_ms"};
   const std::set<std::string> sim_only = {"timeline_interval", "trace"};
   const auto& run_req = run.at("config_requested");
-  EXPECT_EQ(keys(sim.at("config_requested"), sim_only),
-            unite(keys(run_req, run_only), keys(run_req.at("server"), run_only)));
+  EXPECT_EQ(
+      keys(sim.at("config_requested"), sim_only),
+      unite(keys(run_req, run_only), keys(run_req.value("server", json::object()), run_only)));
 
   // Effective: the engine that ran is "builtin_server" in run, at the top in simulate.
   const std::set<std::string> run_only_effective = {"base_url",
@@ -218,10 +219,46 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
   const auto& run_eff = run.at("config_effective");
   EXPECT_EQ(keys(sim.at("config_effective"), {"timeline_interval"}),
             unite(keys(run_eff, run_only_effective),
-                  keys(run_eff.at("builtin_server"), run_only_effective)));
+                  keys(run_eff.value("builtin_server", json::object()), run_only_effective)));
   EXPECT_EQ(run_eff.at("builtin_server").at("model_profile"),
             sim.at("config_effective").at("model_profile"));
   EXPECT_EQ(run_eff.at("samples"), 4);
+  // Every key simulate wrote before the configuration had one serializer is still there.
+  for (const auto* k : {"dataset_name",
+                        "dataset_path",
+                        "num_prompts",
+                        "random_input_len",
+                        "random_output_len",
+                        "random_range_ratio",
+                        "output_len",
+                        "max_concurrency",
+                        "request_rate",
+                        "burstiness",
+                        "model_profile",
+                        "gpu",
+                        "tp",
+                        "max_num_seqs",
+                        "max_num_batched_tokens",
+                        "block_size",
+                        "gpu_memory_utilization",
+                        "scheduler",
+                        "swap_space",
+                        "enable_expert_parallel",
+                        "expert_parallel_size",
+                        "data_parallel_size"}) {
+    EXPECT_TRUE(sim.at("config_requested").contains(k)) << k;
+  }
+  for (const auto* k : {"model_profile", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens",
+                        "block_size", "num_gpu_blocks", "num_cpu_blocks", "expert_parallel_size",
+                        "data_parallel_size", "scheduler", "kv_bytes_per_gpu",
+                        "weight_bytes_per_gpu", "enable_prefix_caching", "efficiency"}) {
+    EXPECT_TRUE(sim.at("config_effective").contains(k)) << k;
+  }
+  for (const auto* k :
+       {"timing", "model", "model_profile", "gpu", "tp", "num_gpu_blocks", "block_size",
+        "max_num_seqs", "max_num_batched_tokens", "enable_prefix_caching", "admission_window_ms"}) {
+    EXPECT_TRUE(run_eff.at("builtin_server").contains(k)) << k;
+  }
   EXPECT_EQ(sim.at("config_effective").at("samples"), 4);
 }
 

@@ -168,6 +168,54 @@ TEST(ConfigJson, EffectiveConfigIsThePlanThatRan) {
   EXPECT_TRUE(j.contains("num_prompts"));
 }
 
+TEST(ConfigJson, RunKeepsEveryKeyItWroteBefore) {
+  RunFlags f;
+  f.server.timing = "fixed";
+  const RunPlan plan = resolve_run(f, env_with_data());
+  const json requested = run_flags_json(f);
+  const json effective = run_effective_config(f, plan, 200);
+  for (const auto* k : {"base_url",
+                        "endpoint",
+                        "backend",
+                        "model",
+                        "tokenizer",
+                        "dataset_name",
+                        "dataset_path",
+                        "num_prompts",
+                        "seed",
+                        "random_input_len",
+                        "random_output_len",
+                        "random_range_ratio",
+                        "random_prefix_len",
+                        "random_prompt_kind",
+                        "output_len",
+                        "max_concurrency",
+                        "request_rate",
+                        "burstiness",
+                        "duration",
+                        "num_warmups",
+                        "ignore_eos",
+                        "extra_body",
+                        "goodput",
+                        "percentile_metrics",
+                        "metric_percentiles",
+                        "client_threads",
+                        "stream",
+                        "continuous_usage",
+                        "insecure",
+                        "header_names"}) {
+    EXPECT_TRUE(requested.contains(k)) << k;
+    EXPECT_TRUE(effective.contains(k)) << k;
+  }
+  for (const auto* k : {"chat", "builtin_server", "samples"}) {
+    EXPECT_TRUE(effective.contains(k)) << k;
+  }
+  for (const auto* k :
+       {"timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "max_num_seqs", "model"}) {
+    EXPECT_TRUE(effective.at("builtin_server").contains(k)) << k;
+  }
+}
+
 TEST(ConfigJson, InfiniteRateIsWrittenAsInf) {
   RunFlags f;
   f.base_url = "http://127.0.0.1:1";
