@@ -153,11 +153,12 @@ void discover_model(RunPlan& plan, RunTarget& target) {
   }
 }
 
-/// The target running: the built-in server started if planned, the model known.
-RunTarget start_target(RunPlan& plan) {
+/// The target running: the built-in server started if planned (into `builtin`), the model known.
+RunTarget start_target(RunPlan& plan, std::unique_ptr<server::Server>& builtin) {
   RunTarget target;
   if (plan.builtin) {
-    target.builtin = start_builtin(plan);
+    builtin = start_builtin(plan);
+    target.builtin = builtin.get();
   }
   discover_model(plan, target);
   return target;
@@ -195,8 +196,8 @@ void log_run_start(const RunFlags& f, const RunPlan& plan) {
 
 /// Runs the load with SIGINT/SIGTERM ending it early (in-flight requests cancelled and
 /// recorded), writing each record to the JSONL as it finishes; stops the built-in server.
-loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w, RunTarget& target,
-                                  RunOutputs& out) {
+loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w,
+                                  const RunTarget& target, RunOutputs& out) {
   loadgen::RecordSink sink = [&out](const metrics::RequestRecord& r) {
     if (out.records.is_open()) {
       out.records << metrics::record_to_json_line(r) << '\n';
@@ -238,7 +239,8 @@ int execute_run(const RunFlags& f) {
     log::warn("{}", warning);
   }
   const RunWorkload workload = load_workload(plan, f);
-  RunTarget target = start_target(plan);
+  std::unique_ptr<server::Server> builtin;
+  RunTarget target = start_target(plan, builtin);
   RunOutputs outputs = open_outputs(f, plan);
   log_run_start(f, plan);
   loadgen::LoadResult result = run_benchmark(plan, workload, target, outputs);

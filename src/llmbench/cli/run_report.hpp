@@ -16,7 +16,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,10 +28,11 @@ struct RunWorkload {
   std::vector<workload::Sample> samples;
 };
 
-/// The running target: the built-in server (null for a given URL) and its /v1/models answer
-/// (null when it gave none).
+/// The running target: the built-in server (null for a given URL; owned by the caller of
+/// `run`'s steps, so that stopping it stays out of a destructor) and its /v1/models answer (null
+/// when it gave none).
 struct RunTarget {
-  std::unique_ptr<server::Server> builtin;
+  server::Server* builtin = nullptr;
   nlohmann::json server_models = nullptr;
 };
 
