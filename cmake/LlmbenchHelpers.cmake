@@ -6,9 +6,14 @@ target_compile_options(llmbench_warnings INTERFACE
   $<$<BOOL:${LLMBENCH_WERROR}>:-Werror>
   # GCC 12 reports false -Wrestrict on std::string concatenation at -O2/-O3 (GCC bug 105329).
   $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>)
-if(LLMBENCH_SANITIZE)
+if(LLMBENCH_SANITIZE OR LLMBENCH_FUZZ)
   target_compile_options(llmbench_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
   target_link_options(llmbench_warnings INTERFACE -fsanitize=address,undefined)
+endif()
+if(LLMBENCH_FUZZ)
+  # Coverage feedback for libFuzzer in every library; undefined behaviour aborts, so the fuzzer
+  # reports it as a crash instead of printing a warning and going on.
+  target_compile_options(llmbench_warnings INTERFACE -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined)
 endif()
 
 # llmbench_add_module(name SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])

@@ -9,6 +9,7 @@
 #include "llmbench/core/log.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record_io.hpp"
+#include "llmbench/protocol/redact.hpp"
 #include "llmbench/server/server.hpp"
 
 #include <fmt/core.h>
@@ -127,6 +128,8 @@ void discover_model(RunPlan& plan, RunTarget& target) {
         lo.url, lo.url.path_prefix + "/v1/models", lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
+    // The answer is stored in the results: a server that echoes the key must not put it there.
+    body = protocol::Redactor(lo.secrets).redact(body);
     if (status == 200) {
       target.server_models = json::parse(body, nullptr, false);
       if (target.server_models.is_discarded())
@@ -136,7 +139,8 @@ void discover_model(RunPlan& plan, RunTarget& target) {
       log::warn("{}", failure);
     }
   } catch (const Exception& e) {
-    failure = fmt::format("GET /v1/models failed: {}", e.what());
+    failure =
+        fmt::format("GET /v1/models failed: {}", protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", failure);
   }
   const json& models = target.server_models;

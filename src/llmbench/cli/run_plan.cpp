@@ -171,12 +171,6 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
         plan.load.continuous_usage || plan.load.backend == protocol::Backend::Vllm;
     return;
   }
-  if (const auto q = base_url.find_first_of("?#"); q != std::string::npos) {
-    throw Exception(
-        Error{"must not have a query or fragment (give the server root, e.g. "
-              "http://127.0.0.1:8000)",
-              "--base-url", static_cast<std::int64_t>(q)});
-  }
   auto url = http::parse_url(base_url);
   if (!url) {
     throw Exception(Error{url.error().message, "--base-url", url.error().offset});

@@ -69,9 +69,9 @@ struct RunPlan {
 /// Resolves `flags` into a plan. Pure: reads only `flags`, `env` and the profile files under
 /// `env.data_dir` (for the built-in engine). Throws `Exception` naming the flag on a bad value or
 /// a conflict: `--host`/`--port` with `--base-url`, `--port` without `--host`, `--server-*` flags
-/// with a target given, a dataset's flags with another dataset, a URL with a query. The API key
-/// is `--api-key`, else `env.api_key`; it is not sent when `--header` sets Authorization (a
-/// warning says so).
+/// with a target given, a dataset's flags with another dataset, a URL with a query
+/// (`http::parse_url`). The API key is `--api-key`, else `env.api_key`; it is not sent when
+/// `--header` sets Authorization (a warning says so).
 RunPlan resolve_run(const RunFlags& flags, const ResolveEnv& env);
 
 /// "<backend>-<rate>qps[-concurrency<N>]-<model>-<YYYYmmdd-HHMMSS>" (vLLM's file name) from

@@ -9,14 +9,10 @@
 
 namespace llmbench {
 
-/// Length of the valid UTF-8 sequence starting at `s[i]` (1-4), or 0 when the bytes there are
-/// not valid UTF-8 (RFC 3629 §4: no overlong forms, no surrogates, nothing above U+10FFFF).
-/// Requires i < s.size().
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept;
-
 /// Appends `s` to `out` as a JSON string literal with its quotes (RFC 8259 §7): `"` and `\`
 /// escaped, \n \r \t by name, other control characters and DEL as \u00XX. Invalid UTF-8 bytes
-/// become U+FFFD, so the output is always valid JSON whatever a server put into a message.
+/// become U+FFFD (`utf8_sequence_length`, core/utf8.hpp), so the output is always valid JSON
+/// whatever a server put into a message.
 void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace llmbench

@@ -15,10 +15,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <exception>
 #include <limits>
 #include <openssl/ssl.h>
+#include <optional>
 #include <sys/socket.h>
 #include <unordered_set>
 
@@ -31,88 +31,34 @@ namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
 
-// ---- URLs ----
+// ---- timeouts ----
 
-std::string Url::origin() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return fmt::format("{}://{}{}{}:{}", tls ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "",
-                     port);
-}
+namespace {
+/// One row per `TimeoutPhase`, in enumerator order: the name used in messages (the flag's stem).
+constexpr std::array<std::string_view, 5> kTimeoutPhaseNames = {"", "connect", "first-byte", "idle",
+                                                                "total"};
+}  // namespace
 
-Result<Url> parse_url(std::string_view text) {
-  const auto fail = [&](std::string msg, std::size_t at) -> Result<Url> {
-    return Error{std::move(msg), fmt::format("URL '{}'", text), static_cast<std::int64_t>(at)};
-  };
-  Url url;
-  std::size_t pos = 0;
-  if (text.starts_with("http://")) {
-    pos = 7;
-  } else if (text.starts_with("https://")) {
-    url.tls = true;
-    url.port = 443;
-    pos = 8;
-  } else {
-    return fail("scheme must be http:// or https://", 0);
-  }
-  const std::size_t authority_end = std::min(text.find('/', pos), text.size());
-  std::string_view authority = text.substr(pos, authority_end - pos);
-  if (authority.empty()) {
-    return fail("missing host", pos);
-  }
-  std::string_view port_text;
-  if (authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return fail("unterminated '[' in IPv6 host", pos);
-    }
-    url.host = std::string(authority.substr(1, close - 1));
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') {
-        return fail("expected ':' after ']'", pos + close + 1);
-      }
-      port_text = authority.substr(close + 2);
-    }
-  } else {
-    const auto colon = authority.rfind(':');
-    url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-    }
-  }
-  if (url.host.empty()) {
-    return fail("missing host", pos);
-  }
-  if (authority.find('@') != std::string_view::npos) {
-    return fail("user info in URLs is not supported; use --header or --api-key", pos);
-  }
-  if (!port_text.empty() || authority.back() == ':') {
-    unsigned value = 0;
-    const auto* first = port_text.data();
-    const auto* last = first + port_text.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc() || ptr != last || value == 0 || value > 65535) {
-      return fail("port must be a number in 1..65535",
-                  pos + static_cast<std::size_t>(port_text.data() - authority.data()));
-    }
-    url.port = static_cast<std::uint16_t>(value);
-  }
-  std::string_view path = text.substr(authority_end);
-  while (!path.empty() && path.back() == '/') {
-    path.remove_suffix(1);
-  }
-  url.path_prefix = std::string(path);
-  return url;
+std::string_view timeout_phase_name(TimeoutPhase phase) noexcept {
+  return kTimeoutPhaseNames.at(static_cast<std::size_t>(phase));
 }
 
 // ---- connections ----
 
 namespace {
 
+/// Largest response header block accepted (Beast's default is 8 KiB; proxies and gateways may
+/// add cookies and tracing fields well beyond that).
+constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+/// Interim responses tolerated before the final one (RFC 9110 §15.2 sets no limit; this bounds a
+/// server that never answers).
+constexpr int kMaxInterimResponses = 16;
+
 struct Connection {
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   // Read buffer for the parser. Bounded: headers must fit, body bytes pass through to `body`.
-  beast::flat_buffer buffer{64 * 1024};
+  beast::flat_buffer buffer{kMaxHeaderBytes + 16 * 1024};
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
 
@@ -123,6 +69,34 @@ struct Connection {
     lowest().socket().close(ignored);
   }
 };
+
+/// The first content or transfer coding of `res` that the client does not remove, or "" when the
+/// body arrives as sent (identity) or only chunked (RFC 9110 §8.4, RFC 9112 §6.1). SSE and JSON
+/// decoding need the bytes as the server produced them.
+std::string unsupported_coding(const bhttp::response_header<>& res) {
+  const auto first_other = [](std::string_view list, std::string_view allowed) -> std::string {
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      std::string_view item = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
+        item.remove_prefix(1);
+      }
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) {
+        item.remove_suffix(1);
+      }
+      if (!item.empty() && !beast::iequals(item, allowed)) {
+        return std::string(item);
+      }
+    }
+    return {};
+  };
+  std::string coding = first_other(res[bhttp::field::content_encoding], "identity");
+  if (coding.empty()) {
+    coding = first_other(res[bhttp::field::transfer_encoding], "chunked");
+  }
+  return coding;
+}
 
 Failure classify(const beast::error_code& ec) {
   if (ec == beast::error::timeout) {
@@ -154,6 +128,15 @@ std::chrono::steady_clock::duration until(TimeNs deadline_ns, std::chrono::milli
   const auto left = std::chrono::nanoseconds(deadline_ns - steady_now_ns());
   return std::min<std::chrono::steady_clock::duration>(
       cap, std::max<std::chrono::steady_clock::duration>(left, std::chrono::nanoseconds(0)));
+}
+
+/// The outcome of a timer that fired: `phase` names the timeout, `limit` its setting, `during`
+/// what the client was waiting for.
+Outcome timed_out(TimeoutPhase phase, std::chrono::milliseconds limit, std::string_view during) {
+  return Outcome{.failure = Failure::Timeout,
+                 .message = fmt::format("{} timeout ({} ms) reached {}", timeout_phase_name(phase),
+                                        limit.count(), during),
+                 .timeout = phase};
 }
 
 }  // namespace
@@ -189,7 +172,8 @@ struct ConnectionPool::Impl {
       auto [ec, results] =
           co_await resolver.async_resolve(url.host, std::to_string(url.port), kNoThrow);
       if (ec) {
-        out = {Failure::Connect, fmt::format("resolve {}: {}", url.origin(), ec.message())};
+        out = {.failure = Failure::Connect,
+               .message = fmt::format("resolve {}: {}", url.origin(), ec.message())};
         co_return nullptr;
       }
       endpoints = std::move(results);
@@ -208,9 +192,14 @@ struct ConnectionPool::Impl {
     auto& low = c->lowest();
     low.expires_after(options.connect_timeout);
     auto [ec, ep] = co_await low.async_connect(endpoints, kNoThrow);
+    if (ec == beast::error::timeout) {
+      out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
+                      fmt::format("connecting to {}", url.origin()));
+      co_return nullptr;
+    }
     if (ec) {
-      const Failure f = ec == beast::error::timeout ? Failure::Timeout : Failure::Connect;
-      out = {f, fmt::format("connect {}: {}", url.origin(), ec.message())};
+      out = {.failure = Failure::Connect,
+             .message = fmt::format("connect {}: {}", url.origin(), ec.message())};
       co_return nullptr;
     }
     beast::error_code ignored;
@@ -220,16 +209,22 @@ struct ConnectionPool::Impl {
       // SSL_set_tlsext_host_name is a macro with an old-style cast; call the function it wraps.
       if (SSL_ctrl(c->tls->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                    const_cast<char*>(url.host.c_str())) != 1) {
-        out = {Failure::Connect, fmt::format("TLS SNI for {} failed", url.host)};
+        out = {.failure = Failure::Connect,
+               .message = fmt::format("TLS SNI for {} failed", url.host)};
         co_return nullptr;
       }
       if (!options.insecure) {
         c->tls->set_verify_callback(ssl::host_name_verification(url.host));
       }
       auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
+      if (hec == beast::error::timeout) {
+        out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
+                        fmt::format("in the TLS handshake with {}", url.origin()));
+        co_return nullptr;
+      }
       if (hec) {
-        const Failure f = hec == beast::error::timeout ? Failure::Timeout : Failure::Connect;
-        out = {f, fmt::format("TLS handshake with {}: {}", url.origin(), hec.message())};
+        out = {.failure = Failure::Connect,
+               .message = fmt::format("TLS handshake with {}: {}", url.origin(), hec.message())};
         co_return nullptr;
       }
     }
@@ -247,6 +242,8 @@ struct ConnectionPool::Impl {
     req.set(bhttp::field::host, default_port ? url.host : fmt::format("{}:{}", url.host, url.port));
     req.set(bhttp::field::user_agent, fmt::format("llmbench/{}", build_info::version()));
     req.set(bhttp::field::accept, r.accept);
+    // Bodies are read as sent: compressed ones could not be parsed as SSE or JSON.
+    req.set(bhttp::field::accept_encoding, "identity");
     for (const auto& [k, v] : options.headers) {
       req.set(k, v);
     }
@@ -259,6 +256,63 @@ struct ConnectionPool::Impl {
       req.prepare_payload();
     }
     return req;
+  }
+
+  /// A timeout before the response headers: the total one if its deadline has passed, else the
+  /// first-byte one.
+  Outcome waiting_timeout(TimeNs deadline, std::string_view during) const {
+    return steady_now_ns() >= deadline
+               ? timed_out(TimeoutPhase::Total, options.total_timeout, during)
+               : timed_out(TimeoutPhase::FirstByte, options.first_byte_timeout, during);
+  }
+
+  /// Reads response headers into a new `parser` until a final (non-1xx) status. Interim
+  /// responses (100 Continue, 103 Early Hints; RFC 9110 §15.2) have no body and precede the
+  /// final response on the same connection, so they are dropped; taking one for the answer would
+  /// leave the real answer to be read as the next request's. 101 (a protocol switch nobody
+  /// asked for) is a protocol error. On success `out.status` is the final status.
+  template <class Stream>
+  net::awaitable<Outcome> read_final_header(
+      Stream& stream, Connection& c,
+      std::optional<bhttp::response_parser<bhttp::buffer_body>>& parser, TimeNs deadline,
+      bool& nothing_received) {
+    Outcome out;
+    for (int interim = 0;; ++interim) {
+      parser.emplace();
+      parser->header_limit(kMaxHeaderBytes);
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      auto [hec, hn] = co_await bhttp::async_read_header(stream, c.buffer, *parser, kNoThrow);
+      if (hec == beast::error::timeout) {
+        nothing_received = false;  // the request may be in progress on the server: never retried
+        co_return waiting_timeout(deadline, "waiting for the response headers");
+      }
+      if (hec) {
+        // Beast consumes the status line before the header block is whole, so the buffer alone
+        // does not tell whether a response had begun.
+        nothing_received = nothing_received && !parser->got_some() && c.buffer.size() == 0;
+        out.failure = classify(hec);
+        out.message = hec == bhttp::error::header_limit || hec == bhttp::error::buffer_overflow
+                          ? fmt::format("the response header block is over the {} KiB limit",
+                                        kMaxHeaderBytes / 1024)
+                          : fmt::format("reading response headers: {}", hec.message());
+        co_return out;
+      }
+      nothing_received = false;
+      const int status = static_cast<int>(parser->get().result_int());
+      if (status >= 200) {
+        out.status = status;
+        co_return out;
+      }
+      if (status == 101 || interim + 1 >= kMaxInterimResponses) {
+        out.failure = Failure::Protocol;
+        out.message =
+            status == 101
+                ? std::string("HTTP 101 Switching Protocols, but no upgrade was asked for")
+                : fmt::format("more than {} interim (1xx) responses before the answer",
+                              kMaxInterimResponses);
+        co_return out;
+      }
+    }
   }
 
   /// One request/response on an open connection. `nothing_received` is set when the failure
@@ -275,42 +329,51 @@ struct ConnectionPool::Impl {
     low.expires_after(until(deadline, options.first_byte_timeout));
     handler.on_sent(steady_now_ns());
     auto [wec, wn] = co_await bhttp::async_write(stream, req, kNoThrow);
+    if (wec == beast::error::timeout) {
+      co_return waiting_timeout(deadline, "writing the request");
+    }
     if (wec) {
       out.failure = classify(wec);
       out.message = fmt::format("write: {}", wec.message());
       co_return out;
     }
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    auto [hec, hn] = co_await bhttp::async_read_header(stream, c.buffer, parser, kNoThrow);
-    if (hec) {
-      nothing_received = c.buffer.size() == 0;
-      out.failure = classify(hec);
-      out.message = fmt::format("reading response headers: {}", hec.message());
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> parser;
+    out = co_await read_final_header(stream, c, parser, deadline, nothing_received);
+    if (out.failure != Failure::None) {
       co_return out;
     }
-    nothing_received = false;
-    out.status = static_cast<int>(parser.get().result_int());
     handler.on_headers(out.status, steady_now_ns());
+    if (auto coding = unsupported_coding(parser->get()); !coding.empty()) {
+      out.failure = Failure::Protocol;
+      out.message = fmt::format(
+          "the HTTP {} response body uses the encoding '{}', which llmbench does not decode "
+          "(it asks for Accept-Encoding: identity)",
+          out.status, coding);
+      co_return out;
+    }
     const bool error_status = out.status < 200 || out.status >= 300;
     std::size_t delivered = 0;
-    while (!parser.is_done()) {
-      parser.get().body().data = c.body.data();
-      parser.get().body().size = c.body.size();
+    while (!parser->is_done()) {
+      parser->get().body().data = c.body.data();
+      parser->get().body().size = c.body.size();
       low.expires_after(until(deadline, options.idle_timeout));
-      auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, kNoThrow);
-      const std::size_t got = c.body.size() - parser.get().body().size;
+      auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, *parser, kNoThrow);
+      const std::size_t got = c.body.size() - parser->get().body().size;
       if (got > 0) {
         handler.on_body(std::string_view(c.body.data(), got), steady_now_ns());
         delivered += got;
       }
+      if (rec == beast::error::timeout) {
+        const bool total = steady_now_ns() >= deadline;
+        out = timed_out(total ? TimeoutPhase::Total : TimeoutPhase::Idle,
+                        total ? options.total_timeout : options.idle_timeout,
+                        total ? "while reading the body" : "between body reads");
+        out.status = static_cast<int>(parser->get().result_int());
+        co_return out;
+      }
       if (rec && rec != bhttp::error::need_buffer) {
         out.failure = classify(rec);
-        if (out.failure == Failure::Timeout && steady_now_ns() >= deadline) {
-          out.message = "total timeout reached while reading the body";
-        } else {
-          out.message = fmt::format("reading body: {}", rec.message());
-        }
+        out.message = fmt::format("reading body: {}", rec.message());
         co_return out;
       }
       if (handler.want_stop() || (error_status && delivered >= options.max_error_body_bytes)) {
@@ -318,7 +381,7 @@ struct ConnectionPool::Impl {
       }
     }
     out.body_complete = true;
-    reusable = parser.get().keep_alive();
+    reusable = parser->get().keep_alive();
     co_return out;
   }
 

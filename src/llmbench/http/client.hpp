@@ -7,6 +7,7 @@
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/http/url.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,22 +21,6 @@
 #include <vector>
 
 namespace llmbench::http {
-
-/// A parsed base URL (`--base-url`): scheme http or https, host, port, and a path prefix without
-/// a trailing slash ("" for none).
-struct Url {
-  bool tls = false;
-  std::string host;
-  std::uint16_t port = 80;
-  std::string path_prefix;
-
-  /// "scheme://host:port" (no path), for logs and results.
-  [[nodiscard]] std::string origin() const;
-};
-
-/// Parses "http://host[:port][/prefix]" or "https://...". IPv6 hosts in brackets are accepted.
-/// Returns an error naming the URL and the byte offset of the problem.
-Result<Url> parse_url(std::string_view text);
 
 /// One extra request header.
 using Header = std::pair<std::string, std::string>;
@@ -63,12 +48,25 @@ enum class Failure : std::uint8_t {
   Cancelled,  ///< `ConnectionPool::cancel_all` was called
 };
 
+/// Which of the four `ClientOptions` timeouts fired (with `Failure::Timeout`).
+enum class TimeoutPhase : std::uint8_t {
+  None,
+  Connect,    ///< `connect_timeout`: TCP connect or TLS handshake
+  FirstByte,  ///< `first_byte_timeout`: request written, no response headers yet
+  Idle,       ///< `idle_timeout`: silence between body reads
+  Total,      ///< `total_timeout`: the whole exchange
+};
+
+/// The flag-style name of a phase ("connect", "first-byte", "idle", "total"; "" for None).
+[[nodiscard]] std::string_view timeout_phase_name(TimeoutPhase phase) noexcept;
+
 /// Outcome of one exchange.
 struct Outcome {
   Failure failure = Failure::None;
   std::string message;         ///< empty on success
   int status = 0;              ///< HTTP status, 0 if no headers were received
   bool body_complete = false;  ///< the body ended as framed (last chunk / content-length reached)
+  TimeoutPhase timeout = TimeoutPhase::None;  ///< set with `Failure::Timeout`
 };
 
 /// One request to send. `target` is the full path (with the URL's prefix already applied).

@@ -60,6 +60,7 @@ struct Run {
   const std::atomic<bool>* stop;
   RunClock clock;
   std::vector<std::string> bodies;  // one request body per sample, built before the run
+  protocol::Redactor redactor;      // opt.secrets, applied to every server-controlled string
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::mutex sink_mutex;
@@ -72,7 +73,7 @@ struct Run {
 
   Run(const LoadOptions& o, const std::vector<workload::Sample>& s, const RecordSink& k,
       Progress* p, const std::atomic<bool>* st)
-      : opt(o), samples(s), sink(k), progress(p), stop(st) {}
+      : opt(o), samples(s), sink(k), progress(p), stop(st), redactor(o.secrets) {}
 
   [[nodiscard]] bool stop_requested() const {
     return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -121,6 +122,7 @@ struct Run {
     req.accept = opt.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
     RecordingHandler handler(rec, w.decoder, opt.stream, clock.start_ns());
+    handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);
     }
@@ -143,15 +145,6 @@ struct Run {
   }
 
   void deliver(RequestRecord&& rec) {
-    // A server may echo credentials back in an error body: never store them.
-    for (const auto& secret : opt.secrets) {
-      if (secret.size() < 4)
-        continue;
-      for (auto pos = rec.error_message.find(secret); pos != std::string::npos;
-           pos = rec.error_message.find(secret, pos)) {
-        rec.error_message.replace(pos, secret.size(), "[redacted]");
-      }
-    }
     if (progress != nullptr && !rec.warmup) {
       progress->done.fetch_add(1, std::memory_order_relaxed);
       if (!rec.ok()) {

@@ -9,13 +9,16 @@ namespace {
 
 // Names written in JSON for each ErrorKind (docs/metrics.md, "Per-request records"). The order
 // matches the enum so the table can be indexed by its value.
-constexpr std::array<std::pair<ErrorKind, std::string_view>, 9> kErrorKindNames{{
+constexpr std::array<std::pair<ErrorKind, std::string_view>, 12> kErrorKindNames{{
     {ErrorKind::None, "none"},
     {ErrorKind::Connect, "connect"},
     {ErrorKind::Timeout, "timeout"},
+    {ErrorKind::Http3xx, "http_3xx"},
     {ErrorKind::Http4xx, "http_4xx"},
     {ErrorKind::Http5xx, "http_5xx"},
+    {ErrorKind::HttpOther, "http_other"},
     {ErrorKind::StreamError, "stream_error"},
+    {ErrorKind::EmptyOutput, "empty_output"},
     {ErrorKind::Parse, "parse"},
     {ErrorKind::Cancelled, "cancelled"},
     {ErrorKind::Other, "other"},

@@ -33,9 +33,14 @@ enum class ErrorKind : std::uint8_t {
   None,
   Connect,      ///< TCP/TLS connection could not be established
   Timeout,      ///< connect, first-byte, idle or total timeout
-  Http4xx,      ///< non-2xx status 400-499
-  Http5xx,      ///< non-2xx status 500-599 (and other non-2xx)
-  StreamError,  ///< an error object inside a 200 stream, or the stream ended without output/[DONE]
+  Http3xx,      ///< status 300-399: a redirect (llmbench does not follow redirects)
+  Http4xx,      ///< status 400-499
+  Http5xx,      ///< status 500-599
+  HttpOther,    ///< any other status that is not 2xx (1xx as a final answer, 600+)
+  StreamError,  ///< an error inside a 2xx stream (error object, `event: error`, llama.cpp's
+                ///< `error:` field line), or the stream ended before it was complete
+  EmptyOutput,  ///< a 2xx answer that carried no generated output at all (vLLM's client fails
+                ///< such a response too: "never received a valid chunk")
   Parse,        ///< a chunk that is not valid JSON or not the expected shape
   Cancelled,    ///< the run ended (duration reached, interrupt) before the request finished
   Other,

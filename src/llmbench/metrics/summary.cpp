@@ -603,7 +603,7 @@ RequestLatency request_latency(const RequestRecord& record) noexcept {
   }
   OutputSpan span{true, record.chunks.front().time_ns, record.chunks.back().time_ns, false, -1};
   for (const auto& chunk : record.chunks) {
-    if (chunk.channel == Channel::Answer) {
+    if (chunk.channel != Channel::Reasoning) {  // a tool call is the answer too (issue 14)
       span.answered = true;
       span.first_answer = chunk.time_ns;
       break;

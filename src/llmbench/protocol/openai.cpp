@@ -1,5 +1,7 @@
 #include "llmbench/protocol/openai.hpp"
 
+#include "llmbench/protocol/redact.hpp"
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -42,25 +44,18 @@ constexpr std::array<BackendName, 7> kBackendNames{{
 
 constexpr std::size_t kMaxErrorBodyBytes = 512;
 
+// Every backend but DeepSeek's official API: vLLM (both endpoints; `vllm bench serve` sends it for
+// `--backend openai` and `openai-chat` too), SGLang and llama.cpp all accept `ignore_eos`.
 bool sends_ignore_eos(Backend backend) noexcept {
-  return backend == Backend::Vllm || backend == Backend::Sglang || backend == Backend::Llamacpp;
+  return backend != Backend::Deepseek;
+}
+
+bool sends_continuous_usage(Backend backend) noexcept {
+  return backend == Backend::Vllm;
 }
 
 bool sends_min_tokens(Backend backend) noexcept {
   return backend == Backend::Vllm || backend == Backend::Sglang;
-}
-
-// Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence.
-std::string cut_utf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) {
-    return std::string(text);
-  }
-  std::size_t end = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) so the cut lands on a lead byte.
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) {
-    --end;
-  }
-  return std::string(text.substr(0, end));
 }
 
 std::string_view trim(std::string_view text) {
@@ -182,7 +177,7 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
   }
   body["stream"] = request.stream;
   if (request.stream) {
-    const bool continuous = request.continuous_usage && backend == Backend::Vllm;
+    const bool continuous = request.continuous_usage && sends_continuous_usage(backend);
     if (request.include_usage || continuous) {
       nlohmann::ordered_json options;
       options["include_usage"] = request.include_usage;
@@ -213,7 +208,24 @@ std::string build_request_body(Backend backend, const GenRequest& request) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string error_message_from_body(std::string_view body) {
+std::vector<std::string_view> unhonoured_flags(Backend backend, const GenRequest& request) {
+  std::vector<std::string_view> flags;
+  if (request.ignore_eos && !sends_ignore_eos(backend)) {
+    flags.emplace_back("--ignore-eos");
+  }
+  if (request.min_tokens && !sends_min_tokens(backend)) {
+    flags.emplace_back("--min-tokens");
+  }
+  if (request.continuous_usage && request.stream && !sends_continuous_usage(backend)) {
+    flags.emplace_back("--continuous-usage");
+  }
+  return flags;
+}
+
+namespace {
+
+// The message of an error body, uncut (see error_message_from_body).
+std::string extract_error_message(std::string_view body) {
   const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object()) {
     // OpenAI / new vLLM / SGLang: {"error": {"message": ...}}; some proxies: {"error": "text"}.
@@ -221,19 +233,30 @@ std::string error_message_from_body(std::string_view body) {
       if (error->is_object()) {
         if (const auto message = error->find("message");
             message != error->end() && !message->is_null()) {
-          return cut_utf8(value_message(*message), kMaxErrorBodyBytes);
+          return value_message(*message);
         }
       }
-      return cut_utf8(value_message(*error), kMaxErrorBodyBytes);
+      return value_message(*error);
     }
     // Old vLLM {"object": "error", "message": ...}; FastAPI {"detail": ...}.
     for (const char* key : {"message", "detail"}) {
       if (const auto value = parsed.find(key); value != parsed.end() && !value->is_null()) {
-        return cut_utf8(value_message(*value), kMaxErrorBodyBytes);
+        return value_message(*value);
       }
     }
   }
-  return cut_utf8(trim(body), kMaxErrorBodyBytes);
+  return std::string(trim(body));
+}
+
+}  // namespace
+
+std::string error_message_from_body(std::string_view body, const Redactor& redactor) {
+  return server_text(extract_error_message(body), redactor, kMaxErrorBodyBytes);
+}
+
+std::string stream_error_message(std::string_view payload) {
+  std::string message = extract_error_message(payload);
+  return message.empty() ? std::string("error event in stream") : message;
 }
 
 }  // namespace llmbench::protocol

@@ -7,8 +7,10 @@
 
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/protocol/redact.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,7 +65,19 @@ struct GenRequest {
 /// not a JSON object (naming `--extra-body` and the byte offset).
 std::string build_request_body(Backend backend, const GenRequest& request);
 
-/// Token usage as reported by the server (`usage` object). -1 = field absent.
+/// A count the server sent as a number that is no token count (negative, fractional or beyond
+/// int64). Larger than every plausible count, so the client's plausibility check rejects it.
+inline constexpr std::int64_t kInvalidCount = std::numeric_limits<std::int64_t>::max();
+
+/// The CLI flags set in `request` that `build_request_body` cannot send to `backend` because
+/// its server does not accept the field ("--ignore-eos" for the DeepSeek API, "--min-tokens"
+/// outside vLLM and SGLang, "--continuous-usage" outside vLLM), in that order; empty when every
+/// requested field is sent. For the CLI to warn before a run.
+std::vector<std::string_view> unhonoured_flags(Backend backend, const GenRequest& request);
+
+/// Token usage as reported by the server (`usage` object). -1 = field absent (or null);
+/// `kInvalidCount` = a number that is no count. Values are as sent: bounding them against what
+/// the stream carried is the client's job (`loadgen::RecordingHandler`).
 struct Usage {
   std::int64_t prompt_tokens = -1;
   std::int64_t completion_tokens = -1;
@@ -76,14 +90,14 @@ struct Delta {
   bool done = false;                ///< the payload was `[DONE]`
   bool has_choice = false;          ///< `choices` was non-empty
   bool role_only = false;           ///< a chat chunk with `delta.role` and no content of any kind
-  std::string answer;               ///< `choices[0].text` or `delta.content` / `message.content`
-  std::string reasoning;            ///< `reasoning_content` or `reasoning`
+  std::string answer{};             ///< `choices[0].text` or `delta.content` / `message.content`
+  std::string reasoning{};          ///< `reasoning_content` or `reasoning`
   std::size_t tool_call_bytes = 0;  ///< bytes of tool-call arguments/names in this chunk
   bool tool_call = false;           ///< `tool_calls` present with content
-  std::string finish_reason;        ///< non-null `finish_reason`, else empty
-  std::optional<Usage> usage;       ///< `usage` when present and not null
+  std::string finish_reason{};      ///< non-null `finish_reason`, else empty
+  std::optional<Usage> usage{};     ///< `usage` when present and not null
   bool is_error = false;            ///< an `{"error": ...}` object (inside a 200 stream or a body)
-  std::string error_message;        ///< `error.message` (or the raw text if unstructured)
+  std::string error_message{};      ///< `error.message` (or the raw text if unstructured)
   /// llama.cpp `timings` object when present (ms): prompt_ms, predicted_ms; counts prompt_n,
   /// predicted_n. -1 = absent.
   double timings_prompt_ms = -1;
@@ -108,10 +122,20 @@ class Decoder {
   Decoder& operator=(Decoder&&) noexcept;
 
   /// Decodes one SSE `data` payload of a completions or chat stream (`[DONE]` included). Returns
-  /// an `Error` with the byte offset when the payload is not JSON or not an object.
+  /// an `Error` with the byte offset when the payload is not JSON or not an object, and an
+  /// `Error` naming the field ("'choices[0].text' must be a string or null, got a number") when
+  /// a known field has the wrong JSON type (`null` always reads as absent).
   Result<Delta> decode_event(std::string_view data);
-  /// Decodes a non-streamed response body (`choices[0].text` or `choices[0].message`).
+  /// Decodes a non-streamed response body (`choices[0].text` or `choices[0].message`), with the
+  /// same errors as `decode_event`.
   Result<Delta> decode_body(std::string_view body);
+  /// Decodes one dispatched SSE event of type `type` (the `event:` field, "message" when absent):
+  /// type "error" is an error delta whose message comes from `data` (an error object or text);
+  /// any other type is decoded as `decode_event(data)`.
+  Result<Delta> decode_sse(std::string_view type, std::string_view data);
+  /// Decodes a non-standard SSE field line (`sse::UnknownField`): `error: {json}` (llama.cpp's
+  /// server) is an error delta with the object's message; other names give `std::nullopt`.
+  std::optional<Delta> decode_field(std::string_view name, std::string_view value);
 
  private:
   struct Impl;
@@ -119,7 +143,13 @@ class Decoder {
 };
 
 /// Best-effort message from a non-2xx response body: `error.message` of an OpenAI error object,
-/// `message`/`detail` of other JSON shapes, else the body itself cut to 512 bytes.
-std::string error_message_from_body(std::string_view body);
+/// `message`/`detail` of other JSON shapes, else the body itself; secrets removed by `redactor`
+/// first, then cut to 512 bytes (`server_text`).
+std::string error_message_from_body(std::string_view body, const Redactor& redactor = Redactor{});
+
+/// The message of an in-stream error payload (`event: error` data, llama.cpp's `error:` line),
+/// found as by `error_message_from_body` but neither redacted nor cut (the caller stores it
+/// through `server_text`), or "error event in stream" when that is empty.
+std::string stream_error_message(std::string_view payload);
 
 }  // namespace llmbench::protocol

@@ -20,6 +20,7 @@
 
 #include "llmbench/protocol/openai.hpp"
 
+#include <fmt/core.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -33,7 +34,9 @@ namespace {
 namespace dom = simdjson::dom;
 namespace ondemand = simdjson::ondemand;
 
-constexpr std::size_t kMaxRawErrorBytes = 512;
+// An unstructured in-stream error is kept up to this size; the client redacts it and then cuts it
+// to what it stores (protocol::server_text), so a secret is never cut before it is found.
+constexpr std::size_t kMaxRawErrorBytes = std::size_t{1} << 16;
 constexpr std::string_view kEventSource = "stream event";
 constexpr std::string_view kBodySource = "response body";
 
@@ -48,29 +51,133 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
 }
 
+// ---- shape checks ----
+// A field of the wrong JSON type is an error naming the field's path ("choices[0].text"); `null`
+// always reads as absent (SGLang serializes every field, with nulls).
+
+std::string_view type_name(const dom::element& value) {
+  switch (value.type()) {
+    case dom::element_type::ARRAY:
+      return "an array";
+    case dom::element_type::OBJECT:
+      return "an object";
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64:
+    case dom::element_type::DOUBLE:
+      return "a number";
+    case dom::element_type::STRING:
+      return "a string";
+    case dom::element_type::BOOL:
+      return "a boolean";
+    case dom::element_type::NULL_VALUE:
+      return "null";
+  }
+  return "a value";
+}
+
+/// Where a field sits, as "a[index].b.c"; formatted only when a shape error is reported, so
+/// decoding a well-formed chunk builds no strings.
+struct Path {
+  std::string_view a{};
+  std::int64_t index = -1;  ///< -1 = no subscript
+  std::string_view b{};
+  std::string_view c{};
+
+  [[nodiscard]] std::string str() const {
+    std::string out(a);
+    if (index >= 0) {
+      out += fmt::format("[{}]", index);
+    }
+    for (const std::string_view part : {b, c}) {
+      if (!part.empty()) {
+        out += '.';
+        out += part;
+      }
+    }
+    return out;
+  }
+};
+
+/// What one decode call collects: the delta, and the first shape error found.
+struct Ctx {
+  Mode mode;
+  Delta& delta;
+  std::string error;  // empty while the object has the expected shape
+
+  void wrong(const Path& path, std::string_view expected, const dom::element& got) {
+    if (error.empty()) {
+      error = fmt::format("'{}' must be {} or null, got {}", path.str(), expected, type_name(got));
+    }
+  }
+  /// A string field: true and `out` set when a string; null is absent; anything else an error.
+  bool text(const dom::element& value, const Path& path, std::string_view& out) {
+    if (value.get_string().get(out) == simdjson::SUCCESS) {
+      return true;
+    }
+    if (!value.is_null()) {
+      wrong(path, "a string", value);
+    }
+    return false;
+  }
+  /// An object field (same rules).
+  bool object(const dom::element& value, const Path& path, dom::object& out) {
+    if (value.get_object().get(out) == simdjson::SUCCESS) {
+      return true;
+    }
+    if (!value.is_null()) {
+      wrong(path, "an object", value);
+    }
+    return false;
+  }
+  /// An array field (same rules).
+  bool array(const dom::element& value, const Path& path, dom::array& out) {
+    if (value.get_array().get(out) == simdjson::SUCCESS) {
+      return true;
+    }
+    if (!value.is_null()) {
+      wrong(path, "an array", value);
+    }
+    return false;
+  }
+  /// A token count: -1 when null, `kInvalidCount` for a number that is no count (negative,
+  /// fractional, beyond int64); any other type is an error.
+  std::int64_t count(const dom::element& value, const Path& path) {
+    if (value.is_null()) {
+      return -1;
+    }
+    if (!value.is_number()) {
+      wrong(path, "a number", value);
+      return -1;
+    }
+    std::int64_t i = 0;
+    if (value.get_int64().get(i) == simdjson::SUCCESS) {
+      return i >= 0 ? i : kInvalidCount;
+    }
+    double d = 0;
+    if (value.is_double() && value.get_double().get(d) == simdjson::SUCCESS && d >= 0 &&
+        d < 9.0e18 && static_cast<double>(static_cast<std::int64_t>(d)) == d) {
+      return static_cast<std::int64_t>(d);
+    }
+    return kInvalidCount;
+  }
+};
+
 // A string value, or false for null, absent or non-string values.
 bool get_string(const dom::element& value, std::string_view& out) {
   return value.get_string().get(out) == simdjson::SUCCESS;
 }
 
-// An integer count; accepts int64, uint64 within range and integral doubles. -1 otherwise.
-std::int64_t get_count(const dom::element& value) {
+// An integer index; -1 for anything else.
+std::int64_t get_index(const dom::element& value) {
   std::int64_t i = 0;
-  if (value.get_int64().get(i) == simdjson::SUCCESS) {
-    return i;
-  }
-  double d = 0;
-  if (value.is_double() && value.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 9.0e18 &&
-      static_cast<double>(static_cast<std::int64_t>(d)) == d) {
-    return static_cast<std::int64_t>(d);
-  }
-  return -1;
+  return value.get_int64().get(i) == simdjson::SUCCESS ? i : -1;
 }
 
-// Any JSON number as a double; -1 otherwise.
-double get_number(const dom::element& value) {
+// A duration in ms from llama.cpp `timings`: finite, in [0, 1e9] (11.6 days); -1 otherwise.
+double get_ms(const dom::element& value) {
+  constexpr double kMaxMs = 1e9;
   double d = 0;
-  return value.get_double().get(d) == simdjson::SUCCESS ? d : -1.0;
+  return value.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d <= kMaxMs ? d : -1.0;
 }
 
 // `obj[key]` when present and not null.
@@ -78,15 +185,15 @@ bool find(const dom::object& obj, std::string_view key, dom::element& out) {
   return obj.at_key(key).get(out) == simdjson::SUCCESS && !out.is_null();
 }
 
-Usage decode_usage(const dom::object& obj) {
+Usage decode_usage(const dom::object& obj, Ctx& ctx) {
   Usage usage;
   std::int64_t cache_hit = -1;
   for (const auto field : obj) {
     const std::string_view key = field.key;
     if (key == "prompt_tokens") {
-      usage.prompt_tokens = get_count(field.value);
+      usage.prompt_tokens = ctx.count(field.value, {.a = "usage.prompt_tokens"});
     } else if (key == "completion_tokens") {
-      usage.completion_tokens = get_count(field.value);
+      usage.completion_tokens = ctx.count(field.value, {.a = "usage.completion_tokens"});
     } else if (key == "completion_tokens_details" || key == "prompt_tokens_details") {
       dom::object details;
       if (field.value.get_object().get(details) != simdjson::SUCCESS) {
@@ -94,12 +201,13 @@ Usage decode_usage(const dom::object& obj) {
       }
       dom::element count;
       if (key == "completion_tokens_details" && find(details, "reasoning_tokens", count)) {
-        usage.reasoning_tokens = get_count(count);
+        usage.reasoning_tokens =
+            ctx.count(count, {.a = "usage.completion_tokens_details.reasoning_tokens"});
       } else if (key == "prompt_tokens_details" && find(details, "cached_tokens", count)) {
-        usage.cached_tokens = get_count(count);
+        usage.cached_tokens = ctx.count(count, {.a = "usage.prompt_tokens_details.cached_tokens"});
       }
     } else if (key == "prompt_cache_hit_tokens") {
-      cache_hit = get_count(field.value);
+      cache_hit = ctx.count(field.value, {.a = "usage.prompt_cache_hit_tokens"});
     }
   }
   if (usage.cached_tokens < 0) {
@@ -108,17 +216,18 @@ Usage decode_usage(const dom::object& obj) {
   return usage;
 }
 
-void decode_timings(const dom::object& obj, Delta& delta) {
+void decode_timings(const dom::object& obj, Ctx& ctx) {
+  Delta& delta = ctx.delta;
   for (const auto field : obj) {
     const std::string_view key = field.key;
     if (key == "prompt_n") {
-      delta.timings_prompt_n = get_count(field.value);
+      delta.timings_prompt_n = ctx.count(field.value, {.a = "timings.prompt_n"});
     } else if (key == "prompt_ms") {
-      delta.timings_prompt_ms = get_number(field.value);
+      delta.timings_prompt_ms = get_ms(field.value);
     } else if (key == "predicted_n") {
-      delta.timings_predicted_n = get_count(field.value);
+      delta.timings_predicted_n = ctx.count(field.value, {.a = "timings.predicted_n"});
     } else if (key == "predicted_ms") {
-      delta.timings_predicted_ms = get_number(field.value);
+      delta.timings_predicted_ms = get_ms(field.value);
     }
   }
 }
@@ -143,67 +252,77 @@ void decode_tool_calls(const dom::array& calls, Delta& delta) {
   }
 }
 
-// `delta` (stream) or `message` (body) of a chat choice.
-void decode_message(const dom::object& message, Mode mode, Delta& delta) {
+// `delta` (stream) or `message` (body) of a chat choice at `at` ("choices[i].delta").
+void decode_message(const dom::object& message, const Path& at, Ctx& ctx) {
+  const auto path = [&](std::string_view key) {
+    return Path{.a = at.a, .index = at.index, .b = at.b, .c = key};
+  };
+  Delta& delta = ctx.delta;
   bool has_role = false;
   std::string_view text;
   for (const auto field : message) {
     const std::string_view key = field.key;
     if (key == "content") {
-      if (get_string(field.value, text)) {
+      if (ctx.text(field.value, path(key), text)) {
         delta.answer.assign(text);
       }
     } else if (key == "reasoning_content" || key == "reasoning") {
       // Some servers send both names with the same text; keep the first non-empty one.
-      if (delta.reasoning.empty() && get_string(field.value, text)) {
+      if (ctx.text(field.value, path(key), text) && delta.reasoning.empty()) {
         delta.reasoning.assign(text);
       }
     } else if (key == "tool_calls") {
       dom::array calls;
-      if (field.value.get_array().get(calls) == simdjson::SUCCESS) {
+      if (ctx.array(field.value, path(key), calls)) {
         decode_tool_calls(calls, delta);
       }
     } else if (key == "role") {
       has_role = field.value.is_string();
     }
   }
-  delta.role_only = mode == Mode::kEvent && has_role && !delta.has_output();
+  delta.role_only = ctx.mode == Mode::kEvent && has_role && !delta.has_output();
 }
 
-void decode_choice(const dom::object& choice, Mode mode, Delta& delta) {
+void decode_choice(const dom::object& choice, std::int64_t i, Ctx& ctx) {
+  const auto path = [&](std::string_view key) {
+    return Path{.a = "choices", .index = i, .b = key};
+  };
   std::string_view text;
   for (const auto field : choice) {
     const std::string_view key = field.key;
     if (key == "text") {
-      if (get_string(field.value, text)) {
-        delta.answer.assign(text);
+      if (ctx.text(field.value, path(key), text)) {
+        ctx.delta.answer.assign(text);
       }
     } else if (key == "delta" || key == "message") {
       dom::object message;
-      if (field.value.get_object().get(message) == simdjson::SUCCESS) {
-        decode_message(message, mode, delta);
+      if (ctx.object(field.value, path(key), message)) {
+        decode_message(message, path(key), ctx);
       }
     } else if (key == "finish_reason") {
-      if (get_string(field.value, text)) {
-        delta.finish_reason.assign(text);
+      if (ctx.text(field.value, path(key), text)) {
+        ctx.delta.finish_reason.assign(text);
       }
     }
   }
 }
 
 // Picks the choice with index 0 (or the first without an index) out of `choices`.
-void decode_choices(const dom::array& choices, Mode mode, Delta& delta) {
+void decode_choices(const dom::array& choices, Ctx& ctx) {
+  std::int64_t i = 0;
   for (const auto choice : choices) {
-    delta.has_choice = true;
+    ctx.delta.has_choice = true;
     dom::object obj;
     if (choice.get_object().get(obj) != simdjson::SUCCESS) {
-      continue;
+      ctx.wrong({.a = "choices", .index = i}, "an object", choice);
+      return;
     }
     dom::element index;
-    if (find(obj, "index", index) && get_count(index) != 0) {
+    if (find(obj, "index", index) && get_index(index) != 0) {
+      ++i;
       continue;
     }
-    decode_choice(obj, mode, delta);
+    decode_choice(obj, i, ctx);
     return;
   }
 }
@@ -219,7 +338,8 @@ void set_error(const dom::element* message, std::string_view raw, Delta& delta) 
   }
 }
 
-void decode_object(const dom::object& root, std::string_view raw, Mode mode, Delta& delta) {
+void decode_object(const dom::object& root, std::string_view raw, Ctx& ctx) {
+  Delta& delta = ctx.delta;
   bool object_is_error = false;
   dom::element top_message;
   bool has_top_message = false;
@@ -227,18 +347,18 @@ void decode_object(const dom::object& root, std::string_view raw, Mode mode, Del
     const std::string_view key = field.key;
     if (key == "choices") {
       dom::array choices;
-      if (field.value.get_array().get(choices) == simdjson::SUCCESS) {
-        decode_choices(choices, mode, delta);
+      if (ctx.array(field.value, {.a = "choices"}, choices)) {
+        decode_choices(choices, ctx);
       }
     } else if (key == "usage") {
       dom::object usage;
-      if (field.value.get_object().get(usage) == simdjson::SUCCESS) {
-        delta.usage = decode_usage(usage);
+      if (ctx.object(field.value, {.a = "usage"}, usage)) {
+        delta.usage = decode_usage(usage, ctx);
       }
     } else if (key == "timings") {
       dom::object timings;
       if (field.value.get_object().get(timings) == simdjson::SUCCESS) {
-        decode_timings(timings, delta);
+        decode_timings(timings, ctx);
       }
     } else if (key == "error") {
       if (field.value.is_null()) {
@@ -470,7 +590,12 @@ struct Decoder::Impl {
       return Error{"expected a JSON object", std::string(source), 0};
     }
     Delta delta;
-    decode_object(obj, data, mode, delta);
+    Ctx ctx{.mode = mode, .delta = delta, .error = {}};
+    decode_object(obj, data, ctx);
+    if (!ctx.error.empty() && !delta.is_error) {
+      // An error object explains itself even if other fields are odd; otherwise the shape wins.
+      return Error{std::move(ctx.error), std::string(source), -1};
+    }
     return delta;
   }
 };
@@ -486,6 +611,24 @@ Result<Delta> Decoder::decode_event(std::string_view data) {
 
 Result<Delta> Decoder::decode_body(std::string_view body) {
   return impl_->decode(body, Mode::kBody);
+}
+
+Result<Delta> Decoder::decode_sse(std::string_view type, std::string_view data) {
+  if (type == "error") {
+    // `event: error` (the SSE convention for a server-side failure, e.g. Anthropic-style streams
+    // and some OpenAI-compatible proxies): the data is an error object or plain text.
+    return Delta{.is_error = true, .error_message = stream_error_message(data)};
+  }
+  return impl_->decode(data, Mode::kEvent);
+}
+
+std::optional<Delta> Decoder::decode_field(std::string_view name, std::string_view value) {
+  if (name != "error") {
+    return std::nullopt;  // other non-standard fields carry nothing llmbench measures
+  }
+  // llama.cpp server (tools/server, `server_sent_event(sink, "error", ...)`) ends a failed
+  // stream with `error: {"code":..,"message":..,"type":..}` and then `data: [DONE]`, in HTTP 200.
+  return Delta{.is_error = true, .error_message = stream_error_message(value)};
 }
 
 }  // namespace llmbench::protocol

@@ -25,9 +25,11 @@ ServerState::ServerState(ServerOptions opts)
       created_s(std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count()),
-      pool(options.max_num_seqs) {
-  if (options.timing == Timing::Engine)
-    engine = std::make_unique<RealtimeEngine>(*options.engine);
+      timing(make_timing(*this)) {}
+
+std::unique_ptr<TimingModel> make_timing(const ServerState& state) {
+  return state.options.timing == Timing::Engine ? make_engine_timing(state)
+                                                : make_fixed_timing(state);
 }
 
 }  // namespace detail
@@ -53,8 +55,7 @@ std::uint16_t Server::start() {
   listener_options.port = options.port;
   listener_options.threads = options.threads;
   detail::ServerState* state = state_.get();
-  if (state->engine)
-    state->engine->start();
+  state->timing->start();
   listener_ = std::make_unique<http::Listener>(
       listener_options, [state](http::ServerRequest& request, http::ResponseWriter& writer) {
         return detail::handle_request(*state, request, writer);
@@ -66,9 +67,7 @@ void Server::stop() {
   if (!listener_)
     return;
   // Waiters must not be woken on io_contexts that are being torn down.
-  state_->pool.shutdown();
-  if (state_->engine)
-    state_->engine->stop();
+  state_->timing->stop();
   listener_->stop();
   if (state_->emission_log)
     state_->emission_log->flush();
@@ -81,20 +80,16 @@ std::uint16_t Server::port() const noexcept {
 ServerStats Server::stats() const noexcept {
   const auto& s = *state_;
   constexpr auto relaxed = std::memory_order_relaxed;
+  const detail::Gauges gauges = s.timing->gauges();
   ServerStats stats;
-  if (s.engine) {
-    stats.running = s.engine->metrics().running.load(relaxed);
-    stats.waiting = s.engine->metrics().waiting.load(relaxed);
-  } else {
-    stats.running = s.pool.running();
-    stats.waiting = s.pool.waiting();
-  }
+  stats.running = gauges.running;
+  stats.waiting = gauges.waiting;
   stats.requests_total = s.requests_total.load(relaxed);
   stats.success_total = s.success_total.load(relaxed);
   stats.rejected_total = s.rejected_total.load(relaxed);
   stats.cancelled_total = s.cancelled_total.load(relaxed);
-  stats.prompt_tokens_total = s.prompt_tokens_total.load(relaxed);
-  stats.generation_tokens_total = s.generation_tokens_total.load(relaxed);
+  stats.prompt_tokens_total = gauges.prompt_tokens;
+  stats.generation_tokens_total = gauges.generation_tokens;
   stats.open_connections = listener_ ? listener_->open_connections() : 0;
   return stats;
 }

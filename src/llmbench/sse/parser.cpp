@@ -70,6 +70,9 @@ void Parser::reset() {
   bom_state_ = 0;
   skip_lf_ = false;
   ready_ = false;
+  field_ready_ = false;
+  field_name_.clear();
+  field_value_.clear();
 }
 
 std::size_t Parser::consume(std::string_view bytes, std::size_t pos) {
@@ -117,7 +120,7 @@ std::size_t Parser::consume(std::string_view bytes, std::size_t pos) {
       trim(line_);
     }
     p = eol + 1;
-    if (ready_) {
+    if (ready_ || field_ready_) {
       break;
     }
   }
@@ -181,6 +184,12 @@ void Parser::process_field(std::string_view name, std::string_view value) {
       retry_ms_ = ms;
       reconnection_ms_ = ms;
     }
+  } else {
+    // "Otherwise: The field is ignored." Kept aside for the caller (UnknownField); the line may
+    // live in `line_`, which is cleared next, so it is copied.
+    field_name_.assign(name);
+    field_value_.assign(value);
+    field_ready_ = true;
   }
 }
 

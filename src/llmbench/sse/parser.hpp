@@ -24,6 +24,15 @@ struct Event {
   std::int64_t retry_ms = -1;    ///< last valid `retry:` value since the previous blank line, or -1
 };
 
+/// A field line whose name the standard does not define (§9.2.6: "Otherwise: The field is
+/// ignored."). The parser still ignores it for event building, but hands it to the caller of the
+/// three-argument `feed`, because some servers put meaning there: llama.cpp's server ends a failed
+/// stream with an `error: {json}` line that carries no `data`.
+struct UnknownField {
+  std::string_view name;   ///< the characters before the first colon (the whole line if none)
+  std::string_view value;  ///< after the colon, one leading space removed; empty if no colon
+};
+
 /// Stateful parser for one stream. Not thread-safe; one per connection/response. Reusable after
 /// `reset()`. Memory: holds at most one incomplete line plus the current event's data; buffers
 /// keep their capacity between events (no allocation per event after warm-up) unless a line or
@@ -41,6 +50,15 @@ class Parser {
   /// arrives in the next piece). `on_event` must not call back into this parser.
   template <class OnEvent>
   void feed(std::string_view bytes, OnEvent&& on_event) {
+    feed(bytes, on_event, [](const UnknownField&) {});
+  }
+
+  /// As `feed(bytes, on_event)`, and also calls `on_field(const UnknownField&)` for each field
+  /// line with a name other than `data`, `event`, `id` and `retry` (comment lines excluded), in
+  /// stream order relative to the events, as soon as its line ends. The views are valid only
+  /// during the call. The standard's event building is unchanged: such lines still add nothing.
+  template <class OnEvent, class OnField>
+  void feed(std::string_view bytes, OnEvent&& on_event, OnField&& on_field) {
     const std::size_t n = bytes.size();
     std::size_t i = 0;
     while (i < n) {
@@ -48,6 +66,10 @@ class Parser {
       if (ready_) {
         ready_ = false;
         on_event(static_cast<const Event&>(event_));
+      }
+      if (field_ready_) {
+        field_ready_ = false;
+        on_field(UnknownField{.name = field_name_, .value = field_value_});
       }
     }
   }
@@ -68,8 +90,9 @@ class Parser {
   [[nodiscard]] std::int64_t reconnection_time_ms() const noexcept { return reconnection_ms_; }
 
  private:
-  /// Consumes bytes from `bytes[pos...]` up to and including at most one dispatch; returns the new
-  /// position. Sets `ready_` when `event_` holds a dispatched event.
+  /// Consumes bytes from `bytes[pos...]` up to and including at most one dispatch or one unknown
+  /// field line; returns the new position. Sets `ready_` when `event_` holds a dispatched event,
+  /// `field_ready_` when `field_name_`/`field_value_` hold an unknown field.
   std::size_t consume(std::string_view bytes, std::size_t pos);
   /// Handles one complete line (without its line end).
   void process_line(std::string_view line);
@@ -90,6 +113,9 @@ class Parser {
   std::uint8_t bom_state_ = 0;  // 0..2 = bytes of a BOM matched so far, 3 = BOM phase over
   bool skip_lf_ = false;        // the last line ended in CR: one LF next (in any piece) is skipped
   bool ready_ = false;          // `event_` holds an event that `feed` has yet to hand out
+  bool field_ready_ = false;    // `field_name_`/`field_value_` hold a line not yet handed out
+  std::string field_name_;      // the last unknown field line (rare: copied, not viewed)
+  std::string field_value_;
 };
 
 }  // namespace llmbench::sse

@@ -1,5 +1,6 @@
 #include "llmbench/tokenizer/added_tokens.hpp"
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
 #include <algorithm>
@@ -9,10 +10,7 @@ namespace {
 
 // Last code point of valid UTF-8 `text` (non-empty).
 char32_t last_char(std::string_view text) {
-  std::size_t i = text.size() - 1;
-  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0u) == 0x80u) {
-    --i;
-  }
+  const std::size_t i = utf8_floor(text, text.size() - 1);
   std::size_t len = 0;
   return decode_utf8(text, i, len);
 }
@@ -102,10 +100,7 @@ void AddedMatcher::split(std::string_view text, const std::vector<AddedToken>& t
     if (tok.lstrip) {
       std::size_t s = start;
       while (s > start_offset) {
-        std::size_t b = s - 1;
-        while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0u) == 0x80u) {
-          --b;
-        }
+        const std::size_t b = utf8_floor(text, s - 1);
         std::size_t clen = 0;
         if (!is_white_space(decode_utf8(text, b, clen))) {
           break;

@@ -1,5 +1,6 @@
 #include "llmbench/tokenizer/decoder.hpp"
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
 #include <oniguruma.h>
@@ -37,7 +38,7 @@ void byte_fallback(std::vector<std::string>& tokens) {
     if (count == 0) {
       return;
     }
-    if (find_invalid_utf8(bytes) < 0) {
+    if (utf8_valid(bytes)) {
       out.push_back(bytes);
     } else {
       std::string bad;

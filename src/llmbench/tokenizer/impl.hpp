@@ -16,6 +16,13 @@
 
 namespace llmbench::tokenizer {
 
+namespace detail {
+/// How far past the number of entries a token id may lie (ids may leave gaps: added tokens
+/// often continue after the vocabulary). Tables are sized by the largest id, so without a bound
+/// one id near 2^28 in a small file would allocate gigabytes.
+inline constexpr std::size_t kMaxTokenIdGap = std::size_t{1} << 20;
+}  // namespace detail
+
 /// Everything `Tokenizer` needs, immutable after `from_json`.
 struct Tokenizer::Impl {
   std::vector<detail::NormStep> normalizers;  ///< applied in order

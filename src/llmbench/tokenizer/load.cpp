@@ -2,15 +2,13 @@
 /// Loading tokenizer.json (HF tokenizers serialization format, `tokenizers/src/tokenizer/
 /// serialization.rs` and each component's serde form) and tokenizer_config.json (transformers).
 
+#include "llmbench/core/file.hpp"
 #include "llmbench/tokenizer/loader.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace llmbench::tokenizer {
 namespace detail {
@@ -52,16 +50,30 @@ Result<void> Loader::load_model(dom::element m) {
   }
   impl_.token_to_id.reserve(vocab.size() + 1024);
   std::string bytes;
+  std::vector<bool> taken;  // ids already given to a token
   for (auto field : vocab) {
+    const std::string where = fmt::format("model.vocab[\"{}\"]", field.key);
     std::uint64_t id = 0;
     if (field.value.get_uint64().get(id) != simdjson::SUCCESS || id > 0xFFFFFFF) {
-      return error(fmt::format("model.vocab[\"{}\"]", field.key), "id is not a small integer");
+      return error(where, "id is not a small integer");
+    }
+    if (id >= vocab.size() + detail::kMaxTokenIdGap) {
+      return error(where, fmt::format("id {} is far past the {} entries of the vocabulary", id,
+                                      vocab.size()));
     }
     const auto tid = static_cast<TokenId>(id);
-    impl_.token_to_id.emplace(std::string(field.key), tid);
+    if (!impl_.token_to_id.emplace(std::string(field.key), tid).second) {
+      return error(where, "the token appears twice in the vocabulary");
+    }
     if (impl_.id_to_token.size() <= tid) {
       impl_.id_to_token.resize(tid + 1);
+      taken.resize(tid + 1);
     }
+    if (taken[tid]) {
+      return error(where,
+                   fmt::format("id {} is also the id of \"{}\"", id, impl_.id_to_token[tid]));
+    }
+    taken[tid] = true;
     impl_.id_to_token[tid] = std::string(field.key);
     if (!byte_level_) {
       impl_.bpe.bytes_to_id.emplace(std::string(field.key), tid);
@@ -148,6 +160,10 @@ Result<void> Loader::load_added_tokens(dom::element root) {
     std::uint64_t id = 0;
     if (item["id"].get_uint64().get(id) != simdjson::SUCCESS || id > 0xFFFFFFF) {
       return error(path + ".id", "missing or not a small integer");
+    }
+    if (id >= impl_.id_to_token.size() + list.size() + detail::kMaxTokenIdGap) {
+      return error(path + ".id", fmt::format("id {} is far past the {} ids of the vocabulary", id,
+                                             impl_.id_to_token.size()));
     }
     auto content = string_field(item, "content", path);
     if (!content) {
@@ -301,16 +317,6 @@ Result<void> Loader::load(dom::element root, const nlohmann::json* config) {
   return {};
 }
 
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{"cannot open file", path.string(), -1};
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Result<std::string>(boost::system::in_place_value, ss.str());
-}
-
 // Error for JSON `text` that failed to parse: nlohmann's parser (slower than simdjson, used only
 // here) gives the byte where it stopped, reported with its line and column.
 Error json_error(std::string_view text, std::string_view what, std::string_view source) {
@@ -376,7 +382,7 @@ Result<Tokenizer> Tokenizer::load(const std::filesystem::path& path, const LoadO
       return Error{"folder has no tokenizer.json", path.string(), -1};
     }
   }
-  auto text = detail::read_file(file);
+  auto text = read_file(file);
   if (!text) {
     return text.error();
   }
@@ -391,7 +397,7 @@ Result<Tokenizer> Tokenizer::load(const std::filesystem::path& path, const LoadO
   std::string config;
   const auto config_path = file.parent_path() / "tokenizer_config.json";
   if (file.filename() != "tokenizer_config.json" && std::filesystem::exists(config_path, ec)) {
-    auto c = detail::read_file(config_path);
+    auto c = read_file(config_path);
     if (!c) {
       return c.error();
     }

@@ -2,6 +2,7 @@
 /// Loading the pipeline parts of tokenizer.json: normalizer, pre_tokenizer, post_processor and
 /// decoder (HF tokenizers serde forms of each component).
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/loader.hpp"
 
 #include <fmt/core.h>
@@ -182,7 +183,7 @@ Result<void> Loader::load_pre_tokenizer(dom::element p, const std::string& path)
       rep = *r;
     }
     std::size_t len = 0;
-    if (!rep.empty() && find_invalid_utf8(rep) < 0) {
+    if (!rep.empty() && utf8_valid(rep)) {
       decode_utf8(rep, 0, len);
     }
     if (rep.empty() || len != rep.size()) {

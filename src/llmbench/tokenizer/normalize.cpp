@@ -1,5 +1,7 @@
 #include "llmbench/tokenizer/normalize.hpp"
 
+#include "llmbench/core/utf8.hpp"
+
 #include <oniguruma.h>
 
 namespace llmbench::tokenizer::detail {
@@ -64,10 +66,7 @@ void apply_one(const NormStep& step, std::string_view text, std::string& out, Pr
         b += len;
       }
       while (step.right && e > b) {
-        std::size_t k = e - 1;
-        while (k > b && (static_cast<unsigned char>(text[k]) & 0xC0u) == 0x80u) {
-          --k;
-        }
+        const std::size_t k = std::max(b, utf8_floor(text, e - 1));
         if (!is_white_space(decode_utf8(text, k, len))) {
           break;
         }

@@ -1,5 +1,6 @@
 #include "llmbench/tokenizer/pretokenize.hpp"
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/fast_split.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
@@ -290,7 +291,7 @@ void use_fast_path(std::string_view pattern, PreStep& step) {
   // `[a-bc-d...]+` with literal, non-ASCII-special members only (no escapes, negation, nesting,
   // POSIX classes or set operations).
   if (pattern.size() < 4 || pattern.front() != '[' || pattern.substr(pattern.size() - 2) != "]+" ||
-      find_invalid_utf8(pattern) >= 0) {
+      !utf8_valid(pattern)) {
     return;
   }
   const std::string_view body = pattern.substr(1, pattern.size() - 3);

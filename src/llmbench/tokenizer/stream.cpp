@@ -1,6 +1,7 @@
 /// @file
 /// `Tokenizer::encode_batch` (threads) and `StreamDecoder` (incremental decoding).
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/impl.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -14,44 +15,6 @@
 
 namespace llmbench::tokenizer {
 namespace {
-
-// Length of the trailing bytes of `b` that are a valid but incomplete UTF-8 sequence (a lead byte
-// and fewer continuation bytes than it needs, each in its allowed range: RFC 3629 table 3-7), or
-// 0 when `b` ends on a sequence boundary or with invalid bytes.
-std::size_t incomplete_tail(std::string_view b) {
-  const std::size_t n = b.size();
-  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
-    const auto lead = static_cast<unsigned char>(b[n - back]);
-    if ((lead & 0xC0u) == 0x80u) {
-      continue;  // continuation byte: look further back for the lead
-    }
-    std::size_t need = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      need = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      need = 3;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      need = 4;
-    }
-    if (need <= back) {
-      return 0;  // ASCII, invalid lead, or a sequence that is already complete
-    }
-    for (std::size_t k = 1; k < back; ++k) {
-      const auto c = static_cast<unsigned char>(b[n - back + k]);
-      unsigned char lo = 0x80;
-      unsigned char hi = 0xBF;
-      if (k == 1) {
-        lo = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
-        hi = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
-      }
-      if (c < lo || c > hi) {
-        return 0;
-      }
-    }
-    return back;
-  }
-  return 0;
-}
 
 Result<std::string> ok(std::string text) {
   return Result<std::string>(boost::system::in_place_value, std::move(text));
@@ -122,9 +85,8 @@ Result<std::string> StreamDecoder::step(TokenId id) {
   }
   if (bytes_mode_) {
     pending_ += impl.id_to_bytes[id];
-    const std::size_t keep = incomplete_tail(pending_);
-    std::string text =
-        detail::utf8_lossy(std::string_view(pending_).substr(0, pending_.size() - keep));
+    const std::size_t keep = utf8_incomplete_tail(pending_);
+    std::string text = utf8_lossy(std::string_view(pending_).substr(0, pending_.size() - keep));
     pending_.erase(0, pending_.size() - keep);
     return ok(std::move(text));
   }
@@ -150,7 +112,7 @@ Result<std::string> StreamDecoder::step(TokenId id) {
 std::string StreamDecoder::flush() {
   std::string rest;
   if (bytes_mode_) {
-    rest = detail::utf8_lossy(pending_);
+    rest = utf8_lossy(pending_);
   } else if (window_.size() > context_) {
     auto text = tokenizer_.decode(window_, skip_special_);
     if (text && text->size() > context_text_.size()) {

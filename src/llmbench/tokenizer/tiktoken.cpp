@@ -107,14 +107,23 @@ Result<Tokenizer> Tokenizer::from_tiktoken(std::string_view text, std::string_vi
       return Error{fmt::format("line {}: expected \"<base64 token> <rank>\"", line_no), src,
                    static_cast<std::int64_t>(line_start)};
     }
+    const auto at = static_cast<std::int64_t>(line_start);
+    if (rank >= line_no + detail::kMaxTokenIdGap) {
+      return Error{fmt::format("line {}: rank {} is far past the number of lines", line_no, rank),
+                   src, at};
+    }
     const auto id = static_cast<TokenId>(rank);
     if (!bpe.bytes_to_id.emplace(bytes, id).second) {
-      return Error{fmt::format("line {}: duplicate token", line_no), src,
-                   static_cast<std::int64_t>(line_start)};
+      return Error{fmt::format("line {}: duplicate token", line_no), src, at};
     }
     if (impl->id_to_bytes.size() <= id) {
       impl->id_to_bytes.resize(id + 1);
       impl->id_to_token.resize(id + 1);
+    }
+    if (!impl->id_to_bytes[id].empty()) {
+      return Error{
+          fmt::format("line {}: rank {} is also the rank of an earlier token", line_no, rank), src,
+          at};
     }
     impl->id_to_bytes[id] = bytes;
     impl->id_to_token[id] = detail::bytes_to_byte_level(bytes);

@@ -1,5 +1,6 @@
 #include "llmbench/tokenizer/tokdiff.hpp"
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
 #include <fmt/core.h>
@@ -76,8 +77,7 @@ void sort_unique(std::vector<T>& v) {
 }
 
 std::size_t count_chars(std::string_view s) {
-  return static_cast<std::size_t>(std::count_if(
-      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
+  return utf8_count_code_points(s);
 }
 
 void add_to(GroupSummary& g, const TextResult& t) {
@@ -185,10 +185,7 @@ nlohmann::json group_json(const GroupSummary& g) {
 // Up to 40 bytes of `s` from `at`, ending at a UTF-8 character boundary.
 std::string snippet(std::string_view s, std::size_t at) {
   at = std::min(at, s.size());
-  std::size_t end = std::min(s.size(), at + 40);
-  while (end > at && end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0U) == 0x80U) {
-    --end;
-  }
+  const std::size_t end = std::max(at, utf8_floor(s, at + 40));
   return std::string(s.substr(at, end - at));
 }
 
@@ -317,11 +314,7 @@ Result<TokdiffResult> tokdiff(const TokdiffSide& a, const TokdiffSide& b,
     t.name = text.name;
     t.label = text.label;
     t.script = dominant_script(text.text);
-    std::size_t cut = std::min<std::size_t>(text.text.size(), 60);
-    while (cut > 0 && cut < text.text.size() &&
-           (static_cast<unsigned char>(text.text[cut]) & 0xC0U) == 0x80U) {
-      --cut;
-    }
+    const std::size_t cut = utf8_floor(text.text, 60);
     t.preview = text.text.substr(0, cut);
     t.bytes = text.text.size();
     t.chars = count_chars(text.text);
@@ -446,8 +439,8 @@ nlohmann::json to_json(const TokdiffResult& r) {
                                        {"name", r.texts[f.text_index].name},
                                        {"side", std::string(1, f.side)},
                                        {"offset", f.offset},
-                                       {"expected", detail::utf8_lossy(f.expected)},
-                                       {"got", detail::utf8_lossy(f.got)}});
+                                       {"expected", utf8_lossy(f.expected)},
+                                       {"got", utf8_lossy(f.got)}});
   }
   j["texts"] = nlohmann::json::array();
   for (const auto& t : r.texts) {

@@ -2,6 +2,9 @@
 /// tokdiff inputs: added tokens from tokenizer.json, corpus files,
 /// dominant Unicode script (tokdiff.hpp).
 
+#include "llmbench/core/file.hpp"
+#include "llmbench/core/text.hpp"
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
@@ -11,43 +14,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
 #include <oniguruma.h>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 namespace llmbench::tokenizer {
 namespace {
 
 namespace fs = std::filesystem;
-
-Result<std::string> read_whole_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{"cannot open file", path.string(), -1};
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    return Error{"read error", path.string(), -1};
-  }
-  return Result<std::string>(boost::system::in_place_value, ss.str());
-}
-
-std::size_t utf8_floor(std::string_view s, std::size_t cap) {
-  if (cap >= s.size()) {
-    return s.size();
-  }
-  while (cap > 0 && (static_cast<unsigned char>(s[cap]) & 0xC0U) == 0x80U) {
-    --cap;
-  }
-  return cap;
-}
-
-bool is_blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
-}
 
 std::string_view strip_cr(std::string_view line) {
   if (!line.empty() && line.back() == '\r') {
@@ -96,7 +70,7 @@ Result<std::vector<AddedToken>> parse_added_tokens(std::string_view tokenizer_js
 }
 
 Result<std::vector<AddedToken>> read_added_tokens(const fs::path& tokenizer_json) {
-  auto text = read_whole_file(tokenizer_json);
+  auto text = read_file(tokenizer_json);
   if (!text) {
     return text.error();
   }
@@ -150,13 +124,13 @@ Result<std::vector<CorpusText>> parse_corpus(std::string_view contents, std::str
     return 1 + static_cast<std::size_t>(
                    std::count(contents.begin(), contents.begin() + static_cast<long>(pos), '\n'));
   };
-  if (const auto bad = detail::find_invalid_utf8(contents); bad >= 0) {
-    const auto at = static_cast<std::size_t>(bad);
-    return Error{fmt::format("invalid UTF-8 at line {}", line_of(at)), std::string(file_name), bad};
+  if (const std::size_t bad = utf8_first_invalid(contents); bad < contents.size()) {
+    return Error{fmt::format("invalid UTF-8 at line {}", line_of(bad)), std::string(file_name),
+                 static_cast<std::int64_t>(bad)};
   }
   auto push = [&](std::string name, std::string lab, std::string_view text) {
-    if (is_blank(text)) {
-      return;
+    if (is_blank(text, " \t\r\f\v")) {
+      return;  // a text of line breaks alone is kept: tokenizers differ on them
     }
     const std::size_t n =
         options.max_text_bytes != 0 ? utf8_floor(text, options.max_text_bytes) : text.size();
@@ -283,7 +257,7 @@ Result<std::vector<CorpusText>> load_corpus(const fs::path& path, const CorpusOp
   }
   std::vector<CorpusText> all;
   for (const auto& file : files) {
-    auto contents = read_whole_file(file);
+    auto contents = read_file(file);
     if (!contents) {
       return contents.error();
     }

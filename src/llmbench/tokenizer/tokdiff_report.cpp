@@ -1,6 +1,7 @@
 /// @file
 /// Text report of a tokdiff result (tokdiff.hpp `format_report`).
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
 #include "llmbench/tokenizer/unicode.hpp"
 
@@ -285,8 +286,7 @@ std::string format_report(const TokdiffResult& r) {
   for (const auto& f : r.roundtrip_failures) {
     out += fmt::format("  {} [{}] at byte {}: expected \"{}\" got \"{}\"\n",
                        r.texts[f.text_index].name, f.side == 'a' ? "A" : "B", f.offset,
-                       printable(detail::utf8_lossy(f.expected), 30),
-                       printable(detail::utf8_lossy(f.got), 30));
+                       printable(utf8_lossy(f.expected), 30), printable(utf8_lossy(f.got), 30));
   }
   if (r.roundtrip_failures.size() < fail_a + fail_b) {
     out += fmt::format("  ... {} more\n", fail_a + fail_b - r.roundtrip_failures.size());

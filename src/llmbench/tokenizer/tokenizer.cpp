@@ -1,5 +1,6 @@
 #include "llmbench/tokenizer/tokenizer.hpp"
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/tokenizer/impl.hpp"
 
 #include <fmt/core.h>
@@ -85,12 +86,10 @@ Scratch& Scratch::operator=(Scratch&&) noexcept = default;
 
 Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& options,
                                    Scratch& scratch) const {
-  const std::int64_t bad = detail::find_invalid_utf8(text);
-  if (bad >= 0) {
+  if (const std::size_t bad = utf8_first_invalid(text); bad < text.size()) {
     return Error{fmt::format("invalid UTF-8 (byte 0x{:02X})",
-                             static_cast<unsigned>(
-                                 static_cast<unsigned char>(text[static_cast<std::size_t>(bad)]))),
-                 "text", bad};
+                             static_cast<unsigned>(static_cast<unsigned char>(text[bad]))),
+                 "text", static_cast<std::int64_t>(bad)};
   }
   if (text.size() > 0xFFFFFFF0u) {
     return Error{"text longer than 4 GiB", "text", -1};
@@ -202,7 +201,7 @@ Result<std::string> Tokenizer::decode(std::span<const TokenId> ids,
     return Result<std::string>(boost::system::in_place_value,
                                detail::decode_chain(impl.decoders, tokens, scratch));
   }
-  return Result<std::string>(boost::system::in_place_value, detail::utf8_lossy(bytes));
+  return Result<std::string>(boost::system::in_place_value, utf8_lossy(bytes));
 }
 
 std::string_view Tokenizer::id_to_token(TokenId id) const {

@@ -1,75 +1,13 @@
 #include "llmbench/tokenizer/unicode.hpp"
 
+#include "llmbench/core/utf8.hpp"
+
 #include <cstdlib>
 #include <utf8proc.h>
 #include <utility>
 
 namespace llmbench::tokenizer::detail {
 namespace {
-
-// Length of the well-formed sequence starting at `p` (1-4), or 0 when it is not well formed.
-// Table 3-7 of The Unicode Standard ("Well-Formed UTF-8 Byte Sequences").
-std::size_t valid_sequence_length(const unsigned char* p, std::size_t avail) {
-  const unsigned c = p[0];
-  if (c < 0x80) {
-    return 1;
-  }
-  auto cont = [&](std::size_t i, unsigned lo, unsigned hi) {
-    return i < avail && p[i] >= lo && p[i] <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) {
-    return cont(1, 0x80, 0xBF) ? 1 + 1 : 0;
-  }
-  if (c >= 0xE0 && c <= 0xEF) {
-    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
-    const unsigned hi = c == 0xED ? 0x9F : 0xBF;
-    if (!cont(1, lo, hi)) {
-      return 0;
-    }
-    return cont(2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
-    const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;
-    if (!cont(1, lo, hi)) {
-      return 0;
-    }
-    if (!cont(2, 0x80, 0xBF)) {
-      return 0;
-    }
-    return cont(3, 0x80, 0xBF) ? 4 : 0;
-  }
-  return 0;
-}
-
-// Length of the maximal invalid prefix ("maximal subpart", Unicode §3.9) starting at `p`.
-std::size_t invalid_subpart_length(const unsigned char* p, std::size_t avail) {
-  const unsigned c = p[0];
-  std::size_t need = 0;
-  unsigned lo = 0x80;
-  unsigned hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    lo = c == 0xE0 ? 0xA0 : 0x80;
-    hi = c == 0xED ? 0x9F : 0xBF;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    lo = c == 0xF0 ? 0x90 : 0x80;
-    hi = c == 0xF4 ? 0x8F : 0xBF;
-  } else {
-    return 1;
-  }
-  std::size_t i = 1;
-  if (i < avail && p[i] >= lo && p[i] <= hi) {
-    ++i;
-    while (i <= need && i < avail && p[i] >= 0x80 && p[i] <= 0xBF) {
-      ++i;
-    }
-  }
-  return i;
-}
 
 std::array<char32_t, 256> make_byte_to_char() {
   std::array<char32_t, 256> table{};
@@ -86,24 +24,6 @@ utf8proc_category_t category(char32_t cp) {
 }
 
 }  // namespace
-
-std::int64_t find_invalid_utf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    if (p[i] < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t len = valid_sequence_length(p + i, n - i);
-    if (len == 0) {
-      return static_cast<std::int64_t>(i);
-    }
-    i += len;
-  }
-  return -1;
-}
 
 char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& len) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + pos;
@@ -161,7 +81,7 @@ bool byte_level_to_bytes(std::string_view token, std::string& out) {
     return r;
   }();
   out.clear();
-  if (find_invalid_utf8(token) >= 0) {
+  if (!utf8_valid(token)) {
     return false;
   }
   std::size_t i = 0;
@@ -183,25 +103,6 @@ std::string bytes_to_byte_level(std::string_view bytes) {
   const auto& fwd = byte_to_char();
   for (const char c : bytes) {
     append_utf8(out, fwd[static_cast<unsigned char>(c)]);
-  }
-  return out;
-}
-
-std::string utf8_lossy(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const std::size_t n = bytes.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const std::size_t len = valid_sequence_length(p + i, n - i);
-    if (len > 0) {
-      out.append(bytes.substr(i, len));
-      i += len;
-    } else {
-      out.append("\xEF\xBF\xBD");
-      i += invalid_subpart_length(p + i, n - i);
-    }
   }
   return out;
 }

@@ -1,7 +1,9 @@
 #pragma once
 /// @file
-/// UTF-8 and Unicode helpers for the tokenizer (internal): validation, decoding, the GPT-2
-/// byte-level alphabet, lossy decoding and character classes.
+/// Unicode helpers for the tokenizer (internal): decoding, the GPT-2 byte-level alphabet and
+/// character classes. Validation and lossy decoding are the shared ones in core/utf8.hpp.
+
+#include "llmbench/core/utf8.hpp"
 
 #include <array>
 #include <cstddef>
@@ -10,10 +12,6 @@
 #include <string_view>
 
 namespace llmbench::tokenizer::detail {
-
-/// Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
-/// overlongs, no surrogates, max U+10FFFF), or -1 when `text` is valid.
-std::int64_t find_invalid_utf8(std::string_view text);
 
 /// Decodes the code point at `text[pos]` of valid UTF-8; stores its byte length in `len`.
 char32_t decode_utf8(std::string_view text, std::size_t pos, std::size_t& len);
@@ -31,9 +29,6 @@ bool byte_level_to_bytes(std::string_view token, std::string& out);
 
 /// Converts raw bytes to their byte-level string.
 std::string bytes_to_byte_level(std::string_view bytes);
-
-/// Rust `String::from_utf8_lossy`: each maximal invalid subsequence becomes U+FFFD.
-std::string utf8_lossy(std::string_view bytes);
 
 /// Rust `char::is_whitespace` (Unicode White_Space property).
 bool is_white_space(char32_t cp);

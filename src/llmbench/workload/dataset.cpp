@@ -94,21 +94,6 @@ std::vector<Sample> count_exactly(std::vector<Sample> samples, const DatasetOpti
 
 }  // namespace
 
-namespace detail {
-
-void TokenCounter::add(std::string_view text) noexcept {
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x80U) {
-      ++ascii_bytes;
-    } else if ((c & 0xC0U) != 0x80U) {
-      ++non_ascii_code_points;  // a UTF-8 lead byte; continuation bytes are not counted
-    }
-  }
-}
-
-}  // namespace detail
-
 DatasetKind parse_dataset_kind(std::string_view name) {
   if (name == "sharegpt") {
     return DatasetKind::ShareGpt;
@@ -141,18 +126,11 @@ RandomPromptKind parse_random_prompt_kind(std::string_view name) {
                         "--random-prompt-kind", -1});
 }
 
-std::int64_t estimate_tokens(std::string_view text) noexcept {
-  // Rule of thumb for English with BPE vocabularies (~4 characters per token); CJK and other
-  // non-ASCII scripts are closer to one token per character. Mixed text adds the two parts.
-  detail::TokenCounter counter;
-  counter.add(text);
-  return counter.value();
-}
-
 std::vector<Sample> load_samples(const DatasetOptions& options) {
-  if (options.num_prompts <= 0) {
-    throw Exception(
-        Error{fmt::format("must be > 0, got {}", options.num_prompts), "--num-prompts", -1});
+  if (options.num_prompts <= 0 || options.num_prompts > kMaxNumPrompts) {
+    throw Exception(Error{fmt::format("must be in 1..{} (every sample is held in memory), got {}",
+                                      kMaxNumPrompts, options.num_prompts),
+                          "--num-prompts", -1});
   }
   const std::string path =
       options.path.empty() ? bundled_path(options.kind, options.data_dir) : options.path;
@@ -180,11 +158,11 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   }
   std::vector<Sample> all;
   if (options.kind == DatasetKind::ShareGpt) {
-    all = detail::load_sharegpt(path, options.output_len);
+    all = detail::load_sharegpt(path, options.output_len, options.max_file_bytes);
   } else if (options.kind == DatasetKind::MtBench) {
-    all = detail::load_mtbench(path, options.output_len);
+    all = detail::load_mtbench(path, options.output_len, options.max_file_bytes);
   } else {
-    all = detail::load_custom(path, options.output_len);
+    all = detail::load_custom(path, options.output_len, options.max_file_bytes);
   }
   if (all.empty()) {
     throw Exception(Error{"dataset has no usable prompts", path, -1});

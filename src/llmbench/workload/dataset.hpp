@@ -5,6 +5,8 @@
 /// has the dataset.
 
 #include "llmbench/core/chat.hpp"
+#include "llmbench/core/file.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -82,15 +84,25 @@ struct DatasetOptions {
   /// sample only its lengths and `content_key` (the same lengths and offsets as with text), for
   /// callers that need no text (`llmbench simulate` hashes prompts from the key).
   bool random_text = true;
+  /// Size limit of each dataset or corpus file read (`read_file`): a larger file, or a stream
+  /// such as `--dataset-path /dev/zero`, fails with an error naming the file and the limit.
+  std::uint64_t max_file_bytes = kDefaultMaxFileBytes;
 };
+
+/// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt
+/// text (a larger count would end in an allocation failure, not in a clear error).
+inline constexpr std::int64_t kMaxNumPrompts = 10'000'000;
 
 /// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled
 /// order). Deterministic for a given seed. Throws `Exception` naming the file and the line/byte
 /// offset on unreadable or malformed input, or an empty dataset.
 std::vector<Sample> load_samples(const DatasetOptions& options);
 
-/// Approximate token count of text for a BPE tokenizer when no tokenizer is given: ceil(bytes / 4)
-/// for ASCII-heavy text, one per non-ASCII code point otherwise. Documented as an estimate.
-std::int64_t estimate_tokens(std::string_view text) noexcept;
+/// Approximate token count of text for a BPE tokenizer when no tokenizer is given: the one
+/// text-token estimate of llmbench (`estimate_text_tokens`, core/text.hpp): ceil(ASCII bytes / 4)
+/// plus one per non-ASCII code point; 0 for empty text.
+inline std::int64_t estimate_tokens(std::string_view text) noexcept {
+  return estimate_text_tokens(text);
+}
 
 }  // namespace llmbench::workload

@@ -181,8 +181,8 @@ std::vector<Sample> make_exact_random_samples(const DatasetOptions& options,
   tokenizer::Scratch scratch;
   const std::int64_t longest =
       *std::max_element(input_lens.begin(), input_lens.end()) + options.random_prefix_len;
-  const TokenCorpus corpus(tok, load_text(corpus_path), static_cast<std::size_t>(longest) + 1,
-                           corpus_path, scratch);
+  const TokenCorpus corpus(tok, load_text(corpus_path, options.max_file_bytes),
+                           static_cast<std::size_t>(longest) + 1, corpus_path, scratch);
 
   // The shared prefix: exactly `random_prefix_len` tokens counting the leading special tokens,
   // cut from the corpus start (the same for every prompt, prefix-cache friendly).

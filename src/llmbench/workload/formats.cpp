@@ -4,6 +4,8 @@
 // short JSONL lines, where its error positions are the most useful.
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/file.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/workload/dataset.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
@@ -13,9 +15,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -68,12 +68,11 @@ struct JsonlLine {
   nlohmann::json value;
 };
 
-/// Calls `fn(JsonlLine&)` for every non-blank line of the JSONL file at `path`. A leading UTF-8
-/// byte-order mark and "\r\n" line ends are accepted. Lines that are not JSON throw, naming the
-/// line and the byte offset in the file.
+/// Calls `fn(JsonlLine&)` for every non-blank line of the JSONL `text` read from `path`. A leading
+/// UTF-8 byte-order mark and "\r\n" line ends are accepted. Lines that are not JSON throw, naming
+/// the line and the byte offset in the file.
 template <class Fn>
-void for_each_jsonl(const std::string& path, Fn&& fn) {
-  const std::string text = read_file(path);
+void for_each_jsonl(std::string_view text, const std::string& path, Fn&& fn) {
   std::size_t pos = 0;
   if (text.starts_with("\xEF\xBB\xBF")) {
     pos = 3;
@@ -88,7 +87,7 @@ void for_each_jsonl(const std::string& path, Fn&& fn) {
     if (line.ends_with('\r')) {
       line.remove_suffix(1);
     }
-    if (line.find_first_not_of(" \t\r\f\v") == std::string_view::npos) {
+    if (is_blank(line)) {
       continue;
     }
     JsonlLine item{number, line_offset, {}};
@@ -107,7 +106,7 @@ void for_each_jsonl(const std::string& path, Fn&& fn) {
 
 /// Estimated prompt tokens of a chat (sum of the message contents).
 std::int64_t estimate_messages(const ChatMessages& messages) {
-  TokenCounter counter;
+  TextTokenEstimate counter;
   for (const auto& m : messages) {
     counter.add(m.content);
   }
@@ -115,19 +114,6 @@ std::int64_t estimate_messages(const ChatMessages& messages) {
 }
 
 }  // namespace
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    fail(path, "cannot open file");
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    fail(path, "read error");
-  }
-  return std::move(buffer).str();
-}
 
 std::vector<std::string> text_files(const std::string& path) {
   namespace fs = std::filesystem;
@@ -157,16 +143,18 @@ std::vector<std::string> text_files(const std::string& path) {
 
 // ---- ShareGPT ----
 
-std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len) {
-  simdjson::padded_string json;
-  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
-    fail(path, "cannot open file");
-  }
+std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
+                                  std::uint64_t max_file_bytes) {
+  return parse_sharegpt(read_file(path, max_file_bytes).value(), path, output_len);
+}
+
+std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& path,
+                                   std::int64_t output_len) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  if (const auto err = parser.parse(json).get(root); err != simdjson::SUCCESS) {
+  // `read_file` leaves simdjson's padding as spare capacity, so this parse copies nothing.
+  if (const auto err = parser.parse(text).get(root); err != simdjson::SUCCESS) {
     // Re-parse with nlohmann only to say where the syntax error is.
-    const std::string_view text(json.data(), json.size());
     try {
       const auto reparsed = nlohmann::json::parse(text);
       (void)reparsed;
@@ -242,9 +230,15 @@ std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_l
 
 // ---- MT-Bench ----
 
-std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len) {
+std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len,
+                                 std::uint64_t max_file_bytes) {
+  return parse_mtbench(read_file(path, max_file_bytes).value(), path, output_len);
+}
+
+std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path,
+                                  std::int64_t output_len) {
   std::vector<Sample> samples;
-  for_each_jsonl(path, [&](const JsonlLine& line) {
+  for_each_jsonl(text, path, [&](const JsonlLine& line) {
     const auto& v = line.value;
     const auto id = v.find("question_id");
     if (id == v.end() || !(id->is_number_integer() || id->is_string())) {
@@ -266,9 +260,15 @@ std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_le
 
 // ---- custom JSONL ----
 
-std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len) {
+std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len,
+                                std::uint64_t max_file_bytes) {
+  return parse_custom(read_file(path, max_file_bytes).value(), path, output_len);
+}
+
+std::vector<Sample> parse_custom(std::string_view text, const std::string& path,
+                                 std::int64_t output_len) {
   std::vector<Sample> samples;
-  for_each_jsonl(path, [&](const JsonlLine& line) {
+  for_each_jsonl(text, path, [&](const JsonlLine& line) {
     const auto& v = line.value;
     Sample sample;
     const auto prompt = v.find("prompt");

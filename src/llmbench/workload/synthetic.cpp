@@ -4,7 +4,10 @@
 // lines). Without a tokenizer lengths are counted with `estimate_tokens`.
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/file.hpp"
 #include "llmbench/core/rng.hpp"
+#include "llmbench/core/text.hpp"
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/workload/dataset.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
@@ -18,13 +21,28 @@
 
 namespace llmbench::workload::detail {
 
-std::string load_text(const std::string& path) {
+void check_text(std::string_view text, const std::string& path) {
+  const std::size_t bad = utf8_first_invalid(text);
+  const std::size_t nul = text.substr(0, bad).find('\0');
+  if (nul != std::string_view::npos) {
+    throw Exception(Error{"not a text file: NUL byte", path, static_cast<std::int64_t>(nul)});
+  }
+  if (bad < text.size()) {
+    throw Exception(Error{fmt::format("not a text file: invalid UTF-8 (byte 0x{:02X})",
+                                      static_cast<unsigned>(static_cast<unsigned char>(text[bad]))),
+                          path, static_cast<std::int64_t>(bad)});
+  }
+}
+
+std::string load_text(const std::string& path, std::uint64_t max_file_bytes) {
   std::string text;
   for (const auto& file : text_files(path)) {
     if (!text.empty()) {
       text += "\n\n";
     }
-    text += read_file(file);
+    const std::string contents = read_file(file, max_file_bytes).value();
+    check_text(contents, file);
+    text += contents;
   }
   return text;
 }
@@ -79,7 +97,8 @@ class Corpus {
   /// Appends words to `out` starting at word `first` (wrapping to the corpus start, after a blank
   /// line, at the end) until `counter` reaches `target` estimated tokens. `counter` must already
   /// hold the estimate of `out`.
-  void take(std::size_t first, std::int64_t target, TokenCounter& counter, std::string& out) const {
+  void take(std::size_t first, std::int64_t target, TextTokenEstimate& counter,
+            std::string& out) const {
     std::size_t w = first;
     bool start = true;
     while (counter.value() < target) {
@@ -108,6 +127,10 @@ class Corpus {
   std::string text_;
   std::vector<Span> words_;
 };
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+/// Most prompt text the random dataset builds: 16 GiB.
+constexpr double kMaxPromptTextBytes = 16.0 * kGiB;
 
 [[noreturn]] void invalid(const std::string& message) {
   throw Exception(message);
@@ -160,12 +183,24 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
         options.random_input_len, r));
   }
 
+  // Prompt text is held in memory for the whole run: refuse sizes that cannot fit before any
+  // of it is built (about 4 bytes per token of English text, `estimate_text_tokens`).
+  const double max_tokens = std::ceil(static_cast<double>(options.random_input_len) * (1.0 + r)) +
+                            static_cast<double>(options.random_prefix_len);
+  const double text_bytes = static_cast<double>(options.num_prompts) * max_tokens * 4.0;
+  if ((options.random_text || options.tokenizer != nullptr) && text_bytes > kMaxPromptTextBytes) {
+    invalid(fmt::format(
+        "--num-prompts {} with --random-input-len {} (+ prefix {}) would hold about {:.0f} GiB "
+        "of prompt text (at most {:.0f} GiB); lower one of them",
+        options.num_prompts, options.random_input_len, options.random_prefix_len, text_bytes / kGiB,
+        kMaxPromptTextBytes / kGiB));
+  }
   if (options.tokenizer != nullptr) {
     return make_exact_random_samples(options, corpus_path);
   }
   // Prompts that are identified by their first word only (`random_text` off: `simulate`) need
   // the word count, not the words.
-  std::string text = load_text(corpus_path);
+  std::string text = load_text(corpus_path, options.max_file_bytes);
   std::optional<Corpus> corpus;
   std::size_t word_count = 0;
   if (options.random_text) {
@@ -185,7 +220,7 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
 
   // The shared prefix: the corpus start, the same for every prompt (prefix-cache friendly).
   std::string prefix;
-  TokenCounter prefix_counter;
+  TextTokenEstimate prefix_counter;
   if (options.random_prefix_len > 0 && options.random_text) {
     corpus->take(0, options.random_prefix_len, prefix_counter, prefix);
   }
@@ -206,7 +241,7 @@ std::vector<Sample> make_random_samples(const DatasetOptions& options,
       continue;
     }
     sample.prompt = prefix;
-    TokenCounter counter = prefix_counter;
+    TextTokenEstimate counter = prefix_counter;
     if (input_lens[idx] > 0) {
       if (!prefix.empty()) {
         sample.prompt += "\n\n";
@@ -245,7 +280,7 @@ std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
   }
 
   // Non-blank lines, each ending in exactly one '\n'.
-  const std::string text = load_text(poem_path);
+  const std::string text = load_text(poem_path, options.max_file_bytes);
   std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -255,7 +290,7 @@ std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
     if (!line.empty() && line.back() == '\r') {
       line.pop_back();
     }
-    if (line.find_first_not_of(" \t\f\v") != std::string::npos) {
+    if (!is_blank(line)) {
       lines.push_back(std::move(line) + "\n");
     }
   }
@@ -266,10 +301,10 @@ std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
   // Shared prefix: the instruction plus the first lines (in file order, cycling if needed) while
   // the estimate stays within sonnet_prefix_len.
   std::string prefix(kInstruction);
-  TokenCounter prefix_counter;
+  TextTokenEstimate prefix_counter;
   prefix_counter.add(prefix);
   for (std::size_t i = 0;; ++i) {
-    TokenCounter next = prefix_counter;
+    TextTokenEstimate next = prefix_counter;
     next.add(lines[i % lines.size()]);
     if (next.value() > options.sonnet_prefix_len) {
       break;
@@ -285,12 +320,12 @@ std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
   for (std::int64_t i = 0; i < options.num_prompts; ++i) {
     Sample sample;
     sample.prompt = prefix;
-    TokenCounter counter = prefix_counter;
+    TextTokenEstimate counter = prefix_counter;
     // Random lines (with replacement) while within sonnet_input_len; at least one, so no two
     // prompts are the bare prefix.
     for (bool first = true;; first = false) {
       const auto& line = lines[static_cast<std::size_t>(rng.uniform_int(0, last_line))];
-      TokenCounter next = counter;
+      TextTokenEstimate next = counter;
       next.add(line);
       if (!first && next.value() > options.sonnet_input_len) {
         break;

@@ -86,6 +86,23 @@ TEST_F(LocalCount_, ReasoningAndAnswerAreCountedSeparately) {
   EXPECT_EQ(r->size() + a->size(), 8U);  // "Let| me| think| about| it|." + "Yes|."
 }
 
+// Issue 14: re-encoding the joined text gave one token for fifteen one-space events (DeepSeek-V3
+// has a token for a run of spaces); each event the server sent apart is at least one token.
+TEST_F(LocalCount_, TokensStreamedApartAreNotMerged) {
+  std::vector<std::string> events(15, chat(R"({"content":" "})"));
+  events.push_back("data: [DONE]\n\n");
+  const auto rec = run(events);
+  ASSERT_TRUE(rec.ok()) << rec.error_message;
+  const auto joined = tok_->encode(std::string(15, ' '), false);
+  ASSERT_TRUE(joined);
+  EXPECT_LT(joined->size(), 15U);  // the collapse the rule guards against
+  EXPECT_EQ(rec.output_tokens_local, 15);
+  // An event that carries several tokens still counts them all.
+  const auto multi = run({chat(R"({"content":"Let me think"})"), chat(R"({"content":" "})"),
+                          chat(R"({"content":" "})"), "data: [DONE]\n\n"});
+  EXPECT_EQ(multi.output_tokens_local, 5);  // "Let| me| think" + 1 + 1
+}
+
 TEST_F(LocalCount_, ServerUsageWinsAndAMismatchIsCounted) {
   const auto rec =
       run({chat(R"({"content":"Hello"})"), chat(R"({"content":" world"})"),

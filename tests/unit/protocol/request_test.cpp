@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace llmbench::protocol {
 namespace {
@@ -63,9 +65,9 @@ TEST(BackendTest, ChatBackendsAndEndpoints) {
   EXPECT_EQ(default_endpoint(Backend::Vllm), "/v1/completions");
 }
 
-TEST(RequestBodyTest, OpenAICompletionHasOnlyStandardFields) {
+TEST(RequestBodyTest, OpenAICompletionHasStandardFieldsAndIgnoreEos) {
   GenRequest request = completion_request();
-  request.ignore_eos = true;        // not sent: OpenAI rejects unknown fields
+  request.ignore_eos = true;        // sent, as vLLM's own client does for --backend openai
   request.min_tokens = 16;          // not sent
   request.continuous_usage = true;  // vLLM only
   const std::string text = build_request_body(Backend::OpenAI, request);
@@ -74,7 +76,8 @@ TEST(RequestBodyTest, OpenAICompletionHasOnlyStandardFields) {
   const json body = json::parse(text);
   const json expected = json::parse(R"({
     "model": "deepseek-ai/DeepSeek-R1", "prompt": "The capital of France is",
-    "max_tokens": 128, "stream": true, "stream_options": {"include_usage": true}})");
+    "max_tokens": 128, "stream": true, "stream_options": {"include_usage": true},
+    "ignore_eos": true})");
   EXPECT_EQ(body, expected) << text;
   EXPECT_EQ(text.rfind(R"({"model":)", 0), 0U) << "model comes first: " << text;
 }
@@ -167,6 +170,37 @@ TEST(RequestBodyTest, ChatFromPromptIsOneUserMessage) {
             json::parse(R"([{"role": "user", "content": "Say \"hi\" in 中文"}])"));
   EXPECT_EQ(body["max_tokens"], 128);
   EXPECT_FALSE(body.contains("ignore_eos"));
+}
+
+// Issue 14: --ignore-eos was silently dropped for openai and openai-chat.
+TEST(RequestBodyTest, IgnoreEosIsSentOnBothOpenAIPaths) {
+  GenRequest request = completion_request();
+  request.ignore_eos = true;
+  EXPECT_EQ(json::parse(build_request_body(Backend::OpenAI, request))["ignore_eos"], true);
+  request.chat = true;
+  EXPECT_EQ(json::parse(build_request_body(Backend::OpenAIChat, request))["ignore_eos"], true);
+  EXPECT_FALSE(json::parse(build_request_body(Backend::Deepseek, request)).contains("ignore_eos"));
+}
+
+TEST(RequestBodyTest, UnhonouredFlagsNameWhatIsDropped) {
+  GenRequest request = completion_request();
+  EXPECT_TRUE(unhonoured_flags(Backend::OpenAI, request).empty());
+  request.ignore_eos = true;
+  request.min_tokens = 4;
+  request.continuous_usage = true;
+  using Flags = std::vector<std::string_view>;
+  EXPECT_EQ(unhonoured_flags(Backend::Vllm, request), Flags{});
+  EXPECT_EQ(unhonoured_flags(Backend::Sglang, request), Flags{"--continuous-usage"});
+  EXPECT_EQ(unhonoured_flags(Backend::OpenAI, request),
+            (Flags{"--min-tokens", "--continuous-usage"}));
+  EXPECT_EQ(unhonoured_flags(Backend::Deepseek, request),
+            (Flags{"--ignore-eos", "--min-tokens", "--continuous-usage"}));
+  request.stream = false;  // continuous usage is a streaming option: nothing to honour
+  EXPECT_EQ(unhonoured_flags(Backend::Llamacpp, request), Flags{"--min-tokens"});
+  // Each flag listed is indeed absent from the body, each unlisted one present.
+  const json body = json::parse(build_request_body(Backend::Llamacpp, request));
+  EXPECT_TRUE(body.contains("ignore_eos"));
+  EXPECT_FALSE(body.contains("min_tokens"));
 }
 
 TEST(RequestBodyTest, ChatHistoryKeepsOrder) {

@@ -462,5 +462,39 @@ TEST(Parser, EventReferenceReusedAcrossDispatches) {
   EXPECT_EQ(p.events_dispatched(), 3U);
 }
 
+// llama.cpp's server ends a failed stream with `error: {json}` (no data) and then `data: [DONE]`;
+// the unknown field reaches the caller in stream order, at every split, without changing events.
+TEST(Parser, UnknownFieldLinesAreHandedOutInOrder) {
+  const std::string stream =
+      "data: a\n\n"
+      "error: {\"code\":500,\"message\":\"context full\"}\n\n"
+      ": comment\n"
+      "x-custom\n"
+      "data: [DONE]\n\n";
+  const std::vector<std::string> want = {"event:a",
+                                         "field:error={\"code\":500,\"message\":"
+                                         "\"context full\"}",
+                                         "field:x-custom=", "event:[DONE]"};
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    Parser p;
+    std::vector<std::string> got;
+    const auto on_event = [&](const Event& e) { got.push_back("event:" + e.data); };
+    const auto on_field = [&](const UnknownField& f) {
+      got.push_back("field:" + std::string(f.name) + "=" + std::string(f.value));
+    };
+    p.feed(std::string_view(stream).substr(0, cut), on_event, on_field);
+    p.feed(std::string_view(stream).substr(cut), on_event, on_field);
+    EXPECT_EQ(got, want) << "split at " << cut;
+    EXPECT_EQ(p.events_dispatched(), 2U);
+  }
+}
+
+TEST(Parser, TwoArgumentFeedStillIgnoresUnknownFields) {
+  Parser p;
+  Events got;
+  p.feed("error: {}\n\nfoo: bar\ndata: b\n\n", [&](const Event& e) { got.push_back(e); });
+  EXPECT_EQ(got, Events{ev("b")});
+}
+
 }  // namespace
 }  // namespace llmbench::sse

@@ -278,7 +278,7 @@ std::string stream_all(const Tokenizer& t, const Ids& ids, bool check_complete) 
     auto piece = stream.step(id);
     EXPECT_TRUE(piece.has_value());
     if (check_complete) {
-      EXPECT_LT(detail::find_invalid_utf8(*piece), 0);
+      EXPECT_TRUE(utf8_valid(*piece));
     }
     all += *piece;
   }

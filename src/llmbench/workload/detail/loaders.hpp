@@ -4,6 +4,7 @@
 /// MT-Bench, custom JSONL) and the generators of synthetic prompts (random, sonnet). Used by
 /// dataset.cpp and the unit tests; not part of the public API.
 
+#include "llmbench/core/file.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <cstdint>
@@ -13,23 +14,6 @@
 
 namespace llmbench::workload::detail {
 
-/// Additive token estimate: ASCII bytes and non-ASCII code points counted separately, so the
-/// estimate of a concatenation can be updated piece by piece (`estimate_tokens` = `value()`).
-struct TokenCounter {
-  std::int64_t ascii_bytes = 0;
-  std::int64_t non_ascii_code_points = 0;
-
-  /// Adds the bytes of `text` (UTF-8; a non-ASCII code point is counted at its lead byte).
-  void add(std::string_view text) noexcept;
-  /// ceil(ascii_bytes / 4) + non_ascii_code_points.
-  [[nodiscard]] std::int64_t value() const noexcept {
-    return (ascii_bytes + 3) / 4 + non_ascii_code_points;
-  }
-};
-
-/// Reads a whole file; throws `Exception` naming `path` if it cannot be opened or read.
-std::string read_file(const std::string& path);
-
 /// The `.txt` files of a folder in name order, or `{path}` when `path` is a regular file. Throws
 /// `Exception` if the path does not exist or the folder has no `.txt` file.
 std::vector<std::string> text_files(const std::string& path);
@@ -38,17 +22,33 @@ std::vector<std::string> text_files(const std::string& path);
 /// (`[{"id", "conversations": [{"from", "value"}]}]`): the first human turn (`from` "human" or
 /// "user") as prompt. Output length: `output_len` if > 0, else the estimated tokens of the reply
 /// that follows the human turn, else 256. Conversations without a human turn are skipped. Throws
-/// `Exception` with the byte offset on malformed JSON, or the entry index on a wrong shape.
-std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len);
+/// `Exception` with the byte offset on malformed JSON, or the entry index on a wrong shape; a
+/// file over `max_file_bytes` fails before it is parsed (`read_file`).
+std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
+                                  std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// `load_sharegpt` of the contents `text` of the file `path` (named in errors).
+std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& path,
+                                   std::int64_t output_len);
 
 /// MT-Bench `question.jsonl` (`{"question_id", "category", "turns": [...]}` per line): the first
 /// turn as prompt, `output_len` if > 0 else 256. Throws `Exception` naming file and line.
-std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len);
+std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len,
+                                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// `load_mtbench` of the contents `text` of the file `path` (named in errors).
+std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path,
+                                  std::int64_t output_len);
 
 /// Custom JSONL: per line `{"prompt": str}` or `{"messages": [{"role", "content"}]}`, optional
 /// `"output_len"` (positive integer). Blank lines are skipped. Output length: `output_len` if > 0,
 /// else the line's, else 256. Throws `Exception` naming file, line and the problem.
-std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len);
+std::vector<Sample> load_custom(const std::string& path, std::int64_t output_len,
+                                std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// `load_custom` of the contents `text` of the file `path` (named in errors).
+std::vector<Sample> parse_custom(std::string_view text, const std::string& path,
+                                 std::int64_t output_len);
 
 /// Lengths for the random dataset: `count` integers uniform in
 /// [floor(len·(1−ratio)), ceil(len·(1+ratio))] (vLLM `RandomDataset.get_sampling_params`), lower
@@ -58,8 +58,13 @@ std::vector<std::int64_t> sample_lengths(std::int64_t count, std::int64_t len, d
                                          std::string_view purpose);
 
 /// Joins the text of every file (one file, or a folder's .txt files in name order, a blank line
-/// between files).
-std::string load_text(const std::string& path);
+/// between files). Each file must be text (`check_text`) of at most `max_file_bytes`.
+std::string load_text(const std::string& path, std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// Throws `Exception` naming `path` and the byte offset unless `text` is a text file: valid UTF-8
+/// without NUL bytes (a binary file, such as an executable or an image, fails at its first
+/// invalid byte).
+void check_text(std::string_view text, const std::string& path);
 
 /// `num_prompts` random-dataset samples cut from the corpus at `corpus_path` (file or folder of
 /// .txt). Validates lengths and ratio (throws `Exception`). With `options.tokenizer` set it

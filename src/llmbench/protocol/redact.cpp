@@ -1,0 +1,116 @@
+#include "llmbench/protocol/redact.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace llmbench::protocol {
+namespace {
+
+constexpr std::size_t kShortSecretBytes = 4;
+
+std::uint64_t window(const char* p) noexcept {
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+}  // namespace
+
+Redactor::Redactor(const std::vector<std::string>& secrets) {
+  static_assert(kFragmentBytes == sizeof(std::uint64_t), "a fragment is one 64-bit window");
+  for (const auto& secret : secrets) {
+    // A header value "Bearer KEY" is its scheme and its credential (RFC 9110 §11.4): only the
+    // credential is secret, so fragments are taken per space-separated word and a short word
+    // (the scheme) is not removed by itself.
+    const std::string_view value = secret;
+    const bool one_word = value.find(' ') == std::string_view::npos;
+    if (one_word && value.size() >= kShortSecretBytes && value.size() < kFragmentBytes) {
+      short_.push_back(secret);
+      continue;
+    }
+    std::size_t begin = 0;
+    while (begin < value.size()) {
+      std::size_t end = value.find(' ', begin);
+      end = end == std::string_view::npos ? value.size() : end;
+      for (std::size_t i = begin; i + kFragmentBytes <= end; ++i) {
+        fragments_.push_back(window(value.data() + i));
+      }
+      begin = end + 1;
+    }
+  }
+  std::sort(fragments_.begin(), fragments_.end());
+  fragments_.erase(std::unique(fragments_.begin(), fragments_.end()), fragments_.end());
+}
+
+std::vector<bool> Redactor::covered(std::string_view text) const {
+  std::vector<bool> cover(text.size(), false);
+  if (!fragments_.empty() && text.size() >= kFragmentBytes) {
+    for (std::size_t i = 0; i + kFragmentBytes <= text.size(); ++i) {
+      if (std::binary_search(fragments_.begin(), fragments_.end(), window(text.data() + i))) {
+        std::fill_n(cover.begin() + static_cast<std::ptrdiff_t>(i), kFragmentBytes, true);
+      }
+    }
+  }
+  for (const auto& secret : short_) {
+    for (std::size_t at = text.find(secret); at != std::string_view::npos;
+         at = text.find(secret, at + 1)) {
+      std::fill_n(cover.begin() + static_cast<std::ptrdiff_t>(at), secret.size(), true);
+    }
+  }
+  return cover;
+}
+
+bool Redactor::contains_secret(std::string_view text) const {
+  if (empty()) {
+    return false;
+  }
+  const auto cover = covered(text);
+  return std::find(cover.begin(), cover.end(), true) != cover.end();
+}
+
+std::string Redactor::redact(std::string_view text) const {
+  if (empty()) {
+    return std::string(text);
+  }
+  const auto cover = covered(text);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (!cover[i]) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    out.append(kMark);
+    while (i < text.size() && cover[i]) {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string cut_utf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) {
+    return std::string(text);
+  }
+  std::size_t end = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) so the cut lands on a lead byte.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) {
+    --end;
+  }
+  return std::string(text.substr(0, end));
+}
+
+std::string server_text(std::string_view text, const Redactor& redactor, std::size_t max_bytes) {
+  if (redactor.empty()) {
+    return cut_utf8(text, max_bytes);
+  }
+  // Bounded work for a huge string: only the head can be kept. A fragment of 8 or more bytes is
+  // found wherever it lies, so this first cut can leave at most 7 bytes of a secret at its end,
+  // and those are then beyond the final cut (the head is 64 KiB longer than what is kept, while
+  // redaction shortens it by at most that much only if it was all secret).
+  constexpr std::size_t kWorkBytes = std::size_t{1} << 16;
+  const std::string_view head = text.substr(0, std::min(text.size(), max_bytes + kWorkBytes));
+  return cut_utf8(redactor.redact(head), max_bytes);
+}
+
+}  // namespace llmbench::protocol
