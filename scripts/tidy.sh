@@ -28,7 +28,7 @@ else
   files=$(for f in $changed; do
     case $f in
       *.cpp) echo "$f" ;;
-      *.hpp) [[ -f ${f%.hpp}.cpp ]] && echo "${f%.hpp}.cpp" ;;
+      *.hpp) if [[ -f ${f%.hpp}.cpp ]]; then echo "${f%.hpp}.cpp"; fi ;;
     esac
   done | sort -u)
 fi

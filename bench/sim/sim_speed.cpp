@@ -89,8 +89,8 @@ Args parse(int argc, char** argv) {
 /// engine does.
 double run_core(const Args& a, SchedulerConfig sc, std::int64_t blocks, std::int64_t block_size,
                 const ExecTimeModel& model, double& wall_s) {
-  sc.decode_lane = true;
   auto sched = make_scheduler(parse_scheduler_kind(a.scheduler), sc, blocks, block_size);
+  sched->enable_decode_lane();
   std::vector<RequestState> states(static_cast<std::size_t>(a.requests));
   for (std::size_t i = 0; i < states.size(); ++i) {
     states[i].id = static_cast<std::int64_t>(i);
@@ -124,10 +124,10 @@ double run_core(const Args& a, SchedulerConfig sc, std::int64_t blocks, std::int
 double run_engine(const Args& a, const SchedulerConfig& sc, std::int64_t blocks,
                   std::int64_t block_size, const ExecModelParams& p, double& wall_s) {
   SimOptions o;
-  o.scheduler = sc;
-  o.scheduler_kind = parse_scheduler_kind(a.scheduler);
-  o.num_gpu_blocks = blocks;
-  o.block_size = block_size;
+  o.engine.scheduler = sc;
+  o.engine.scheduler_kind = parse_scheduler_kind(a.scheduler);
+  o.engine.num_gpu_blocks = blocks;
+  o.engine.block_size = block_size;
   o.max_concurrency = a.concurrency;
   std::vector<SimRequest> reqs(static_cast<std::size_t>(a.requests),
                                SimRequest{0, a.in, a.out, {}, false, {}});

@@ -177,8 +177,9 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
   const std::set<std::string> run_only = {
       "base_url", "host", "port", "endpoint", "backend", "model", "duration", "num_warmups",
       "min_tokens", "temperature", "top_p", "extra_body", "save_detailed", "header_names",
-      "api_key_given", "insecure", "client_threads", "connect_timeout", "first_byte_timeout",
-      "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm", "quiet", "server",
+      "api_key_given", "insecure", "ca_cert", "client_threads", "connect_timeout",
+      "first_byte_timeout", "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm",
+      "quiet", "server",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms"};
@@ -206,6 +207,7 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
                                                     "extra_body",
                                                     "prewarm",
                                                     "insecure",
+                                                    "ca_cert",
                                                     "header_names",
                                                     "connect_timeout",
                                                     "first_byte_timeout",

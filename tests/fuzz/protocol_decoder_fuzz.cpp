@@ -12,6 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if ((mode & 1U) == 0) {
     static_cast<void>(decoder.decode_event(text));
     static_cast<void>(decoder.decode_event(text));  // the reused parser must give no new trouble
+    static_cast<void>(decoder.decode_sse((mode & 2U) != 0 ? "error" : "message", text));
+    static_cast<void>(decoder.decode_field("error", text));
   } else {
     static_cast<void>(decoder.decode_body(text));
     static_cast<void>(llmbench::protocol::error_message_from_body(text));

@@ -1,10 +1,12 @@
 #include "llmbench/cli/config_json.hpp"
 
 #include "llmbench/protocol/openai.hpp"
+#include "llmbench/server/options.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <string>
 
 namespace llmbench::cli {
 
@@ -55,27 +57,31 @@ json workload_flags_json(const WorkloadFlags& f) {
 }
 
 json engine_flags_json(const EngineFlags& f) {
-  return {{"model_profile", f.model_profile},
-          {"gpu", f.gpu},
-          {"tp", f.tp},
-          {"max_num_seqs", f.max_num_seqs},
-          {"max_num_batched_tokens", f.max_num_batched_tokens},
-          {"block_size", f.block_size},
-          {"gpu_memory_utilization", f.gpu_memory_utilization},
-          {"num_gpu_blocks_override", optional(f.num_gpu_blocks_override)},
-          {"enable_prefix_caching", f.enable_prefix_caching},
-          {"long_prefill_token_threshold", f.long_prefill_token_threshold},
-          {"scheduler", f.scheduler},
-          {"batch_window_ms", f.batch_window_ms},
-          {"batch_length_beta", f.batch_length_beta},
-          {"swap_space", f.swap_space_gib},
-          {"enable_expert_parallel", f.enable_expert_parallel},
-          {"expert_parallel_size", f.ep},
-          {"data_parallel_size", f.dp},
-          {"exec_model", f.exec_model},
-          {"compute_efficiency", optional(f.compute_efficiency)},
-          {"memory_efficiency", optional(f.memory_efficiency)},
-          {"step_overhead_us", optional(f.step_overhead_us)}};
+  const sim::SchedulerConfig sched;
+  const sim::MemoryOptions memory;
+  return {
+      {"model_profile", f.model_profile.value_or(std::string(sim::kDefaultModelProfile))},
+      {"gpu", f.gpu.value_or(std::string(sim::kDefaultGpu))},
+      {"tp", f.tp.value_or(sim::kDefaultTensorParallelSize)},
+      {"max_num_seqs", f.max_num_seqs.value_or(0)},
+      {"max_num_batched_tokens", f.max_num_batched_tokens.value_or(0)},
+      {"block_size", f.block_size.value_or(0)},
+      {"gpu_memory_utilization", f.gpu_memory_utilization.value_or(memory.gpu_memory_utilization)},
+      {"num_gpu_blocks_override", optional(f.num_gpu_blocks_override)},
+      {"enable_prefix_caching", f.enable_prefix_caching.value_or(sched.enable_prefix_caching)},
+      {"long_prefill_token_threshold",
+       f.long_prefill_token_threshold.value_or(sched.long_prefill_token_threshold)},
+      {"scheduler", f.scheduler.value_or(std::string(sim::kDefaultScheduler))},
+      {"batch_window_ms", f.batch_window_ms.value_or(sched.batch_window_ms)},
+      {"batch_length_beta", f.batch_length_beta.value_or(sched.batch_length_beta)},
+      {"swap_space", f.swap_space_gib.value_or(memory.swap_space_gib)},
+      {"enable_expert_parallel", f.enable_expert_parallel},
+      {"expert_parallel_size", f.ep.value_or(0)},
+      {"data_parallel_size", f.dp.value_or(memory.dp)},
+      {"exec_model", f.exec_model.value_or(std::string(sim::kDefaultExecModel))},
+      {"compute_efficiency", optional(f.compute_efficiency)},
+      {"memory_efficiency", optional(f.memory_efficiency)},
+      {"step_overhead_us", optional(f.step_overhead_us)}};
 }
 
 json serve_flags_json(const ServeFlags& f) {
@@ -85,8 +91,9 @@ json serve_flags_json(const ServeFlags& f) {
   j["itl_ms"] = f.options.itl_ms;
   j["tokens_per_chunk"] = f.options.tokens_per_chunk;
   j["default_output_len"] = f.options.default_output_len;
-  j["max_model_len"] = f.max_model_len;
-  j["admission_window_ms"] = f.admission_window_ms;
+  j["max_model_len"] = optional(f.max_model_len);
+  j["admission_window_ms"] =
+      f.admission_window_ms.value_or(server::EngineSettings{}.admission_window_ms);
   return j;
 }
 
@@ -116,6 +123,7 @@ json run_flags_json(const RunFlags& f) {
                 {"header_names", names},
                 {"api_key_given", !f.api_key.empty()},
                 {"insecure", f.insecure},
+                {"ca_cert", f.ca_cert},
                 {"client_threads", f.client_threads},
                 {"connect_timeout", f.connect_timeout_s},
                 {"first_byte_timeout", f.first_byte_timeout_s},
@@ -169,20 +177,20 @@ json report_setup_json(const ReportSetup& s) {
             {"e2el_ms", optional(s.summary.slo.e2el_ms)}}}};
 }
 
-json engine_setup_json(const EngineSetup& s, const EngineFlags& f) {
+json engine_spec_json(const sim::EngineSpec& s, const EngineFlags& f) {
   const auto& sched = s.engine.scheduler;
-  const auto& eff = s.exec.efficiency;
+  const auto& eff = s.efficiency;
   return {{"model_profile", s.model.name},
           {"gpu", s.gpu.name},
-          {"tp", s.exec.tp},
-          {"expert_parallel_size", s.exec.ep},
-          {"data_parallel_size", s.data_parallel_size},
+          {"tp", s.memory.tp},
+          {"expert_parallel_size", s.memory.ep},
+          {"data_parallel_size", s.data_parallel_size()},
           {"max_num_seqs", sched.max_num_seqs},
           {"max_num_batched_tokens", sched.max_num_batched_tokens},
           {"enable_prefix_caching", sched.enable_prefix_caching},
           {"long_prefill_token_threshold", sched.long_prefill_token_threshold},
-          {"scheduler", f.scheduler},
-          {"exec_model", f.exec_model},
+          {"scheduler", f.scheduler.value_or(std::string(sim::kDefaultScheduler))},
+          {"exec_model", f.exec_model.value_or(std::string(sim::kDefaultExecModel))},
           {"block_size", s.plan.block_size},
           {"num_gpu_blocks", s.plan.num_gpu_blocks},
           {"num_cpu_blocks", s.plan.num_cpu_blocks},
@@ -225,6 +233,7 @@ json load_options_json(const loadgen::LoadOptions& lo) {
           {"extra_body", lo.extra_body_json},
           {"prewarm", lo.prewarm_connections},
           {"insecure", lo.client.insecure},
+          {"ca_cert", lo.client.ca_cert_file},
           {"header_names", names},
           {"connect_timeout", seconds(lo.client.connect_timeout)},
           {"first_byte_timeout", seconds(lo.client.first_byte_timeout)},
@@ -242,9 +251,9 @@ json builtin_server_json(const BuiltinServerPlan& b, const EngineFlags& f) {
          {"tokens_per_chunk", o.tokens_per_chunk},
          {"max_num_seqs", o.max_num_seqs}};
   } else {
-    j = engine_setup_json(b.engine, f);
+    j = engine_spec_json(o.engine->spec, f);
     j["timing"] = "engine";
-    j["admission_window_ms"] = b.admission_window_ms;
+    j["admission_window_ms"] = o.engine->admission_window_ms;
   }
   j["model"] = o.model;
   j["default_output_len"] = o.default_output_len;

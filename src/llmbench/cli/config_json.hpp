@@ -15,6 +15,7 @@
 #include "llmbench/cli/simulate_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,11 +27,16 @@ namespace llmbench::cli {
 nlohmann::json workload_flags_json(const WorkloadFlags& flags);
 
 /// Requested: the engine flags (`EngineFlags`); `--ep`/`--dp` are written under their long
-/// aliases "expert_parallel_size" and "data_parallel_size", `--swap-space` as "swap_space".
+/// aliases "expert_parallel_size" and "data_parallel_size", `--swap-space` as "swap_space". A
+/// flag not given is written as the default its help shows, 0 for the counts vLLM derives from
+/// the GPU or the model (max_num_seqs, max_num_batched_tokens, block_size,
+/// expert_parallel_size) and null for the overrides without a fixed default
+/// (num_gpu_blocks_override, the efficiencies: the GPU profile's).
 nlohmann::json engine_flags_json(const EngineFlags& flags);
 
 /// Requested: the built-in server's flags (`ServeFlags`: timing, the fixed model's knobs,
-/// max_model_len, admission_window_ms and every engine key of `engine_flags_json`).
+/// max_model_len (null when not given: the profile's context), admission_window_ms and every
+/// engine key of `engine_flags_json`).
 nlohmann::json serve_flags_json(const ServeFlags& flags);
 
 /// Requested: every `run` flag; the `--server-*` flags are under "server" without the prefix.
@@ -49,17 +55,17 @@ nlohmann::json dataset_json(const workload::DatasetOptions& dataset, const Workl
 /// ({ttft_ms, tpot_ms, e2el_ms}, null where not set).
 nlohmann::json report_setup_json(const ReportSetup& setup);
 
-/// Effective: the engine that ran (`EngineSetup`): profiles, parallelism, scheduler and KV
+/// Effective: the engine that ran (`sim::EngineSpec`): profiles, parallelism, scheduler and KV
 /// plan, and the step-time model's efficiencies. `scheduler` and `exec_model` are the validated
-/// names of `flags`.
-nlohmann::json engine_setup_json(const EngineSetup& setup, const EngineFlags& flags);
+/// names of `flags` (their defaults when not given).
+nlohmann::json engine_spec_json(const sim::EngineSpec& spec, const EngineFlags& flags);
 
 /// Effective: the load `run` sent (`LoadOptions`): target, request shape, load shape,
 /// timeouts in seconds and header names.
 nlohmann::json load_options_json(const loadgen::LoadOptions& load);
 
 /// Effective: the built-in server (`BuiltinServerPlan`): "timing", "model", the fixed model's
-/// knobs or the engine of `engine_setup_json`, and "max_model_len".
+/// knobs or the engine of `engine_spec_json`, and "max_model_len".
 nlohmann::json builtin_server_json(const BuiltinServerPlan& builtin, const EngineFlags& flags);
 
 }  // namespace llmbench::cli

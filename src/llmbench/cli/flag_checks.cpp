@@ -20,10 +20,10 @@ constexpr double kMaxDouble = std::numeric_limits<double>::max();
 
 void check_engine_flags(const EngineFlags& f, const std::string& prefix) {
   const std::string p = "--" + prefix;
-  if (f.block_size < 0) {
+  if (f.block_size.value_or(0) < 0) {
     throw Exception(
         Error{fmt::format("must be a positive number of tokens (or 0 for the default), got {}",
-                          f.block_size),
+                          *f.block_size),
               p + "block-size", -1});
   }
   if (f.step_overhead_us) {
@@ -38,16 +38,13 @@ void check_engine_flags(const EngineFlags& f, const std::string& prefix) {
   }
 }
 
-void check_serve_flags(const ServeFlags& f, const std::vector<std::string>& given,
-                       const std::string& prefix) {
+void check_serve_flags(const ServeFlags& f, const std::string& prefix) {
   check_engine_flags(f.engine, prefix);
-  const std::string flag = "--" + prefix + "max-model-len";
-  const bool len_given = std::find(given.begin(), given.end(), flag) != given.end();
-  if (f.max_model_len < 0 || (len_given && f.max_model_len < 1)) {
+  if (f.max_model_len && *f.max_model_len < 1) {
     throw Exception(Error{fmt::format("must be a positive number of tokens, got {} (leave it out "
                                       "for the model profile's context length)",
-                                      f.max_model_len),
-                          flag, -1});
+                                      *f.max_model_len),
+                          "--" + prefix + "max-model-len", -1});
   }
 }
 

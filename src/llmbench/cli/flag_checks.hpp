@@ -20,10 +20,8 @@ namespace llmbench::cli {
 void check_engine_flags(const EngineFlags& flags, const std::string& prefix);
 
 /// The engine flags (`check_engine_flags`) and `--<prefix>max-model-len`, which must be ≥ 1 when
-/// given (`given`: long names of the flags on the command line, `given_flags`); a length of 0
-/// would start a server that rejects every request.
-void check_serve_flags(const ServeFlags& flags, const std::vector<std::string>& given,
-                       const std::string& prefix);
+/// given; a length of 0 would start a server that rejects every request.
+void check_serve_flags(const ServeFlags& flags, const std::string& prefix);
 
 /// `plan`'s sizes: `--block-size` ≥ 0 (0 = default), `--activation-peak-gib` and
 /// `--non-torch-gib` finite and ≥ 0 when given.

@@ -7,6 +7,7 @@
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/sim/cost_model.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/sim/memory.hpp"
 #include "llmbench/sim/profiles.hpp"
 
@@ -23,20 +24,12 @@ namespace llmbench::cli {
 
 namespace {
 
+/// What `llmbench plan` accepts: the memory-related engine overrides (defaults applied by
+/// `sim::resolve_memory_options`, as for `simulate` and `serve`) and the lines to print.
 struct PlanFlags {
-  std::string model_profile = "deepseek-r1";
-  std::string gpu = "h200";
-  int tp = 8;
-  int ep = 1;
-  int dp = 1;
-  double swap_space_gib = 0;
+  sim::EngineOverrides engine;
   double capacity_factor = 1.0;
   std::vector<std::int64_t> batch_tokens{256, 2048, 8192};
-  std::int64_t block_size = 0;  // 0 = 64 for MLA, else 16
-  double gpu_memory_utilization = 0.9;
-  std::optional<double> activation_peak_gib;
-  std::optional<double> non_torch_gib;
-  std::optional<std::int64_t> num_gpu_blocks_override;
   std::vector<std::int64_t> context_lens{1024, 2048, 8192, 32768, 131072};
   bool list = false;
 };
@@ -45,24 +38,64 @@ void line(const std::string& label, const std::string& value) {
   std::printf("%-44s %s\n", label.c_str(), value.c_str());
 }
 
+/// `--list`: the bundled model and GPU profile names, one line each.
+void print_profile_list(const std::string& data) {
+  std::printf("models:");
+  for (const auto& n : sim::list_profiles(data, "models")) std::printf(" %s", n.c_str());
+  std::printf("\ngpus:");
+  for (const auto& n : sim::list_profiles(data, "gpus")) std::printf(" %s", n.c_str());
+  std::printf("\n");
+}
+
+/// The MoE lines: activated parameters, experts hit, experts per GPU and the tokens per expert
+/// of each `--batch-tokens` step.
+void print_moe_lines(const PlanFlags& f, const sim::ModelProfile& model,
+                     const sim::MemoryOptions& o, const sim::MemoryPlan& p) {
+  const double active =
+      static_cast<double>(model.dense_params() + model.experts_per_token * model.num_moe_layers() *
+                                                     model.params_per_expert());
+  line("Activated parameters per token (B):", fmt::format("{:.2f}", active / 1e9));
+  line("Routed experts per MoE layer / top-k:",
+       fmt::format("{} / {} (+{} shared), {} MoE layers", model.n_routed_experts,
+                   model.experts_per_token, model.n_shared_experts, model.num_moe_layers()));
+  const double per_expert_gb =
+      static_cast<double>(model.params_per_expert()) * model.weight_bytes / 1e9;
+  line("Bytes per expert (GB):", fmt::format("{:.4f}", per_expert_gb));
+  for (const double tokens : {1.0, 8.0, 64.0, 512.0}) {
+    line(fmt::format("Distinct experts hit by {:g} tokens:", tokens),
+         fmt::format("{:.1f}", sim::expected_distinct_experts(
+                                   static_cast<double>(model.n_routed_experts),
+                                   static_cast<double>(model.experts_per_token), tokens)));
+  }
+  line("Routed experts per GPU per MoE layer:",
+       o.ep > 1 ? fmt::format("{:g} whole (EP{})", p.experts_per_gpu, o.ep)
+                : fmt::format("{} (each 1/{} TP-sharded)", model.n_routed_experts, o.tp));
+  line("Routed-expert weights per GPU (GiB):",
+       fmt::format("{:.2f}", p.expert_bytes_per_gpu / sim::kGiB));
+  // Tokens per expert for a step of T tokens (GShard capacity T·k/N·factor); with EP the
+  // MoE layer sees the tokens of all DP replicas.
+  for (const auto t : f.batch_tokens) {
+    const double global = static_cast<double>(t) * (o.ep > 1 ? o.dp : 1);
+    const double per_expert = sim::expert_capacity(model, global, f.capacity_factor);
+    line(fmt::format("Expert capacity, {} tokens/replica (x{:g}):", t, f.capacity_factor),
+         fmt::format("{:.1f} tokens per expert, {:.0f} per GPU", per_expert,
+                     per_expert * p.experts_per_gpu));
+  }
+}
+
 int execute_plan(const PlanFlags& f) {
   const std::string data = data_dir();
   if (f.list) {
-    std::printf("models:");
-    for (const auto& n : sim::list_profiles(data, "models")) std::printf(" %s", n.c_str());
-    std::printf("\ngpus:");
-    for (const auto& n : sim::list_profiles(data, "gpus")) std::printf(" %s", n.c_str());
-    std::printf("\n");
+    print_profile_list(data);
     return 0;
   }
-  check_plan_flags(f.block_size, f.activation_peak_gib, f.non_torch_gib);
-  const auto model = sim::load_model_profile(data, f.model_profile);
-  const auto gpu = sim::load_hardware_profile(data, f.gpu);
-  sim::MemoryOptions o;
-  o.tp = f.tp;
-  o.ep = f.ep;
-  o.dp = f.dp;
-  o.swap_space_gib = f.swap_space_gib;
+  check_plan_flags(f.engine.block_size.value_or(0), f.engine.activation_peak_gib,
+                   f.engine.non_torch_gib);
+  const auto model = sim::load_model_profile(
+      data, f.engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
+  const auto gpu =
+      sim::load_hardware_profile(data, f.engine.gpu.value_or(std::string(sim::kDefaultGpu)));
+  const sim::MemoryOptions o = sim::resolve_memory_options(model, f.engine);
   if (!(f.capacity_factor > 0))
     throw Exception(
         Error{fmt::format("must be > 0, got {}", f.capacity_factor), "--capacity-factor", -1});
@@ -74,56 +107,18 @@ int execute_plan(const PlanFlags& f) {
     if (n < 1)
       throw Exception(Error{fmt::format("must be ≥ 1, got {}", n), "--batch-tokens", -1});
   }
-  o.gpu_memory_utilization = f.gpu_memory_utilization;
-  o.block_size =
-      f.block_size > 0 ? f.block_size : (model.attention == sim::AttentionKind::Mla ? 64 : 16);
-  if (f.activation_peak_gib)
-    o.activation_peak_bytes = *f.activation_peak_gib * sim::kGiB;
-  if (f.non_torch_gib)
-    o.non_torch_bytes = *f.non_torch_gib * sim::kGiB;
-  o.num_gpu_blocks_override = f.num_gpu_blocks_override;
   const auto p = sim::plan_memory(model, gpu, o);
   const double gib = sim::kGiB;
 
   std::printf("%s\n", std::string(60, '=').c_str());
   line("Model profile:", fmt::format("{} ({})", model.name, model.source));
   line("GPU profile:",
-       fmt::format("{} × {} (TP{}, EP{}, DP{})", f.tp * f.dp, gpu.name, f.tp, f.ep, f.dp));
+       fmt::format("{} × {} (TP{}, EP{}, DP{})", o.tp * o.dp, gpu.name, o.tp, o.ep, o.dp));
   line("Parameters (B):", fmt::format("{:.2f}", static_cast<double>(model.total_params()) / 1e9));
-  if (model.is_moe()) {
-    const double active = static_cast<double>(model.dense_params() + model.experts_per_token *
-                                                                         model.num_moe_layers() *
-                                                                         model.params_per_expert());
-    line("Activated parameters per token (B):", fmt::format("{:.2f}", active / 1e9));
-    line("Routed experts per MoE layer / top-k:",
-         fmt::format("{} / {} (+{} shared), {} MoE layers", model.n_routed_experts,
-                     model.experts_per_token, model.n_shared_experts, model.num_moe_layers()));
-    const double per_expert_gb =
-        static_cast<double>(model.params_per_expert()) * model.weight_bytes / 1e9;
-    line("Bytes per expert (GB):", fmt::format("{:.4f}", per_expert_gb));
-    for (const double tokens : {1.0, 8.0, 64.0, 512.0}) {
-      line(fmt::format("Distinct experts hit by {:g} tokens:", tokens),
-           fmt::format("{:.1f}", sim::expected_distinct_experts(
-                                     static_cast<double>(model.n_routed_experts),
-                                     static_cast<double>(model.experts_per_token), tokens)));
-    }
-    line("Routed experts per GPU per MoE layer:",
-         f.ep > 1 ? fmt::format("{:g} whole (EP{})", p.experts_per_gpu, f.ep)
-                  : fmt::format("{} (each 1/{} TP-sharded)", model.n_routed_experts, f.tp));
-    line("Routed-expert weights per GPU (GiB):",
-         fmt::format("{:.2f}", p.expert_bytes_per_gpu / sim::kGiB));
-    // Tokens per expert for a step of T tokens (GShard capacity T·k/N·factor); with EP the
-    // MoE layer sees the tokens of all DP replicas.
-    for (const auto t : f.batch_tokens) {
-      const double global = static_cast<double>(t) * (f.ep > 1 ? f.dp : 1);
-      const double per_expert = sim::expert_capacity(model, global, f.capacity_factor);
-      line(fmt::format("Expert capacity, {} tokens/replica (x{:g}):", t, f.capacity_factor),
-           fmt::format("{:.1f} tokens per expert, {:.0f} per GPU", per_expert,
-                       per_expert * p.experts_per_gpu));
-    }
-  }
+  if (model.is_moe())
+    print_moe_lines(f, model, o, p);
   line("GPU memory (GiB):", fmt::format("{:.2f}", p.total_bytes / gib));
-  line("GPU memory utilization:", fmt::format("{:.2f}", f.gpu_memory_utilization));
+  line("GPU memory utilization:", fmt::format("{:.2f}", o.gpu_memory_utilization));
   line("Weights per GPU (GiB):", fmt::format("{:.2f}", p.weight_bytes_per_gpu / gib));
   line("Activation peak per GPU (GiB):", fmt::format("{:.2f}", p.activation_peak_bytes / gib));
   line("Non-torch memory per GPU (GiB):", fmt::format("{:.2f}", p.non_torch_bytes / gib));
@@ -134,11 +129,11 @@ int execute_plan(const PlanFlags& f) {
   line("Block size (tokens):", std::to_string(p.block_size));
   line("# GPU blocks:", std::to_string(p.num_gpu_blocks));
   line("KV cache tokens:", std::to_string(p.kv_tokens()));
-  if (f.dp > 1)
-    line(fmt::format("KV cache tokens, all {} replicas:", f.dp),
-         std::to_string(p.kv_tokens() * f.dp));
-  if (f.swap_space_gib > 0) {
-    line("Swap space per GPU (GiB):", fmt::format("{:.2f}", f.swap_space_gib));
+  if (o.dp > 1)
+    line(fmt::format("KV cache tokens, all {} replicas:", o.dp),
+         std::to_string(p.kv_tokens() * o.dp));
+  if (o.swap_space_gib > 0) {
+    line("Swap space per GPU (GiB):", fmt::format("{:.2f}", o.swap_space_gib));
     line("# CPU blocks:", std::to_string(p.num_cpu_blocks));
     if (gpu.host_link_bandwidth_gb_s > 0)
       line("Swap of one block (ms):",
@@ -168,30 +163,35 @@ Command add_plan_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "plan", "KV-cache capacity arithmetic: weights per GPU, KV memory, blocks, max concurrency");
   auto f = std::make_shared<PlanFlags>();
-  sub->add_option("--model-profile", f->model_profile, "Model profile name, HF id or .json path")
-      ->capture_default_str();
-  sub->add_option("--gpu", f->gpu, "GPU profile name or .json path")->capture_default_str();
-  sub->add_option("--tp,--tensor-parallel-size", f->tp, "Tensor-parallel GPUs per replica")
-      ->capture_default_str();
-  sub->add_option("--ep,--expert-parallel-size", f->ep,
-                  "Expert-parallel GPUs (1 = experts TP-sharded; else must equal tp × dp)")
-      ->capture_default_str();
-  sub->add_option("--dp,--data-parallel-size", f->dp, "Attention data-parallel replicas")
-      ->capture_default_str();
-  sub->add_option("--swap-space", f->swap_space_gib, "CPU swap space per GPU, GiB (vLLM V0)")
-      ->capture_default_str();
+  sim::EngineOverrides& e = f->engine;
+  sub->add_option("--model-profile", e.model_profile, "Model profile name, HF id or .json path")
+      ->default_str(std::string(sim::kDefaultModelProfile));
+  sub->add_option("--gpu", e.gpu, "GPU profile name or .json path")
+      ->default_str(std::string(sim::kDefaultGpu));
+  sub->add_option("--tp,--tensor-parallel-size", e.tp, "Tensor-parallel GPUs per replica")
+      ->default_str(std::to_string(sim::kDefaultTensorParallelSize));
+  sub->add_option("--ep,--expert-parallel-size", e.ep,
+                  "Expert-parallel GPUs (1 = experts TP-sharded; else must equal tp × dp; "
+                  "default 1, or tp × dp with --enable-expert-parallel)");
+  sub->add_flag("--enable-expert-parallel", e.enable_expert_parallel,
+                "Expert parallelism over every GPU (ep = tp x dp, vLLM's rule)");
+  sub->add_option("--dp,--data-parallel-size", e.dp, "Attention data-parallel replicas")
+      ->default_str(std::to_string(sim::MemoryOptions{}.dp));
+  sub->add_option("--swap-space", e.swap_space_gib, "CPU swap space per GPU, GiB (vLLM V0)")
+      ->default_str(fmt::format("{}", sim::MemoryOptions{}.swap_space_gib));
   sub->add_option("--capacity-factor", f->capacity_factor,
                   "Expert capacity factor for the tokens-per-expert lines")
       ->capture_default_str();
   sub->add_option("--batch-tokens", f->batch_tokens,
                   "Step sizes (tokens per replica) for the expert-capacity lines (repeatable)");
-  sub->add_option("--block-size", f->block_size, "Tokens per KV block (default 64 MLA, 16 GQA)");
-  sub->add_option("--gpu-memory-utilization", f->gpu_memory_utilization)->capture_default_str();
-  sub->add_option("--activation-peak-gib", f->activation_peak_gib,
+  sub->add_option("--block-size", e.block_size, "Tokens per KV block (default 64 MLA, 16 GQA)");
+  sub->add_option("--gpu-memory-utilization", e.gpu_memory_utilization)
+      ->default_str(fmt::format("{}", sim::MemoryOptions{}.gpu_memory_utilization));
+  sub->add_option("--activation-peak-gib", e.activation_peak_gib,
                   "Activation peak per GPU (default 8 MoE / 5.5 dense)");
-  sub->add_option("--non-torch-gib", f->non_torch_gib,
+  sub->add_option("--non-torch-gib", e.non_torch_gib,
                   "Non-torch memory per GPU (default 0.15 at TP1, 0.6 at TP>1)");
-  sub->add_option("--num-gpu-blocks-override", f->num_gpu_blocks_override);
+  sub->add_option("--num-gpu-blocks-override", e.num_gpu_blocks_override);
   sub->add_option("--context-len", f->context_lens,
                   "Tokens per request for the max-concurrency lines (repeatable)");
   sub->add_flag("--list", f->list, "List the bundled model and GPU profiles");

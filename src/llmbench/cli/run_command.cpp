@@ -9,6 +9,7 @@
 #include "llmbench/core/log.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record_io.hpp"
+#include "llmbench/protocol/dialect.hpp"
 #include "llmbench/protocol/redact.hpp"
 #include "llmbench/server/server.hpp"
 
@@ -22,6 +23,8 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -106,7 +109,7 @@ std::unique_ptr<server::Server> start_builtin(RunPlan& plan) {
   const std::string base_url = fmt::format("http://127.0.0.1:{}", port);
   if (b.options.timing == server::Timing::Engine) {
     log::info("no --base-url given: started the built-in server on {}: simulated engine {}",
-              base_url, b.engine.describe());
+              base_url, b.options.engine->spec.describe());
   } else {
     log::info(
         "no --base-url given: started the built-in server ({}) on {} (fixed timing: TTFT {} ms, "
@@ -118,41 +121,44 @@ std::unique_ptr<server::Server> start_builtin(RunPlan& plan) {
   return server;
 }
 
-/// GET /v1/models; the answer (or why there is none) goes into `target`, and the first model
-/// becomes the load's model when `--model` was not given.
+/// GETs the backend's model list (`protocol::Dialect::models_path`, /v1/models for the OpenAI
+/// shapes); the redacted answer (or why there is none) goes into `target`, and its first model
+/// (`Dialect::first_model`) becomes the load's model when `--model` was not given.
 void discover_model(RunPlan& plan, RunTarget& target) {
   auto& lo = plan.load;
+  const protocol::Dialect& dialect = protocol::dialect(lo.backend);
+  const std::string models_path(dialect.models_path());
+  std::optional<std::string> discovered_model;
   std::string failure;
   try {
     auto [status, body] = http::fetch_blocking(
-        lo.url, lo.url.path_prefix + "/v1/models", lo.client,
+        lo.url, lo.url.path_prefix + models_path, lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
     // The answer is stored in the results: a server that echoes the key must not put it there.
     body = protocol::Redactor(lo.secrets).redact(body);
     if (status == 200) {
+      discovered_model = dialect.first_model(body);
       target.server_models = json::parse(body, nullptr, false);
       if (target.server_models.is_discarded())
         target.server_models = body;
     } else {
-      failure = fmt::format("GET /v1/models answered HTTP {}", status);
+      failure = fmt::format("GET {} answered HTTP {}", models_path, status);
       log::warn("{}", failure);
     }
   } catch (const Exception& e) {
-    failure =
-        fmt::format("GET /v1/models failed: {}", protocol::Redactor(lo.secrets).redact(e.what()));
+    failure = fmt::format("GET {} failed: {}", models_path,
+                          protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", failure);
   }
-  const json& models = target.server_models;
-  if (lo.model.empty() && models.is_object() && models.contains("data") &&
-      models["data"].is_array() && !models["data"].empty() && models["data"][0].contains("id") &&
-      models["data"][0]["id"].is_string()) {
-    lo.model = models["data"][0]["id"].get<std::string>();
-    log::info("--model not given: using '{}' from /v1/models", lo.model);
+  if (lo.model.empty() && discovered_model) {
+    lo.model = *discovered_model;
+    log::info("--model not given: using '{}' from {}", lo.model, models_path);
   }
   if (lo.model.empty()) {
-    throw Exception(Error{failure.empty() ? "not given and the server's /v1/models named none"
-                                          : "not given, and " + failure,
+    throw Exception(Error{failure.empty()
+                              ? "not given and the server's " + models_path + " named none"
+                              : "not given, and " + failure,
                           "--model", -1});
   }
 }

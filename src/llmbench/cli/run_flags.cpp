@@ -1,5 +1,10 @@
 #include "llmbench/cli/run_flags.hpp"
 
+#include "llmbench/protocol/dialect.hpp"
+
+#include <sstream>
+#include <string>
+
 namespace llmbench::cli {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
@@ -9,8 +14,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--port", f.port, "Server port (default 8000 when --host is given)");
   app.add_option("--endpoint", f.endpoint,
                  "API path, default /v1/completions or /v1/chat/completions by --backend");
-  app.add_option("--backend", f.backend,
-                 "Request shape: openai, openai-chat, vllm, sglang, llamacpp, deepseek")
+  app.add_option("--backend", f.backend, "Request shape: " + protocol::backend_names())
       ->capture_default_str();
   app.add_option("--model", f.model, "Model name (default: the first from /v1/models)");
   add_workload_flags(app, f);
@@ -32,6 +36,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--header", f.headers, "Extra request header 'Name: value' (repeatable)");
   app.add_option("--api-key", f.api_key, "API key (default: $OPENAI_API_KEY); never logged");
   app.add_flag("--insecure", f.insecure, "https: do not verify the server certificate");
+  app.add_option("--ca-cert", f.ca_cert,
+                 "https: PEM file of the certificates to trust instead of the system's (e.g. a "
+                 "self-signed server's own)")
+      ->check(CLI::ExistingFile);
   app.add_option("--client-threads", f.client_threads, "Client threads (default: all cores)");
   app.add_option("--connect-timeout", f.connect_timeout_s, "Seconds")->capture_default_str();
   app.add_option("--first-byte-timeout", f.first_byte_timeout_s, "Seconds")->capture_default_str();
@@ -45,6 +53,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_server_flags(app, f.server, kServerFlagPrefix);
+  std::string footer = "Backends (--backend):\n";
+  std::istringstream lines(protocol::backend_help());
+  for (std::string line; std::getline(lines, line);) footer += "  " + line + "\n";
+  app.footer(footer);
 }
 
 }  // namespace llmbench::cli

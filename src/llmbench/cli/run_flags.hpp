@@ -38,6 +38,7 @@ struct RunFlags : WorkloadFlags {
   std::vector<std::string> headers;  ///< "Name: value"; values may be secrets
   std::string api_key;               ///< `--api-key`; "" = $OPENAI_API_KEY; never logged
   bool insecure = false;
+  std::string ca_cert;     ///< `--ca-cert`: PEM file of the certificates to trust ("" = system's)
   int client_threads = 0;  ///< 0 = one per core
   double connect_timeout_s = 10;
   double first_byte_timeout_s = 600;

@@ -119,6 +119,7 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
       f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend)) : f.endpoint;
   lo.chat = protocol::is_chat_backend(lo.backend) || lo.endpoint.find("chat") != std::string::npos;
   lo.client.insecure = f.insecure;
+  lo.client.ca_cert_file = f.ca_cert;
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
   lo.client.connect_timeout = ms(f.connect_timeout_s);
   lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
@@ -161,11 +162,9 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
     base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
   }
   if (base_url.empty()) {
-    check_serve_flags(f.server, f.given, kServerFlagPrefix);
-    BuiltinServerPlan b;
-    b.options = resolve_server_options(f.server, env.data_dir, kServerFlagPrefix, &b.engine);
-    b.admission_window_ms = f.server.admission_window_ms;
-    plan.builtin = std::move(b);
+    check_serve_flags(f.server, kServerFlagPrefix);
+    plan.builtin = BuiltinServerPlan{
+        .options = resolve_server_options(f.server, env.data_dir, kServerFlagPrefix)};
     // The built-in server streams usage with every chunk when asked, as vLLM does.
     plan.load.continuous_usage =
         plan.load.continuous_usage || plan.load.backend == protocol::Backend::Vllm;

@@ -35,9 +35,9 @@ struct ResolveEnv {
 
 /// The built-in server `run` starts when no `--base-url` or `--host` is given.
 struct BuiltinServerPlan {
-  server::ServerOptions options;  ///< as `serve` would use them (the tokenizer is set at start)
-  EngineSetup engine;             ///< the engine behind `Timing::Engine` (empty for fixed)
-  double admission_window_ms = 0;
+  /// As `serve` would use them (the tokenizer is set at start); with `Timing::Engine`,
+  /// `options.engine` holds the resolved engine (`sim::EngineSpec`) and its admission window.
+  server::ServerOptions options;
 };
 
 /// Where the outputs go.

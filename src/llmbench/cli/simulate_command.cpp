@@ -6,6 +6,7 @@
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/sim_requests.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 #include "llmbench/core/build_info.hpp"
@@ -17,6 +18,7 @@
 #include "llmbench/report/report.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/sim/memory.hpp"
 #include "llmbench/sim/profiles.hpp"
 #include "llmbench/workload/arrivals.hpp"
@@ -86,67 +88,24 @@ json timeline_json(const std::vector<sim::TimelineBucket>& timeline) {
   return out;
 }
 
-/// The engine that runs (vLLM V1 defaults: SIMULATOR-NOTES.md §2.1) and the simulation's own
+/// The engine that runs (vLLM V1 defaults: `sim::make_engine_spec`) and the simulation's own
 /// options.
 struct SimSetup {
-  EngineSetup engine;
+  sim::EngineSpec engine;
   sim::SimOptions options;
 };
 
 SimSetup build_simulation(const SimulateFlags& f, const std::string& data) {
-  SimSetup s{.engine = build_engine_setup(f.engine, data, ""), .options = {}};
+  SimSetup s{.engine = resolve_engine_spec(f.engine, data, ""), .options = {}};
   auto& so = s.options;
-  so.scheduler_kind = s.engine.engine.scheduler_kind;
-  so.scheduler = s.engine.engine.scheduler;
-  so.num_gpu_blocks = s.engine.engine.num_gpu_blocks;
-  so.block_size = s.engine.engine.block_size;
-  so.data_parallel_size = s.engine.data_parallel_size;
+  so.engine = s.engine.engine;
+  so.data_parallel_size = s.engine.data_parallel_size();
   so.max_concurrency = f.max_concurrency;
   so.record_steps = true;  // the over-time table and --trace
   // Token times stay runs over the step ends: summarized without per-token chunks, which are
   // written only for --save-result's records file (24 bytes per token otherwise built for nothing).
   so.expand_chunks = false;
   return s;
-}
-
-/// The samples as simulated requests at their arrival times. Random prompts without text are
-/// hashed from their corpus offset (`content_key`); text prompts get pseudo token ids.
-std::vector<sim::SimRequest> simulated_requests(const std::vector<workload::Sample>& samples,
-                                                const std::vector<TimeNs>& arrivals,
-                                                std::int64_t random_prefix_len,
-                                                std::int64_t block_size) {
-  std::vector<sim::SimRequest> requests;
-  requests.reserve(samples.size());
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto& s = samples[i];
-    const std::int64_t output_len = std::max<std::int64_t>(1, s.output_len);
-    if (s.content_key >= 0) {
-      const std::int64_t prompt_len = std::max<std::int64_t>(1, s.prompt_len);
-      requests.push_back(sim::SimRequest{
-          .arrival_ns = arrivals[i],
-          .prompt_len = prompt_len,
-          .output_len = output_len,
-          .prompt_tokens = {},
-          .warmup = false,
-          .block_hashes =
-              sim::synthetic_block_hashes(prompt_len, random_prefix_len,
-                                          static_cast<std::uint64_t>(s.content_key), block_size)});
-      continue;
-    }
-    std::string text = s.prompt;
-    for (const auto& m : s.messages) text += m.content;
-    const std::int64_t prompt_len = std::max<std::int64_t>(
-        1, s.prompt_len >= 0 ? s.prompt_len : workload::estimate_tokens(text));
-    requests.push_back(sim::SimRequest{
-        .arrival_ns = arrivals[i],
-        .prompt_len = prompt_len,
-        .output_len = output_len,
-        .prompt_tokens = s.prompt_token_ids.empty() ? sim::pseudo_tokens(text, prompt_len, i + 1)
-                                                    : s.prompt_token_ids,
-        .warmup = false,
-        .block_hashes = {}});
-  }
-  return requests;
 }
 
 /// The engine's counters under the console table.
@@ -156,7 +115,7 @@ void add_engine_lines(const sim::SimResult& result, const sim::SimOptions& so, d
   copt.load_lines.emplace_back("Simulated engine steps:", std::to_string(st.steps));
   copt.load_lines.emplace_back("Mean tokens per step:", fmt::format("{:.1f}", st.mean_step_tokens));
   copt.load_lines.emplace_back("Preemptions:", std::to_string(st.preemptions));
-  if (so.scheduler.num_cpu_blocks > 0) {
+  if (so.engine.scheduler.num_cpu_blocks > 0) {
     copt.load_lines.emplace_back("Swapped out / in:",
                                  fmt::format("{} / {}", st.swap_outs, st.swap_ins));
     copt.load_lines.emplace_back("Swap blocks out / in:",
@@ -189,7 +148,7 @@ struct SimRun {
 
 /// Effective: the engine that ran, the dataset and report setup, and the load shape.
 json simulate_effective_config(const SimRun& run) {
-  json j = engine_setup_json(run.setup.engine, run.flags.engine);
+  json j = engine_spec_json(run.setup.engine, run.flags.engine);
   j.update(dataset_json(run.dataset, run.flags));
   j.update(report_setup_json(run.report));
   j.update(json{{"num_prompts", run.flags.num_prompts},
@@ -232,7 +191,7 @@ void save_simulation(const SimRun& run, sim::SimResult& result, const metrics::S
   const std::string stem =
       f.result_filename.empty()
           ? fmt::format("simulate-{}-{}-tp{}-{}", model.name, run.setup.engine.gpu.name,
-                        f.engine.tp, date)
+                        run.setup.engine.memory.tp, date)
           : std::filesystem::path(f.result_filename).replace_extension().string();
   const auto records_path = dir / (stem + ".records.jsonl");
   metrics::expand_token_runs(result.tokens, result.records);
@@ -293,17 +252,16 @@ int execute_simulate(const SimulateFlags& f) {
   const auto samples = workload::load_samples(dopt);
   const workload::ArrivalOptions aopt{
       .request_rate = report.rate, .burstiness = report.burstiness, .seed = f.seed};
-  auto requests = simulated_requests(
+  auto requests = to_sim_requests(
       samples, workload::arrival_times(static_cast<std::int64_t>(samples.size()), aopt),
-      f.random_prefix_len, setup.options.block_size);
+      f.random_prefix_len, setup.options.engine.block_size);
 
   // ---- run ---- (the results folder is checked first, so a bad one costs no simulation)
   const bool saving = f.save_result || !f.result_dir.empty();
   const std::filesystem::path dir = f.result_dir.empty() ? "." : f.result_dir;
   if (saving)
     prepare_result_dir(dir);
-  sim::Simulation engine(setup.options,
-                         sim::make_exec_model(setup.engine.exec_kind, setup.engine.exec));
+  sim::Simulation engine(setup.options, setup.engine.make_exec_model());
   const TimeNs wall_start = steady_now_ns();
   auto result = engine.run(std::move(requests));
   const double wall_s = ns_to_s(steady_now_ns() - wall_start);

@@ -18,6 +18,7 @@
 #include <exception>
 #include <limits>
 #include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <optional>
 #include <sys/socket.h>
 #include <unordered_set>
@@ -62,7 +63,7 @@ struct Connection {
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
 
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  beast::tcp_stream& lowest() const { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void close() {
     beast::error_code ignored;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -161,7 +162,19 @@ struct ConnectionPool::Impl {
       if (options.insecure) {
         ssl_ctx->set_verify_mode(ssl::verify_none);
       } else {
-        ssl_ctx->set_default_verify_paths();
+        beast::error_code ec;
+        if (options.ca_cert_file.empty()) {
+          ssl_ctx->set_default_verify_paths(ec);
+        } else {
+          ssl_ctx->load_verify_file(options.ca_cert_file, ec);
+        }
+        if (ec) {
+          throw Exception(Error{fmt::format("cannot load CA certificates: {}", ec.message()),
+                                options.ca_cert_file.empty()
+                                    ? std::string("the system's certificate store")
+                                    : fmt::format("--ca-cert '{}'", options.ca_cert_file),
+                                -1});
+        }
         ssl_ctx->set_verify_mode(ssl::verify_peer);
       }
     }
@@ -204,32 +217,58 @@ struct ConnectionPool::Impl {
     }
     beast::error_code ignored;
     low.socket().set_option(tcp::no_delay(true), ignored);
-    if (c->tls) {
-      // SNI (RFC 6066 §3) and RFC 6125 host-name checking unless --insecure.
-      // SSL_set_tlsext_host_name is a macro with an old-style cast; call the function it wraps.
-      if (SSL_ctrl(c->tls->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                   const_cast<char*>(url.host.c_str())) != 1) {
-        out = {.failure = Failure::Connect,
-               .message = fmt::format("TLS SNI for {} failed", url.host)};
-        co_return nullptr;
-      }
-      if (!options.insecure) {
-        c->tls->set_verify_callback(ssl::host_name_verification(url.host));
-      }
-      auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, kNoThrow);
-      if (hec == beast::error::timeout) {
-        out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
-                        fmt::format("in the TLS handshake with {}", url.origin()));
-        co_return nullptr;
-      }
-      if (hec) {
-        out = {.failure = Failure::Connect,
-               .message = fmt::format("TLS handshake with {}: {}", url.origin(), hec.message())};
-        co_return nullptr;
-      }
+    if (c->tls && !co_await handshake(*c->tls, out)) {
+      co_return nullptr;
     }
     ++opened;
     co_return c;
+  }
+
+  /// TLS client handshake on a connected stream: SNI (RFC 6066 §3, host names only, never an IP
+  /// literal) and, unless `insecure`, the peer's name or address checked against its
+  /// certificate (RFC 6125, by OpenSSL's X509_VERIFY_PARAM). On failure `out` says why, and for
+  /// an untrusted certificate what to do about it.
+  net::awaitable<bool> handshake(beast::ssl_stream<beast::tcp_stream>& tls, Outcome& out) {
+    SSL* ssl_handle = tls.native_handle();
+    beast::error_code not_ip;
+    net::ip::make_address(url.host, not_ip);
+    // SSL_set_tlsext_host_name is a macro with an old-style cast; call the function it wraps.
+    if (not_ip && SSL_ctrl(ssl_handle, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                           const_cast<char*>(url.host.c_str())) != 1) {
+      out = {.failure = Failure::Connect,
+             .message = fmt::format("TLS SNI for {} failed", url.host)};
+      co_return false;
+    }
+    if (!options.insecure) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);
+      const int set = not_ip ? X509_VERIFY_PARAM_set1_host(param, url.host.c_str(), 0)
+                             : X509_VERIFY_PARAM_set1_ip_asc(param, url.host.c_str());
+      if (set != 1) {
+        out = {.failure = Failure::Connect,
+               .message = fmt::format("TLS: cannot check certificates for host {}", url.host)};
+        co_return false;
+      }
+    }
+    auto [ec] = co_await tls.async_handshake(ssl::stream_base::client, kNoThrow);
+    if (ec == beast::error::timeout) {
+      out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
+                      fmt::format("in the TLS handshake with {}", url.origin()));
+      co_return false;
+    }
+    if (ec) {
+      const long verify = SSL_get_verify_result(ssl_handle);
+      out = {.failure = Failure::Connect,
+             .message =
+                 verify != X509_V_OK && !options.insecure
+                     ? fmt::format(
+                           "TLS handshake with {}: the server's certificate is not trusted ({}); "
+                           "pass --ca-cert FILE with the certificate that signed it, or "
+                           "--insecure to skip verification",
+                           url.origin(), X509_verify_cert_error_string(verify))
+                     : fmt::format("TLS handshake with {}: {}", url.origin(), ec.message())};
+      co_return false;
+    }
+    co_return true;
   }
 
   bhttp::request<bhttp::string_body> make_request(const Request& r) const {
@@ -511,7 +550,7 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
   Outcome outcome;
   std::exception_ptr error;
   net::co_spawn(ioc, pool.execute(req, handler), [&](std::exception_ptr e, Outcome o2) {
-    error = e;
+    error = std::move(e);
     outcome = std::move(o2);
   });
   ioc.run();

@@ -4,6 +4,9 @@
 /// worker thread each (wrk2's per-thread event loops; STYLE.md "Workers"). Bodies may be
 /// content-length or chunked (RFC 9112 §7.1); body bytes are handed to the caller as they are read,
 /// with the steady-clock time of the read, so streamed (SSE) responses can be timed per piece.
+/// Interim 1xx responses are skipped (RFC 9110 §15.2); header blocks may be up to 64 KiB; a body
+/// with a content or transfer coding other than chunked is a `Failure::Protocol` naming it (the
+/// client asks for `Accept-Encoding: identity`). Tests: tests/unit/http/ (a scripted peer).
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
@@ -28,6 +31,10 @@ using Header = std::pair<std::string, std::string>;
 /// Client settings shared by all pools of a run.
 struct ClientOptions {
   bool insecure = false;  ///< https: skip certificate and host-name verification (`--insecure`)
+  /// https: PEM file of the certificates to trust instead of the system's (`--ca-cert`), e.g. a
+  /// self-signed server's own certificate. Empty: the system store. Unreadable: the pool's
+  /// constructor throws `Exception` naming the file.
+  std::string ca_cert_file;
   std::vector<Header> headers;  ///< sent with every request (`--header K:V`); may hold secrets,
                                 ///< so never logged
   std::chrono::milliseconds connect_timeout{10'000};      ///< TCP + TLS handshake
@@ -108,7 +115,8 @@ class ResponseHandler {
 /// stops connecting ("sized to the load"); `prewarm` opens them before measurement starts.
 class ConnectionPool {
  public:
-  /// `ioc` must outlive the pool; `options` and `url` are copied.
+  /// `ioc` must outlive the pool; `options` and `url` are copied. Throws `Exception` when
+  /// `options.ca_cert_file` cannot be loaded.
   ConnectionPool(boost::asio::io_context& ioc, Url url, ClientOptions options);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace llmbench::http {
@@ -69,18 +70,85 @@ bool is_disconnect(const boost::system::error_code& ec) {
          ec == bhttp::error::partial_message;
 }
 
-/// Increments a counter for the lifetime of a connection.
+/// Decrements a counter at the end of a connection (the accept loop incremented it, so a burst
+/// of accepts sees every connection it already let in).
 class CountGuard {
  public:
-  explicit CountGuard(std::atomic<std::int64_t>& counter) noexcept : counter_(counter) {
-    counter_.fetch_add(1, std::memory_order_relaxed);
-  }
+  explicit CountGuard(std::atomic<std::int64_t>& counter) noexcept : counter_(counter) {}
   ~CountGuard() { counter_.fetch_sub(1, std::memory_order_relaxed); }
   CountGuard(const CountGuard&) = delete;
   CountGuard& operator=(const CountGuard&) = delete;
 
  private:
   std::atomic<std::int64_t>& counter_;
+};
+
+/// A condition that may recur many times a second (accept failing at the descriptor limit,
+/// connections refused at the cap): logged at most once per second, with how often it happened
+/// since the last line. One thread only.
+class Throttled {
+ public:
+  /// Counts one occurrence; returns the count to log (> 0) when a line is due, else 0.
+  std::int64_t note() noexcept {
+    ++count_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(1))
+      return 0;
+    last_ = now;
+    return std::exchange(count_, 0);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+  std::int64_t count_ = 0;
+};
+
+/// Cancels a socket's pending operations when a deadline passes (what Beast's
+/// `tcp_stream::expires_after` does, for the plain socket the session uses). The timer's
+/// handler holds only a shared state, so it is safe to run after the session ended.
+class Watchdog {
+ public:
+  explicit Watchdog(tcp::socket& socket)
+      : timer_(socket.get_executor()), state_(std::make_shared<State>()) {
+    state_->socket = &socket;
+  }
+  ~Watchdog() { state_->socket = nullptr; }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  /// Starts a deadline `limit` from now (none when zero) and clears `fired()`.
+  void arm(std::chrono::milliseconds limit) {
+    state_->fired = false;
+    state_->armed = limit.count() > 0;
+    if (!state_->armed)
+      return;
+    const std::uint64_t epoch = ++state_->epoch;
+    timer_.expires_after(limit);
+    timer_.async_wait([state = state_, epoch](const boost::system::error_code& ec) {
+      if (ec || !state->armed || state->epoch != epoch || state->socket == nullptr)
+        return;  // cancelled, or a deadline that was already lifted
+      state->fired = true;
+      boost::system::error_code ignored;
+      state->socket->cancel(ignored);
+    });
+  }
+  /// Lifts the deadline.
+  void disarm() noexcept {
+    state_->armed = false;
+    timer_.cancel();
+  }
+  /// True when the last deadline passed before `disarm`.
+  [[nodiscard]] bool fired() const noexcept { return state_->fired; }
+
+ private:
+  struct State {
+    tcp::socket* socket = nullptr;
+    std::uint64_t epoch = 0;
+    bool armed = false;
+    bool fired = false;
+  };
+  net::steady_timer timer_;
+  std::shared_ptr<State> state_;
 };
 
 /// Small OpenAI-style error body for protocol-level failures the handler never sees.
@@ -153,6 +221,28 @@ net::awaitable<bool> ResponseWriter::peer_closed() {
   char byte = 0;
   const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   co_return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+net::awaitable<bool> ResponseWriter::send_interim(std::string_view head) {
+  if (state_ != State::Idle)
+    co_return false;
+  auto [ec, n] = co_await net::async_write(socket_, net::buffer(head.data(), head.size()), kTuple);
+  (void)n;
+  if (ec)
+    state_ = State::Failed;
+  co_return !ec;
+}
+
+void ResponseWriter::close_now(bool reset) noexcept {
+  boost::system::error_code ignored;
+  if (reset) {
+    // SO_LINGER on with a zero timeout: close() discards unsent data and sends an RST.
+    socket_.set_option(net::socket_base::linger(true, 0), ignored);
+  } else {
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  }
+  socket_.close(ignored);
+  state_ = State::Failed;
 }
 
 net::awaitable<bool> ResponseWriter::write_chunk(std::string_view data) {
@@ -242,6 +332,7 @@ struct Shared {
   std::optional<tcp::acceptor> acceptor;  // runs on workers[0]
   std::atomic<std::int64_t> open{0};
   std::atomic<std::int64_t> accepted{0};
+  std::atomic<std::int64_t> refused{0};
 };
 
 }  // namespace
@@ -261,18 +352,35 @@ net::awaitable<void> run_session(tcp::socket socket, std::atomic<std::int64_t>& 
   socket.set_option(tcp::no_delay(true), ignored);  // each SSE chunk leaves at once
   socket.non_blocking(true, ignored);  // ResponseWriter writes chunks without suspending
   beast::flat_buffer buffer;
+  Watchdog watchdog(socket);
   for (;;) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.max_body_bytes);
     parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+    if (buffer.size() == 0) {
+      // Keep-alive wait for the next request's first byte.
+      watchdog.arm(options.idle_timeout);
+      auto [wec] = co_await socket.async_wait(tcp::socket::wait_read, kTuple);
+      watchdog.disarm();
+      if (wec)
+        break;  // idle too long, or the connection failed
+    }
+    watchdog.arm(options.header_timeout);
     auto [ec, n] = co_await bhttp::async_read_header(socket, buffer, parser, kTuple);
+    watchdog.disarm();
     if (!ec && parser.get()[bhttp::field::expect] == "100-continue") {
       // RFC 9110 §10.1.1: a client waiting for 100 (curl does for large bodies) needs it first.
       std::tie(ec, std::ignore) = co_await net::async_write(
           socket, net::buffer("HTTP/1.1 100 Continue\r\n\r\n", 25), kTuple);
     }
     if (!ec && !parser.is_done()) {
+      watchdog.arm(options.body_timeout);
       std::tie(ec, n) = co_await bhttp::async_read(socket, buffer, parser, kTuple);
+      watchdog.disarm();
+    }
+    if (ec && watchdog.fired()) {
+      log::debug("http listener: closing a connection whose request did not arrive in time");
+      break;
     }
     if (ec) {
       ResponseWriter writer(socket, 11, false);
@@ -322,23 +430,69 @@ net::awaitable<void> run_session(tcp::socket socket, std::atomic<std::int64_t>& 
   socket.close(ignored);
 }
 
+/// Answers a connection beyond the cap: 503 with `Connection: close`, then waits briefly for
+/// the client's EOF before closing, so that closing with its request unread does not turn into
+/// an RST that destroys the answer before the client reads it.
+net::awaitable<void> refuse_connection(tcp::socket socket, std::int64_t cap) {
+  const std::string body =
+      error_body("connection limit reached (" + std::to_string(cap) + " open)", 503);
+  std::string head =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: llmbench\r\nContent-Type: "
+      "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  auto [ec, n] = co_await net::async_write(socket, net::buffer(head), kTuple);
+  (void)n;
+  boost::system::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  if (!ec) {
+    Watchdog watchdog(socket);
+    watchdog.arm(std::chrono::milliseconds(200));
+    std::array<char, 4096> sink{};
+    for (;;) {
+      auto [rec, rn] = co_await socket.async_read_some(net::buffer(sink), kTuple);
+      (void)rn;
+      if (rec)
+        break;
+    }
+  }
+  socket.close(ignored);
+}
+
 /// Accepts on workers[0] and hands each socket to the next worker (round robin).
 net::awaitable<void> run_accept_loop(Shared& shared, const ListenerOptions& options,
                                      const Handler& handler) {
   std::size_t next = 0;
+  Throttled accept_failures;
+  Throttled refusals;
   for (;;) {
     auto& worker = *shared.workers[next++ % shared.workers.size()];
     auto [ec, socket] = co_await shared.acceptor->async_accept(worker.ioc, kTuple);
     if (ec) {
       if (ec == net::error::operation_aborted || !shared.acceptor->is_open())
         co_return;
-      // E.g. EMFILE: back off briefly instead of spinning.
-      log::warn("http listener: accept failed: {}", ec.message());
+      // E.g. EMFILE: back off briefly instead of spinning, and log once a second at most.
+      if (const std::int64_t n = accept_failures.note(); n > 0)
+        log::warn("http listener: accept failed: {} ({} time(s) since the last report)",
+                  ec.message(), n);
       net::steady_timer pause(co_await net::this_coro::executor, std::chrono::milliseconds(20));
       co_await pause.async_wait(kTuple);
       continue;
     }
     shared.accepted.fetch_add(1, std::memory_order_relaxed);
+    if (options.max_connections > 0 &&
+        shared.open.load(std::memory_order_relaxed) >= options.max_connections) {
+      shared.refused.fetch_add(1, std::memory_order_relaxed);
+      if (const std::int64_t n = refusals.note(); n > 0) {
+        log::warn(
+            "http listener: {} connections open (the cap): refused {} connection(s) since "
+            "the last report",
+            options.max_connections, n);
+      }
+      net::co_spawn(worker.ioc, refuse_connection(std::move(socket), options.max_connections),
+                    [](std::exception_ptr ep) { log_exception("refusal", ep); });
+      continue;
+    }
+    shared.open.fetch_add(1, std::memory_order_relaxed);
     net::co_spawn(worker.ioc,
                   run_session(tcp::socket(std::move(socket)), shared.open, options, handler),
                   [](std::exception_ptr ep) { log_exception("session", ep); });
@@ -443,6 +597,10 @@ std::int64_t Listener::open_connections() const noexcept {
 
 std::int64_t Listener::accepted_connections() const noexcept {
   return impl_ ? impl_->shared.accepted.load(std::memory_order_relaxed) : 0;
+}
+
+std::int64_t Listener::refused_connections() const noexcept {
+  return impl_ ? impl_->shared.refused.load(std::memory_order_relaxed) : 0;
 }
 
 }  // namespace llmbench::http

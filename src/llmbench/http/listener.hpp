@@ -33,6 +33,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,16 @@ struct ListenerOptions {
   int threads = 1;                 ///< worker threads (≥ 1), each with its own io_context
   std::size_t max_body_bytes = std::size_t{64} << 20;    ///< larger bodies get 413
   std::size_t max_header_bytes = std::size_t{64} << 10;  ///< larger header blocks get 431
+  /// A keep-alive connection waiting this long for the first byte of its next request is
+  /// closed (uvicorn's `--timeout-keep-alive`). Zero = no limit.
+  std::chrono::milliseconds idle_timeout{0};
+  /// From a request's first byte to the end of its headers (slowloris defence). Zero = none.
+  std::chrono::milliseconds header_timeout{0};
+  /// Reading a request's body once the headers are in. Zero = no limit.
+  std::chrono::milliseconds body_timeout{0};
+  /// Connections open at once at most; one more is answered `503` with `Connection: close` and
+  /// closed at once. Zero = no cap.
+  std::int64_t max_connections = 0;
 };
 
 /// The response side of one request, handed to a `Handler`. Not thread-safe: use it only from the
@@ -115,6 +126,12 @@ class ResponseWriter {
   [[nodiscard]] bool keep_alive() const noexcept { return keep_alive_; }
   /// Asks to close the connection after this response (sets `Connection: close` if not sent yet).
   void set_keep_alive(bool keep_alive) noexcept { keep_alive_ = keep_alive_ && keep_alive; }
+  /// Writes `head` (a complete interim response, e.g. "HTTP/1.1 100 Continue\r\n\r\n", RFC 9110
+  /// §15.2) before the real response; only while nothing else was sent. For fault injection.
+  boost::asio::awaitable<bool> send_interim(std::string_view head);
+  /// Ends the connection at once, mid-response: with `reset` by an RST (SO_LINGER 0), else by a
+  /// FIN after what was written. Later calls return false. For fault injection.
+  void close_now(bool reset) noexcept;
 
  private:
   boost::asio::awaitable<bool> write_framed(std::string_view data, bool last);
@@ -155,6 +172,8 @@ class Listener {
   [[nodiscard]] std::int64_t open_connections() const noexcept;
   /// Connections accepted since `start()`.
   [[nodiscard]] std::int64_t accepted_connections() const noexcept;
+  /// Connections answered 503 and closed because `max_connections` were open.
+  [[nodiscard]] std::int64_t refused_connections() const noexcept;
 
  private:
   struct Impl;

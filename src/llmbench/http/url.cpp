@@ -61,8 +61,8 @@ Result<Url> parse_url(std::string_view text) {
     }
     if (ch == '?') {
       return fail(
-          "a query ('?...') is not supported in --base-url: give the server root and path "
-          "prefix only (use --extra-body or --header for parameters)",
+          "a query ('?...') is not supported: give the server root and an optional path prefix "
+          "only (request parameters go in --extra-body or --header)",
           i);
     }
     if (ch == '#') {

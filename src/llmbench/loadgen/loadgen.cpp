@@ -44,11 +44,12 @@ struct Worker {
   net::io_context ioc{1};
   net::executor_work_guard<net::io_context::executor_type> guard{ioc.get_executor()};
   http::ConnectionPool pool;
-  protocol::Decoder decoder;
+  std::unique_ptr<protocol::StreamDecoder> decoder;  // the dialect's (`LoadOptions::backend`)
   tokenizer::Scratch scratch;  // local token counting (`LoadOptions::tokenizer`)
   std::thread thread;
 
-  Worker(const http::Url& url, const http::ClientOptions& options) : pool(ioc, url, options) {}
+  Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
+      : pool(ioc, url, options), decoder(d.make_decoder()) {}
 };
 
 /// Shared state of one run. Fields marked (D) are touched only on the dispatcher thread.
@@ -121,7 +122,7 @@ struct Run {
     req.body = bodies[job.sample];
     req.accept = opt.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
-    RecordingHandler handler(rec, w.decoder, opt.stream, clock.start_ns());
+    RecordingHandler handler(rec, *w.decoder, opt.stream, clock.start_ns());
     handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);
@@ -317,7 +318,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   }
   for (int i = 0; i < threads; ++i) {
-    run.workers.push_back(std::make_unique<Worker>(options.url, options.client));
+    run.workers.push_back(
+        std::make_unique<Worker>(options.url, options.client, protocol::dialect(options.backend)));
   }
   run.worker_load.assign(run.workers.size(), 0);
   for (auto& w : run.workers) {

@@ -65,7 +65,7 @@ ErrorKind error_kind_for_status(int status) noexcept {
 
 const protocol::Redactor RecordingHandler::kNoSecrets{};
 
-RecordingHandler::RecordingHandler(metrics::RequestRecord& record, protocol::Decoder& decoder,
+RecordingHandler::RecordingHandler(metrics::RequestRecord& record, protocol::StreamDecoder& decoder,
                                    bool stream, TimeNs run_start_ns)
     : rec_(record), decoder_(decoder), start_(run_start_ns), stream_(stream) {}
 

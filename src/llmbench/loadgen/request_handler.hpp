@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Turns the byte stream of one HTTP response into a `RequestRecord`: SSE framing (sse::Parser),
-/// OpenAI chunk decoding (protocol::Decoder), per-chunk timestamps and the final classification
-/// of the request. Pure with respect to I/O, so tests can drive it with recorded bytes.
+/// the dialect's decoding (protocol::StreamDecoder), per-chunk timestamps and the final
+/// classification of the request. Pure with respect to I/O, so tests can drive it with recorded
+/// bytes.
 
 #include "llmbench/http/client.hpp"
 #include "llmbench/metrics/record.hpp"
@@ -37,8 +38,9 @@ metrics::ErrorKind error_kind_for_status(int status) noexcept;
 /// gets them relative to `run_start_ns`. Not thread-safe; one per request, on its worker thread.
 class RecordingHandler final : public http::ResponseHandler {
  public:
-  /// `record` and `decoder` must outlive the handler; `stream` selects SSE vs one JSON body.
-  RecordingHandler(metrics::RequestRecord& record, protocol::Decoder& decoder, bool stream,
+  /// `record` and `decoder` (the dialect's, `protocol::Dialect::make_decoder`) must outlive the
+  /// handler; `stream` selects SSE vs one JSON body.
+  RecordingHandler(metrics::RequestRecord& record, protocol::StreamDecoder& decoder, bool stream,
                    TimeNs run_start_ns);
 
   void on_sent(TimeNs now_ns) override;
@@ -93,7 +95,7 @@ class RecordingHandler final : public http::ResponseHandler {
   static const protocol::Redactor kNoSecrets;
 
   metrics::RequestRecord& rec_;
-  protocol::Decoder& decoder_;
+  protocol::StreamDecoder& decoder_;
   sse::Parser parser_;
   std::string body_;  // non-streamed body, or the body of a non-2xx response
   TimeNs start_;

@@ -18,6 +18,7 @@
 /// `dom::parser::parse(buf, len, false)` requires, so steady-state decoding does not allocate
 /// beyond the strings of the returned `Delta`.
 
+#include "llmbench/protocol/detail/json_error.hpp"
 #include "llmbench/protocol/openai.hpp"
 
 #include <fmt/core.h>
@@ -32,7 +33,6 @@ namespace llmbench::protocol {
 namespace {
 
 namespace dom = simdjson::dom;
-namespace ondemand = simdjson::ondemand;
 
 // An unstructured in-stream error is kept up to this size; the client redacts it and then cuts it
 // to what it stores (protocol::server_text), so a secret is never cut before it is found.
@@ -384,132 +384,13 @@ void decode_object(const dom::object& root, std::string_view raw, Ctx& ctx) {
   }
 }
 
-// Offset of the first byte that does not start a valid UTF-8 sequence (RFC 3629 section 4); the
-// size when all are valid.
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char lead = byte(i);
-    std::size_t length = 0;
-    unsigned char low = 0x80;  // allowed range of the second byte
-    unsigned char high = 0xBF;
-    if (lead < 0x80) {
-      length = 1;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      low = lead == 0xE0 ? 0xA0 : 0x80;   // no overlong forms
-      high = lead == 0xED ? 0x9F : 0xBF;  // no surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      low = lead == 0xF0 ? 0x90 : 0x80;
-      high = lead == 0xF4 ? 0x8F : 0xBF;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) {
-      return i;
-    }
-    for (std::size_t k = 1; k < length; ++k) {
-      const unsigned char c = byte(i + k);
-      const unsigned char lo = k == 1 ? low : 0x80;
-      const unsigned char hi = k == 1 ? high : 0xBF;
-      if (c < lo || c > hi) {
-        return i;
-      }
-    }
-    i += length;
-  }
-  return text.size();
-}
-
-// For string errors found by simdjson's first stage: the first control character inside a string,
-// else the opening quote of a string that never closes; the size when neither exists.
-std::size_t first_string_error(std::string_view text) {
-  bool in_string = false;
-  std::size_t string_start = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (!in_string) {
-      if (c == '"') {
-        in_string = true;
-        string_start = i;
-      }
-    } else if (c == '\\') {
-      ++i;  // skip the escaped character
-    } else if (c == '"') {
-      in_string = false;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      return i;
-    }
-  }
-  return in_string ? string_start : text.size();
-}
-
-// Visits every value of an on-demand value so that the first syntax error surfaces.
-simdjson::error_code walk(ondemand::value value) {
-  ondemand::json_type type{};
-  if (auto error = value.type().get(type)) {
-    return error;
-  }
-  switch (type) {
-    case ondemand::json_type::object: {
-      ondemand::object obj;
-      if (auto error = value.get_object().get(obj)) {
-        return error;
-      }
-      for (auto field_result : obj) {
-        ondemand::field field;
-        std::string_view key;
-        if (auto error = std::move(field_result).get(field)) {
-          return error;
-        }
-        if (auto error = field.unescaped_key().get(key)) {
-          return error;
-        }
-        if (auto error = walk(field.value())) {
-          return error;
-        }
-      }
-      return simdjson::SUCCESS;
-    }
-    case ondemand::json_type::array: {
-      ondemand::array arr;
-      if (auto error = value.get_array().get(arr)) {
-        return error;
-      }
-      for (auto element : arr) {
-        ondemand::value child;
-        if (auto error = std::move(element).get(child)) {
-          return error;
-        }
-        if (auto error = walk(child)) {
-          return error;
-        }
-      }
-      return simdjson::SUCCESS;
-    }
-    case ondemand::json_type::string:
-      return value.get_string().error();
-    case ondemand::json_type::number:
-      return value.get_number().error();
-    case ondemand::json_type::boolean:
-      return value.get_bool().error();
-    case ondemand::json_type::null:
-      return value.is_null().error();
-  }
-  return simdjson::TAPE_ERROR;
-}
-
 }  // namespace
 
 struct Decoder::Impl {
   dom::parser parser;
   std::unique_ptr<char[]> buffer;
   std::size_t capacity = 0;
-  std::unique_ptr<ondemand::parser> locator;  // made on the first invalid payload
+  detail::JsonErrorLocator locator;
 
   // Copies `data` into the padded buffer and returns it.
   const char* pad(std::string_view data) {
@@ -521,54 +402,6 @@ struct Decoder::Impl {
     std::memcpy(buffer.get(), data.data(), data.size());
     std::memset(buffer.get() + data.size(), 0, simdjson::SIMDJSON_PADDING);
     return buffer.get();
-  }
-
-  // Byte offset of the first syntax error in the padded `json`, which the DOM parser rejected with
-  // `code`. String and UTF-8 errors come from simdjson's first stage, which keeps no position, so
-  // they are found by a scan; other errors by an on-demand pass over every value, which stops at
-  // the error. 0 when no position can be found.
-  std::int64_t locate_error(const char* json, std::size_t len, simdjson::error_code code) {
-    const std::string_view text(json, len);
-    if (code == simdjson::UTF8_ERROR) {
-      const std::size_t at = first_invalid_utf8(text);
-      return at < len ? static_cast<std::int64_t>(at) : 0;
-    }
-    if (code == simdjson::UNCLOSED_STRING || code == simdjson::UNESCAPED_CHARS) {
-      const std::size_t at = first_string_error(text);
-      return at < len ? static_cast<std::int64_t>(at) : 0;
-    }
-    if (!locator) {
-      locator = std::make_unique<ondemand::parser>();
-    }
-    ondemand::document doc;
-    if (locator->iterate(json, len, len + simdjson::SIMDJSON_PADDING).get(doc)) {
-      return 0;
-    }
-    ondemand::json_type type{};
-    simdjson::error_code error = doc.type().get(type);
-    if (!error) {
-      if (type == ondemand::json_type::object || type == ondemand::json_type::array) {
-        ondemand::value root;
-        error = doc.get_value().get(root);
-        if (!error) {
-          error = walk(root);
-        }
-      } else if (type == ondemand::json_type::string) {
-        error = doc.get_string().error();
-      } else if (type == ondemand::json_type::number) {
-        error = doc.get_number().error();
-      } else if (type == ondemand::json_type::boolean) {
-        error = doc.get_bool().error();
-      } else {
-        error = doc.is_null().error();
-      }
-    }
-    const char* where = nullptr;
-    if (doc.current_location().get(where) != simdjson::SUCCESS) {
-      // Past the last token: the text ended before the value did (or trailing content).
-      return error ? static_cast<std::int64_t>(len) : 0;
-    }
-    return static_cast<std::int64_t>(where - json);
   }
 
   Result<Delta> decode(std::string_view data, Mode mode) {
@@ -583,7 +416,7 @@ struct Decoder::Impl {
     if (const auto code = parser.parse(json, data.size(), /*realloc_if_needed=*/false).get(root)) {
       return Error{
           mode == Mode::kEvent ? "invalid JSON in stream event" : "invalid JSON in response body",
-          std::string(source), locate_error(json, data.size(), code)};
+          std::string(source), locator.locate(json, data.size(), code)};
     }
     dom::object obj;
     if (root.get_object().get(obj)) {

@@ -27,25 +27,12 @@ std::int64_t engine_prompt_len(const GenerationParams& p) {
   return std::max<std::int64_t>(1, ids + text);
 }
 
-/// Pseudo token ids for prefix caching: the given ids, then `sim::pseudo_tokens` of the text
-/// (the function `llmbench simulate` uses, so both hash equal prompts alike).
-std::vector<std::uint32_t> engine_prompt_tokens(const GenerationParams& p, std::int64_t prompt_len,
-                                                std::uint64_t salt) {
-  std::vector<std::uint32_t> tokens = p.prompt_ids;
-  const std::int64_t rest = prompt_len - static_cast<std::int64_t>(tokens.size());
-  if (rest > 0) {
-    const auto more = sim::pseudo_tokens(p.prompt_text, rest, salt);
-    tokens.insert(tokens.end(), more.begin(), more.end());
-  }
-  return tokens;
-}
-
 /// Appends the engine's families: vLLM V1 names, types and buckets
 /// (`vllm/v1/metrics/loggers.py`; SIMULATOR-NOTES.md §3).
 void append_engine_metrics(std::string& out, const RealtimeEngine& engine,
                            const std::string& labels) {
   const auto& e = engine.metrics();
-  const auto& cfg = engine.settings().engine;
+  const auto& cfg = engine.settings().spec.engine;
   constexpr auto relaxed = std::memory_order_relaxed;
   auto one = [&](std::string_view name, std::string_view type, std::string_view help,
                  double value) {
@@ -124,14 +111,17 @@ class EngineTiming final : public TimingModel {
   void stop() noexcept override { engine_.stop(); }
   [[nodiscard]] bool keep_prompt() const noexcept override { return true; }
 
-  [[nodiscard]] std::optional<Error> prepare(GenerationParams& params) const override {
+  void fit(GenerationParams& params) const override {
     // Without a tokenizer: the estimate `llmbench simulate` uses (so both see the same
     // lengths); with one, the exact count `parse_generation_request` made.
     if (!exact_prompts_)
       params.prompt_tokens = engine_prompt_len(params);
+  }
+
+  [[nodiscard]] std::optional<Error> refuse(const GenerationParams& params) const override {
     const std::int64_t total = params.output_tokens;
     if (total > 0 && !engine_.fits(params.prompt_tokens, total)) {
-      const auto& cfg = engine_.settings().engine;
+      const auto& cfg = engine_.settings().spec.engine;
       return Error{fmt::format("prompt ({} tokens) + max_tokens ({}) exceed the KV cache of the "
                                "simulated engine ({} blocks of {} tokens)",
                                params.prompt_tokens, total, cfg.num_gpu_blocks, cfg.block_size),
@@ -196,7 +186,8 @@ class EngineSource final : public TokenSource {
     job.prompt_len = params_.prompt_tokens;
     job.output_len = params_.output_tokens;
     job.prompt_tokens =
-        engine_prompt_tokens(params_, params_.prompt_tokens, static_cast<std::uint64_t>(number_));
+        sim::prompt_cache_ids(params_.prompt_ids, params_.prompt_text, params_.prompt_tokens,
+                              static_cast<std::uint64_t>(number_));
     job.arrival_ns = arrival_ns_;
     job.stream = stream_;
     engine_.submit(std::move(job));

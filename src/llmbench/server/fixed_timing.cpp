@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <variant>
 
 namespace llmbench::server::detail {
@@ -38,6 +39,17 @@ net::awaitable<void> sleep_until(net::steady_timer& timer, TimeNs deadline_ns) {
   co_await timer.async_wait(kTuple);
 }
 
+/// a + b and a × b clamped to the int64 range: a long --itl-ms times a long output must not
+/// wrap a deadline into the past (an hour-long ITL × 2^24 tokens is beyond 2^63 ns).
+TimeNs saturating_add(TimeNs a, TimeNs b) noexcept {
+  TimeNs out = 0;
+  return __builtin_add_overflow(a, b, &out) ? std::numeric_limits<TimeNs>::max() : out;
+}
+TimeNs saturating_mul(TimeNs a, std::int64_t b) noexcept {
+  TimeNs out = 0;
+  return __builtin_mul_overflow(a, b, &out) ? std::numeric_limits<TimeNs>::max() : out;
+}
+
 /// The schedule's constants and the slot pool.
 class FixedTiming final : public TimingModel {
  public:
@@ -48,10 +60,6 @@ class FixedTiming final : public TimingModel {
         pool_(state.options.max_num_seqs) {}
 
   void stop() noexcept override { pool_.shutdown(); }
-  [[nodiscard]] std::optional<Error> prepare(GenerationParams& params) const override {
-    (void)params;
-    return std::nullopt;
-  }
   std::unique_ptr<TokenSource> open(const GenerationParams& params, TimeNs arrival_ns,
                                     std::int64_t number,
                                     const net::any_io_executor& executor) override;
@@ -74,9 +82,10 @@ class FixedTiming final : public TimingModel {
   [[nodiscard]] TimeNs deadline(TimeNs admit_ns, std::int64_t total, std::int64_t emitted,
                                 std::int64_t tokens) const noexcept {
     if (emitted == 0)
-      return admit_ns + ttft_ns_;
+      return saturating_add(admit_ns, ttft_ns_);
     const std::int64_t first_chunk = std::min(per_chunk_, total);
-    return admit_ns + ttft_ns_ + itl_ns_ * (emitted + tokens - first_chunk);
+    return saturating_add(saturating_add(admit_ns, ttft_ns_),
+                          saturating_mul(itl_ns_, emitted + tokens - first_chunk));
   }
   [[nodiscard]] std::int64_t per_chunk() const noexcept { return per_chunk_; }
   SlotPool& pool() noexcept { return pool_; }
@@ -116,8 +125,10 @@ class FixedSource final : public TokenSource {
   net::awaitable<bool> next(std::vector<Piece>& pieces, http::ResponseWriter* peer) override {
     if (emitted_ >= total_)
       co_return true;
+    bool ok = true;
     if (whole_) {
-      co_return co_await next_whole(pieces, peer);
+      ok = co_await next_whole(pieces, peer);
+      co_return ok;
     }
     if (behind_) {
       // Still behind after a full batch: let the other streams of this thread run first.

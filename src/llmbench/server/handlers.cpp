@@ -64,6 +64,17 @@ std::string metrics_body(const ServerState& state) {
   append_sample(out, "vllm:request_success_total", "finished_reason=\"abort\"," + labels,
                 static_cast<double>(g.aborted));
   state.timing->append_metrics(out, labels);
+  if (!state.options.faults.rules.empty()) {
+    // Not a vLLM metric, hence our prefix (docs/faults.md).
+    append_family_header(out, "llmbench:faults_injected_total", "counter",
+                         "Generation requests given each injected fault (llmbench serve --fault).");
+    for (const auto& info : kFaultKinds) {
+      append_sample(
+          out, "llmbench:faults_injected_total", fmt::format("kind=\"{}\",{}", info.name, labels),
+          static_cast<double>(state.faults_injected[static_cast<std::size_t>(info.kind)].load(
+              std::memory_order_relaxed)));
+    }
+  }
   state.request_histograms.write(out, labels);
   return out;
 }

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -235,6 +237,140 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
   return estimate_prompt_tokens(bytes);
 }
 
+// ---- fields the simulator does not implement ----
+
+/// True for the value that leaves the answer as the simulator makes it (one choice, no
+/// logprobs, plain text).
+bool is_one(const element& v) {
+  const auto n = as_integer(v);
+  return n && *n == 1;
+}
+bool is_false_or_zero(const element& v) {
+  if (v.type() == element_type::BOOL)
+    return !v.get_bool().value_unsafe();
+  const auto n = as_integer(v);
+  return n && *n == 0;
+}
+bool is_false(const element& v) {
+  return v.type() == element_type::BOOL && !v.get_bool().value_unsafe();
+}
+bool is_empty(const element& v) {
+  if (v.type() == element_type::STRING)
+    return v.get_string().value_unsafe().empty();
+  return v.type() == element_type::ARRAY && v.get_array().value_unsafe().size() == 0;
+}
+bool is_auto_or_none(const element& v) {
+  std::string_view text;
+  return v.get(text) == simdjson::SUCCESS && (text == "auto" || text == "none");
+}
+bool is_text_format(const element& v) {
+  std::string_view type;
+  return v["type"].get(type) == simdjson::SUCCESS && type == "text";
+}
+bool never(const element&) {
+  return false;
+}
+
+/// How the simulator treats a request field it does not read itself.
+struct FieldRule {
+  std::string_view name;
+  /// Null: the field cannot change the simulated answer (sampling knobs pick among tokens, but
+  /// the simulator's text is fixed and always runs to the output length), so it is accepted.
+  /// Otherwise only values for which this returns true are accepted; others are a 400, since
+  /// honouring them (more choices, logprobs, stop strings, structured output) is not
+  /// implemented and dropping them silently would give an answer the client did not ask for.
+  bool (*neutral)(const element&) = nullptr;
+  std::string_view accepted;  ///< the accepted values, for the message
+};
+
+/// Fields of the OpenAI completions and chat APIs (OpenAI API reference), vLLM's sampling
+/// extensions (`vllm/entrypoints/openai/protocol.py`) and llama.cpp's (`tools/server/README.md`)
+/// besides those `parse_generation_request` reads. Any other field is a 400, as the OpenAI API
+/// answers "Unrecognized request argument supplied".
+constexpr FieldRule kFieldRules[] = {
+    {.name = "temperature", .neutral = nullptr, .accepted = ""},
+    {.name = "top_p", .neutral = nullptr, .accepted = ""},
+    {.name = "top_k", .neutral = nullptr, .accepted = ""},
+    {.name = "min_p", .neutral = nullptr, .accepted = ""},
+    {.name = "typical_p", .neutral = nullptr, .accepted = ""},
+    {.name = "seed", .neutral = nullptr, .accepted = ""},
+    {.name = "presence_penalty", .neutral = nullptr, .accepted = ""},
+    {.name = "frequency_penalty", .neutral = nullptr, .accepted = ""},
+    {.name = "repetition_penalty", .neutral = nullptr, .accepted = ""},
+    {.name = "repeat_penalty", .neutral = nullptr, .accepted = ""},
+    {.name = "length_penalty", .neutral = nullptr, .accepted = ""},
+    {.name = "logit_bias", .neutral = nullptr, .accepted = ""},
+    {.name = "user", .neutral = nullptr, .accepted = ""},
+    {.name = "ignore_eos", .neutral = nullptr, .accepted = ""},
+    {.name = "min_tokens", .neutral = nullptr, .accepted = ""},
+    {.name = "stop_token_ids", .neutral = nullptr, .accepted = ""},
+    {.name = "skip_special_tokens", .neutral = nullptr, .accepted = ""},
+    {.name = "spaces_between_special_tokens", .neutral = nullptr, .accepted = ""},
+    {.name = "include_stop_str_in_output", .neutral = nullptr, .accepted = ""},
+    {.name = "cache_prompt", .neutral = nullptr, .accepted = ""},
+    {.name = "chat_template_kwargs", .neutral = nullptr, .accepted = ""},
+    {.name = "add_generation_prompt", .neutral = nullptr, .accepted = ""},
+    {.name = "add_special_tokens", .neutral = nullptr, .accepted = ""},
+    {.name = "priority", .neutral = nullptr, .accepted = ""},
+    {.name = "request_id", .neutral = nullptr, .accepted = ""},
+    {.name = "metadata", .neutral = nullptr, .accepted = ""},
+    {.name = "store", .neutral = nullptr, .accepted = ""},
+    {.name = "parallel_tool_calls", .neutral = nullptr, .accepted = ""},
+    {.name = "reasoning_effort", .neutral = nullptr, .accepted = ""},
+    {.name = "service_tier", .neutral = nullptr, .accepted = ""},
+    {.name = "tools", .neutral = nullptr, .accepted = ""},
+    {.name = "max_completion_tokens",
+     .neutral = nullptr,
+     .accepted = ""},  // read for chat; a completions request may carry it
+    {.name = "n", .neutral = is_one, .accepted = "1"},
+    {.name = "best_of", .neutral = is_one, .accepted = "1"},
+    {.name = "echo", .neutral = is_false, .accepted = "false"},
+    {.name = "logprobs", .neutral = is_false, .accepted = "false or null"},
+    {.name = "top_logprobs", .neutral = is_false_or_zero, .accepted = "0 or null"},
+    {.name = "n_probs", .neutral = is_false_or_zero, .accepted = "0"},
+    {.name = "prompt_logprobs", .neutral = never, .accepted = "null"},
+    {.name = "suffix", .neutral = is_empty, .accepted = "\"\" or null"},
+    {.name = "stop", .neutral = is_empty, .accepted = "[] or null"},
+    {.name = "tool_choice", .neutral = is_auto_or_none, .accepted = "\"auto\", \"none\" or null"},
+    {.name = "response_format", .neutral = is_text_format, .accepted = "{\"type\":\"text\"}"},
+    {.name = "continue_final_message", .neutral = is_false, .accepted = "false"},
+    {.name = "guided_json", .neutral = never, .accepted = "null"},
+    {.name = "guided_regex", .neutral = never, .accepted = "null"},
+    {.name = "guided_choice", .neutral = never, .accepted = "null"},
+    {.name = "guided_grammar", .neutral = never, .accepted = "null"},
+    {.name = "structured_outputs", .neutral = never, .accepted = "null"},
+};
+
+/// The fields `parse_generation_request` reads itself.
+constexpr std::string_view kReadFields[] = {
+    "model",          "prompt",     "messages",  "stream",
+    "stream_options", "max_tokens", "n_predict", "max_completion_tokens"};
+
+/// An error for the first field that is unknown or set to a value the simulator does not
+/// implement; nullopt when every field is fine.
+std::optional<Error> check_fields(const simdjson::dom::object& object) {
+  for (const auto field : object) {
+    const std::string_view key = field.key;
+    if (std::find(std::begin(kReadFields), std::end(kReadFields), key) != std::end(kReadFields))
+      continue;
+    const auto rule = std::find_if(std::begin(kFieldRules), std::end(kFieldRules),
+                                   [&](const FieldRule& r) { return r.name == key; });
+    if (rule == std::end(kFieldRules)) {
+      return field_error(key,
+                         "is not a request field the simulated server knows (OpenAI: "
+                         "\"Unrecognized request argument supplied\")");
+    }
+    if (rule->neutral == nullptr || field.value.type() == element_type::NULL_VALUE)
+      continue;
+    if (!rule->neutral(field.value)) {
+      return field_error(key, fmt::format("is not implemented by the simulated server (accepted: "
+                                          "{})",
+                                          rule->accepted));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::int64_t estimate_text_tokens(std::string_view text) noexcept {
@@ -271,9 +407,13 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
   GenerationParams params;
   params.chat = chat;
 
-  if (auto model = member(object, "model"); model && model->type() != element_type::STRING) {
-    return field_error("model", "must be a string");
+  if (auto model = member(object, "model")) {
+    if (model->type() != element_type::STRING)
+      return field_error("model", "must be a string");
+    params.model = model->get_string().value_unsafe();
   }
+  if (auto unsupported = check_fields(object))
+    return *unsupported;
   const std::string_view input_key = chat ? "messages" : "prompt";
   auto input = member(object, input_key);
   if (!input)
@@ -325,9 +465,15 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
 
 std::optional<Error> check_context_length(const GenerationParams& params,
                                           std::int64_t max_model_len) {
-  const std::int64_t total = params.prompt_tokens + params.output_tokens;
-  if (total <= max_model_len)
+  // Each side is checked alone first: a sum near 2^63 would overflow (a request may ask for
+  // any max_tokens up to INT64_MAX).
+  const std::int64_t prompt = params.prompt_tokens;
+  const std::int64_t output = params.output_tokens;
+  if (prompt <= max_model_len && output <= max_model_len - prompt)
     return std::nullopt;
+  // Both are >= 0 and < 2^63, so their sum is exact in 64 unsigned bits.
+  const std::uint64_t total =
+      static_cast<std::uint64_t>(prompt) + static_cast<std::uint64_t>(output);
   const char* input = params.chat ? "messages" : "prompt";
   return Error{
       fmt::format("This model's maximum context length is {} tokens. However, you "

@@ -20,6 +20,7 @@ namespace llmbench::server {
 /// What the simulator needs from a generation request.
 struct GenerationParams {
   bool chat = false;               ///< came to /v1/chat/completions
+  std::string model;               ///< `model` as sent ("" when absent)
   bool stream = false;             ///< `stream`
   bool include_usage = false;      ///< `stream_options.include_usage`
   bool continuous_usage = false;   ///< `stream_options.continuous_usage_stats` (vLLM)
@@ -48,7 +49,11 @@ std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept;
 /// `content` is a string, null, or an array of parts with `text`. Integers may be JSON integers
 /// or integral floats. Errors (never throws): `Error{message, source = offending parameter name
 /// or "" for syntax, offset = -1}` for invalid JSON, a non-object body, a missing or mistyped
-/// field, or a negative length.
+/// field, or a negative length; a field that is not in the OpenAI, vLLM or llama.cpp request
+/// schema, or a field the simulator does not implement set to a value that would change the
+/// answer (`n` > 1, `logprobs`, `stop`, `echo`, structured output, ...; see `kFieldRules` in
+/// openai_request.cpp). Sampling knobs (temperature, top_p, seed, ...) are accepted: they pick
+/// among tokens, while the simulator's text is fixed.
 /// With `keep_prompt` the prompt itself is kept in `prompt_text` / `prompt_ids` (the engine
 /// timing mode hashes it for prefix caching); otherwise those stay empty.
 /// With `tokenizer` the prompt is counted exactly, as vLLM counts `usage.prompt_tokens`: a
@@ -64,7 +69,8 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
 /// vLLM's context-length check: an error (source "max_tokens", or "prompt"/"messages" when the
 /// prompt alone is too long) when prompt_tokens + output_tokens > `max_model_len`, worded as
 /// vLLM words it ("This model's maximum context length is N tokens. However, you requested M
-/// tokens (P in the messages, K in the completion)..."); nullopt when it fits.
+/// tokens (P in the messages, K in the completion)..."); nullopt when it fits. Overflow-safe for
+/// any lengths >= 0 (a `max_tokens` near 2^63 is refused, not wrapped).
 std::optional<Error> check_context_length(const GenerationParams& params,
                                           std::int64_t max_model_len);
 

@@ -2,6 +2,8 @@
 
 #include "llmbench/core/error.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string_view>
 
@@ -10,6 +12,15 @@ namespace {
 
 [[noreturn]] void fail(const char* flag, const std::string& message) {
   throw Exception(Error{message, flag, -1});
+}
+
+constexpr double kHourMs = 3.6e6;
+constexpr double kDayS = 86400;
+
+/// `value` must be finite and in [0, max].
+void check_range(const char* flag, double value, double max) {
+  if (!std::isfinite(value) || value < 0 || value > max)
+    fail(flag, fmt::format("must be in [0, {}], got {}", max, value));
 }
 
 }  // namespace
@@ -26,9 +37,9 @@ void validate(const ServerOptions& options) {
   if (options.timing == Timing::Engine) {
     if (!options.engine)
       fail("--timing", "engine timing needs engine settings (model profile, GPU, blocks)");
-    if (options.engine->engine.num_gpu_blocks < 1)
+    if (options.engine->spec.engine.num_gpu_blocks < 1)
       fail("--num-gpu-blocks-override", "the engine needs at least one KV block");
-    if (options.engine->engine.block_size < 1)
+    if (options.engine->spec.engine.block_size < 1)
       fail("--block-size", "must be >= 1");
     const double w = options.engine->admission_window_ms;
     if (!std::isfinite(w) || w < 0 || w > 1000)
@@ -42,20 +53,23 @@ void validate(const ServerOptions& options) {
   if (options.max_num_seqs < 1) {
     fail("--max-num-seqs", "must be >= 1, got " + std::to_string(options.max_num_seqs));
   }
-  if (!std::isfinite(options.ttft_ms) || options.ttft_ms < 0) {
-    fail("--ttft-ms", "must be a finite value >= 0, got " + std::to_string(options.ttft_ms));
-  }
-  if (!std::isfinite(options.itl_ms) || options.itl_ms < 0) {
-    fail("--itl-ms", "must be a finite value >= 0, got " + std::to_string(options.itl_ms));
-  }
+  check_range("--ttft-ms", options.ttft_ms, kHourMs);
+  check_range("--itl-ms", options.itl_ms, kHourMs);
+  check_range("--timeout-keep-alive", options.timeout_keep_alive_s, kDayS);
+  check_range("--header-timeout", options.header_timeout_s, kDayS);
+  check_range("--body-timeout", options.body_timeout_s, kDayS);
+  if (options.max_connections < 0)
+    fail("--max-connections", "must be >= 0, got " + std::to_string(options.max_connections));
   if (options.default_output_len < 0) {
     fail("--default-output-len", "must be >= 0, got " + std::to_string(options.default_output_len));
   }
-  if (options.max_model_len < 1) {
-    fail("--max-model-len", "must be >= 1, got " + std::to_string(options.max_model_len));
+  if (options.max_model_len < 1 || options.max_model_len > kMaxModelLen) {
+    fail("--max-model-len",
+         fmt::format("must be in [1, {}], got {}", kMaxModelLen, options.max_model_len));
   }
   if (options.model.empty())
     fail("--model", "must not be empty");
+  validate_faults(options.faults);
 }
 
 }  // namespace llmbench::server

@@ -2,8 +2,8 @@
 /// @file
 /// Settings of the built-in simulated OpenAI-compatible server (`llmbench serve`).
 
-#include "llmbench/sim/cost_model.hpp"
-#include "llmbench/sim/engine.hpp"
+#include "llmbench/server/fault.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -22,12 +22,11 @@ enum class Timing {
 /// Parses "fixed" or "engine"; throws `llmbench::Exception` naming `flag` otherwise.
 Timing parse_timing(std::string_view text, const std::string& flag);
 
-/// The simulated engine behind `Timing::Engine`: the same configuration `llmbench simulate`
-/// builds (scheduler knobs, KV blocks from the memory plan, the execution-time model).
+/// The simulated engine behind `Timing::Engine`: the engine spec `llmbench simulate` resolves
+/// (`sim::make_engine_spec`: scheduler knobs, KV blocks from the memory plan, the step-time
+/// model), plus the real-time driver's admission window.
 struct EngineSettings {
-  sim::EngineConfig engine;  ///< scheduler, blocks, block size
-  sim::ExecModelKind exec_kind = sim::ExecModelKind::Roofline;
-  sim::ExecModelParams exec;  ///< model and GPU profiles, TP, efficiencies
+  sim::EngineSpec spec;
   /// Each batch is formed this long after its nominal start (the previous step's end, or the
   /// arrival that woke an idle engine) and the step still ends at nominal start + duration, so
   /// requests a client sends in reaction to the previous step's tokens (loopback turnaround: ≈
@@ -64,12 +63,32 @@ struct ServerOptions {
   /// Counts prompt tokens exactly (`parse_generation_request`) instead of estimating them from
   /// bytes; not owned, must outlive the server. Null = estimate.
   const tokenizer::Tokenizer* tokenizer = nullptr;
+  // ---- connection limits (issue 14 item 5): idle, slow and surplus clients are dropped ----
+  /// Seconds a keep-alive connection may wait for its next request's first byte (uvicorn's,
+  /// hence vLLM's, `--timeout-keep-alive`; theirs is 5 s). 0 = no limit.
+  double timeout_keep_alive_s = 30;
+  /// Seconds from a request's first byte to the end of its headers (a slowloris client that
+  /// drips header bytes is closed after this). 0 = no limit.
+  double header_timeout_s = 10;
+  /// Seconds to read a request's body once its headers are in. 0 = no limit.
+  double body_timeout_s = 30;
+  /// Open connections at most; a connection beyond it is answered 503 and closed. 0 = the
+  /// descriptor limit (RLIMIT_NOFILE at start) minus 64, so the server keeps descriptors to
+  /// answer /health and to log.
+  std::int64_t max_connections = 0;
+  /// Faults injected into generation responses (`--fault`, docs/faults.md); none by default.
+  FaultSettings faults;
 };
 
+/// Longest `max_model_len` accepted (2^24 tokens, beyond every context of data/sim/models):
+/// a whole non-streamed answer of that length is about 100 MB of text.
+inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 24;
+
 /// Throws `llmbench::Exception` naming the offending field (e.g. "--tokens-per-chunk") if a value
-/// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, negative or non-finite times,
-/// default_output_len < 0, empty model name, `Timing::Engine` without engine settings (or with
-/// fewer than 1 KV block, or a negative admission window).
+/// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, ttft/itl not in [0, 1 hour] ms,
+/// default_output_len < 0, max_model_len not in [1, kMaxModelLen], empty model name, timeouts
+/// not in [0, 1 day] s, max_connections < 0, `Timing::Engine` without engine settings (or with
+/// fewer than 1 KV block, or a negative admission window), bad faults (`validate_faults`).
 void validate(const ServerOptions& options);
 
 }  // namespace llmbench::server

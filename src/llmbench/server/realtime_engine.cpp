@@ -47,10 +47,6 @@ void TokenStream::close() noexcept {
 
 namespace {
 
-std::unique_ptr<sim::ExecTimeModel> exec_model(const EngineSettings& settings) {
-  return sim::make_exec_model(settings.exec_kind, settings.exec);
-}
-
 std::chrono::steady_clock::time_point steady_point(TimeNs ns) {
   return std::chrono::steady_clock::time_point(
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -60,7 +56,7 @@ std::chrono::steady_clock::time_point steady_point(TimeNs ns) {
 }  // namespace
 
 RealtimeEngine::RealtimeEngine(const EngineSettings& settings)
-    : settings_(settings), core_(settings.engine, exec_model(settings)) {}
+    : settings_(settings), core_(settings.spec.engine, settings.spec.make_exec_model()) {}
 
 RealtimeEngine::~RealtimeEngine() {
   stop();

@@ -5,8 +5,12 @@
 #include "llmbench/http/listener.hpp"
 #include "llmbench/server/detail/state.hpp"
 
+#include <boost/asio/ip/address.hpp>
+
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +38,34 @@ std::unique_ptr<TimingModel> make_timing(const ServerState& state) {
 
 }  // namespace detail
 
+namespace {
+
+/// Seconds to whole milliseconds, rounded up so a small positive limit never becomes "none".
+std::chrono::milliseconds seconds_to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000)));
+}
+
+/// The connection cap: `requested`, or the descriptor limit minus a reserve for the
+/// listener, the log and /health (`ServerOptions::max_connections`).
+std::int64_t connection_cap(std::int64_t requested) {
+  if (requested > 0)
+    return requested;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return 0;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(limit.rlim_cur) - 64);
+}
+
+}  // namespace
+
+bool is_loopback_host(std::string_view host) noexcept {
+  if (host == "localhost" || host == "::1")
+    return true;
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(std::string(host), ec);
+  return !ec && address.is_loopback();
+}
+
 Server::Server(ServerOptions options) {
   validate(options);
   state_ = std::make_unique<detail::ServerState>(std::move(options));
@@ -54,6 +86,16 @@ std::uint16_t Server::start() {
   listener_options.host = options.host;
   listener_options.port = options.port;
   listener_options.threads = options.threads;
+  listener_options.idle_timeout = seconds_to_ms(options.timeout_keep_alive_s);
+  listener_options.header_timeout = seconds_to_ms(options.header_timeout_s);
+  listener_options.body_timeout = seconds_to_ms(options.body_timeout_s);
+  listener_options.max_connections = connection_cap(options.max_connections);
+  if (!is_loopback_host(options.host)) {
+    log::warn(
+        "listening on {}: the simulated server is reachable from other machines (use "
+        "--host 127.0.0.1 to keep it local)",
+        options.host);
+  }
   detail::ServerState* state = state_.get();
   state->timing->start();
   listener_ = std::make_unique<http::Listener>(
@@ -91,6 +133,7 @@ ServerStats Server::stats() const noexcept {
   stats.prompt_tokens_total = gauges.prompt_tokens;
   stats.generation_tokens_total = gauges.generation_tokens;
   stats.open_connections = listener_ ? listener_->open_connections() : 0;
+  stats.refused_connections = listener_ ? listener_->refused_connections() : 0;
   return stats;
 }
 
@@ -143,12 +186,12 @@ int run_blocking(const ServerOptions& options,
   Server server(options);
   const std::uint16_t port = server.start();
   if (options.timing == Timing::Engine) {
-    const auto& e = *options.engine;
+    const auto& e = options.engine->spec;
     log::info(
         "serving model '{}' on http://{}:{}: simulated engine {} on {} x {} (TP{}), {} KV "
         "blocks of {} tokens, max_num_seqs {}, max_num_batched_tokens {}, prefix caching {}, "
         "{} thread(s)",
-        options.model, options.host, port, e.exec.model.name, e.exec.tp, e.exec.gpu.name, e.exec.tp,
+        options.model, options.host, port, e.model.name, e.memory.tp, e.gpu.name, e.memory.tp,
         e.engine.num_gpu_blocks, e.engine.block_size, e.engine.scheduler.max_num_seqs,
         e.engine.scheduler.max_num_batched_tokens,
         e.engine.scheduler.enable_prefix_caching ? "on" : "off", options.threads);
@@ -158,6 +201,10 @@ int run_blocking(const ServerOptions& options,
         "token(s)/chunk, max_num_seqs {}, {} thread(s))",
         options.model, options.host, port, options.ttft_ms, options.itl_ms,
         options.tokens_per_chunk, options.max_num_seqs, options.threads);
+  }
+  for (const auto& rule : options.faults.rules) {
+    log::warn("injecting fault '{}' into {:.4g}% of generation requests (seed {})",
+              fault_info(rule.kind).name, rule.rate * 100, options.faults.seed);
   }
   if (on_ready)
     on_ready(port);

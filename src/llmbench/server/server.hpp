@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace llmbench::http {
 class Listener;
@@ -50,6 +51,7 @@ struct ServerStats {
   std::int64_t prompt_tokens_total = 0;      ///< estimated prompt tokens of admitted requests
   std::int64_t generation_tokens_total = 0;  ///< output tokens written
   std::int64_t open_connections = 0;         ///< TCP connections open now
+  std::int64_t refused_connections = 0;      ///< answered 503 at `max_connections`
 };
 
 /// The simulated server. `start()`/`stop()` from one controlling thread; `stats()` and `port()`
@@ -82,6 +84,10 @@ class Server {
   std::unique_ptr<detail::ServerState> state_;
   std::unique_ptr<http::Listener> listener_;  // destroyed first: its coroutines use state_
 };
+
+/// True when `host` (an address literal or "localhost") can be reached only from this machine
+/// (127.0.0.0/8, ::1); `Server::start` warns for any other listen address, 0.0.0.0 included.
+[[nodiscard]] bool is_loopback_host(std::string_view host) noexcept;
 
 /// Writes "<port>\n" to `path` atomically (a temporary file beside it, then rename), so a process
 /// polling for the file never reads a partial number. Throws `llmbench::Exception` naming the

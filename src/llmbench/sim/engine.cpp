@@ -52,6 +52,18 @@ std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t cou
   return out;
 }
 
+std::vector<std::uint32_t> prompt_cache_ids(std::span<const std::uint32_t> token_ids,
+                                            std::string_view text, std::int64_t prompt_len,
+                                            std::uint64_t salt) {
+  std::vector<std::uint32_t> ids(token_ids.begin(), token_ids.end());
+  const std::int64_t rest = prompt_len - static_cast<std::int64_t>(ids.size());
+  if (rest > 0) {
+    const auto more = pseudo_tokens(text, rest, salt);
+    ids.insert(ids.end(), more.begin(), more.end());
+  }
+  return ids;
+}
+
 std::vector<std::uint64_t> synthetic_block_hashes(std::int64_t prompt_len,
                                                   std::int64_t shared_prefix_len,
                                                   std::uint64_t content_key,
@@ -76,11 +88,15 @@ EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTim
   LLMBENCH_ASSERT(config.num_gpu_blocks >= 1, "the KV cache needs at least one block");
   LLMBENCH_ASSERT(config.block_size >= 1, "block_size must be >= 1");
   LLMBENCH_ASSERT(exec_model_ != nullptr, "no execution-time model");
-  SchedulerConfig sc = config.scheduler;
-  sc.decode_lane = config.decode_lane && config.scheduler_kind == SchedulerKind::VllmV1 &&
-                   exec_model_->prices_from_sums();
-  lane_ = sc.decode_lane;
-  scheduler_ = make_scheduler(config.scheduler_kind, sc, config.num_gpu_blocks, config.block_size);
+  scheduler_ = make_scheduler(config.scheduler_kind, config.scheduler, config.num_gpu_blocks,
+                              config.block_size);
+}
+
+bool EngineCore::enable_decode_lane() {
+  LLMBENCH_ASSERT(live_.empty() && steps_ == 0, "decode lane enabled after the first request");
+  if (!lane_ && exec_model_->prices_from_sums())
+    lane_ = scheduler_->enable_decode_lane();
+  return lane_;
 }
 
 bool EngineCore::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
@@ -135,7 +151,7 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   if (config_.check_invariants && current_.has_sums) {
     // The sums the scheduler built while forming the batch equal a fresh pass over it.
     BatchSums fresh = batch_sums(current_.seqs);
-    fresh.add_decodes(current_.lane_seqs, current_.lane_context);
+    fresh.add_decodes(current_.lane.seqs, current_.lane.context);
     LLMBENCH_ASSERT(current_.sums == fresh, "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
@@ -145,7 +161,7 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   tr = StepTrace{};
   tr.start_ns = now_ns;
   tr.end_ns = now_ns + dt;
-  tr.num_seqs = static_cast<std::int64_t>(current_.seqs.size()) + current_.lane_seqs;
+  tr.num_seqs = static_cast<std::int64_t>(current_.seqs.size()) + current_.lane.seqs;
   tr.num_tokens = current_.num_tokens;
   tr.num_decode_seqs = decodes;
   tr.num_waiting = static_cast<std::int64_t>(scheduler_->num_waiting());
@@ -219,28 +235,16 @@ bool EngineCore::abort(std::int64_t id) {
   return true;
 }
 
-namespace {
-
-EngineConfig engine_config(const SimOptions& o) {
-  EngineConfig c;
-  c.scheduler = o.scheduler;
-  c.scheduler_kind = o.scheduler_kind;
-  c.num_gpu_blocks = o.num_gpu_blocks;
-  c.block_size = o.block_size;
-  c.check_invariants = o.check_invariants;
-  c.decode_lane = o.decode_lane;
-  return c;
-}
-
-}  // namespace
-
 Simulation::Simulation(const SimOptions& options, std::unique_ptr<ExecTimeModel> exec_model)
     : options_(options) {
   LLMBENCH_ASSERT(options.data_parallel_size >= 1, "data_parallel_size must be >= 1");
   const std::shared_ptr<const ExecTimeModel> shared = std::move(exec_model);
-  const EngineConfig config = engine_config(options);
   replicas_.resize(static_cast<std::size_t>(options.data_parallel_size));
-  for (auto& r : replicas_) r.core = std::make_unique<EngineCore>(config, shared);
+  for (auto& r : replicas_) {
+    r.core = std::make_unique<EngineCore>(options.engine, shared);
+    if (options.decode_lane)
+      r.core->enable_decode_lane();
+  }
 }
 
 std::size_t Simulation::pick_replica() const {
@@ -291,7 +295,7 @@ void Simulation::on_arrival(const Event& event, std::vector<Event>& out) {
     rec.scheduled_ns = rec.sent_ns = rec.headers_ns = rec.done_ns = event.time_ns;
     rec.http_status = 400;
     rec.error_kind = metrics::ErrorKind::Http4xx;
-    rec.error_message = options_.scheduler.enable_chunked_prefill
+    rec.error_message = options_.engine.scheduler.enable_chunked_prefill
                             ? "prompt + output exceed the KV cache of the simulated replica"
                             : "prompt + output exceed the KV cache of the simulated replica or, "
                               "with chunked prefill off, max_num_batched_tokens";

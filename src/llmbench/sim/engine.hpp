@@ -20,6 +20,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -75,6 +76,14 @@ struct SimRequest {
 std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t count,
                                          std::uint64_t salt);
 
+/// The prefix-cache token ids of a prompt as the engine sees it: `token_ids` (an id prompt, or a
+/// tokenizer's ids), then `pseudo_tokens(text, prompt_len − token_ids.size(), salt)` for the rest
+/// of its `prompt_len` tokens (nothing more when the ids cover it). The one rule of `simulate`
+/// (workload samples) and the real-time server (HTTP requests), so both hash equal prompts alike.
+std::vector<std::uint32_t> prompt_cache_ids(std::span<const std::uint32_t> token_ids,
+                                            std::string_view text, std::int64_t prompt_len,
+                                            std::uint64_t salt);
+
 /// Prefix-cache block hashes of a synthetic prompt without materialized ids: `prompt_len`
 /// tokens whose first `shared_prefix_len` are common to every prompt (`--random-prefix-len`) and
 /// whose rest is identified by `content_key` (equal keys = equal prompts, e.g. the corpus word a
@@ -87,23 +96,30 @@ std::vector<std::uint64_t> synthetic_block_hashes(std::int64_t prompt_len,
                                                   std::uint64_t content_key,
                                                   std::int64_t block_size);
 
-/// How to run the engine.
-struct SimOptions {
+/// Configuration of one engine (one model replica), shared by the virtual-time `Simulation` and
+/// the real-time driver of `llmbench serve` (part of `EngineSpec`, engine_spec.hpp).
+struct EngineConfig {
   SchedulerConfig scheduler;
   SchedulerKind scheduler_kind = SchedulerKind::VllmV1;
-  std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (from `plan_memory`)
+  std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (≥ 1)
   std::int64_t block_size = 16;
+  bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
+};
+
+/// How to run the engine in virtual time: the replica's configuration and the run's own options.
+struct SimOptions {
+  EngineConfig engine;                ///< every replica's configuration (`EngineSpec::engine`)
   std::int64_t max_concurrency = -1;  ///< closed-loop cap on requests in flight; ≤ 0 = none
   /// Data-parallel engine replicas (vLLM `--data-parallel-size`), each an `EngineCore` with its
-  /// own scheduler and `num_gpu_blocks` KV blocks. An admitted request goes to the least-loaded
-  /// replica (fewest RUNNING + WAITING; ties → lowest index), as vLLM's DP coordinator balances
-  /// by queue length. ≥ 1.
+  /// own scheduler and `engine.num_gpu_blocks` KV blocks. An admitted request goes to the
+  /// least-loaded replica (fewest RUNNING + WAITING; ties → lowest index), as vLLM's DP
+  /// coordinator balances by queue length. ≥ 1.
   int data_parallel_size = 1;
-  bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
-  bool record_steps = false;      ///< fill `SimResult::steps` (for traces and calibration)
-  /// Keep steady decodes implicit in the vLLM V1 scheduler (`SchedulerConfig::decode_lane`):
-  /// the same results, less work per running request and step. Off = every sequence of every
-  /// batch is formed and applied one by one (the reference the lane is tested against).
+  bool record_steps = false;  ///< fill `SimResult::steps` (for traces and calibration)
+  /// Keep steady decodes implicit (`EngineCore::enable_decode_lane`, decode_lane.hpp): the same
+  /// results, less work per running request and step. Off = every sequence of every batch is
+  /// formed and applied one by one (the reference the lane is tested against). The only switch
+  /// of the lane: the real-time server never turns it on.
   bool decode_lane = true;
   /// Write each request's token times into its record's `chunks` (one `Chunk` per token, as
   /// `run` records them). Off: the records' chunks stay empty and `SimResult::tokens` alone holds
@@ -194,22 +210,6 @@ struct SimResult {
 /// steps go on thread r + 1 ("engine r" when there are several).
 std::string steps_to_chrome_trace(const std::vector<StepTrace>& steps);
 
-/// Configuration of one engine (one model replica), shared by the virtual-time `Simulation` and
-/// the real-time driver of `llmbench serve`.
-struct EngineConfig {
-  SchedulerConfig scheduler;
-  SchedulerKind scheduler_kind = SchedulerKind::VllmV1;
-  std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (≥ 1)
-  std::int64_t block_size = 16;
-  bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
-  /// Decode lane (`SchedulerConfig::decode_lane`), used only with the vLLM V1 scheduler and a
-  /// model that prices from `BatchSums`; then `StepOutcome::emitted` lists only the explicit
-  /// part and the lane's tokens come as `StepOutcome::lane_runs`. Not with `EngineCore::abort`
-  /// (a lane member's tokens are reported when its stay ends, so an abort could not withdraw
-  /// the in-flight step's token): for the virtual-time `Simulation`, which never aborts.
-  bool decode_lane = false;
-};
-
 /// A request that reached its output length in a step.
 struct FinishedRequest {
   std::int64_t id = 0;
@@ -222,9 +222,9 @@ struct FinishedRequest {
 struct StepOutcome {
   std::vector<std::int64_t> emitted;      ///< ids that got one new token, in batch order
   std::vector<FinishedRequest> finished;  ///< ids done (their state is released)
-  /// Decode lane only: requests that emitted one token in each of steps first … last (step
-  /// numbers count `end_step` calls from 0) and left the lane while this step was formed or
-  /// applied; their tokens are not in `emitted`.
+  /// Decode lane only (`EngineCore::enable_decode_lane`): requests that emitted one token in
+  /// each of steps first … last (step numbers count `end_step` calls from 0) and left the lane
+  /// while this step was formed or applied; their tokens are not in `emitted`.
   std::vector<LaneRun> lane_runs;
 };
 
@@ -238,6 +238,13 @@ class EngineCore {
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;
 
+  /// Turns on the scheduler's decode lane (decode_lane.hpp) when the scheduler has one and the
+  /// model prices from `BatchSums`; then `StepOutcome::emitted` lists only the explicit part and
+  /// the lane's tokens come as `StepOutcome::lane_runs`. Only before the first request, and not
+  /// with `abort` (a lane member's tokens are reported when its stay ends, so an abort could not
+  /// withdraw the in-flight step's token): for the virtual-time `Simulation`, which never
+  /// aborts. Returns whether the lane is on.
+  bool enable_decode_lane();
   /// True when prompt + output fit the whole KV cache (ceil((prompt + output) / block_size) ≤
   /// blocks) and, with chunked prefill off, one step's token budget (a request recomputed after
   /// a preemption must fit a single prefill; vLLM requires max_num_batched_tokens ≥
@@ -265,7 +272,8 @@ class EngineCore {
   /// Aborts live request `id` (client gone): removed from the scheduler's queues and its KV
   /// blocks freed (`Scheduler::abort`). While a step is in flight the abort is applied when the
   /// step ends, and the request's output of that step is dropped. Returns false when `id` is not
-  /// live (unknown or already finished). Not allowed with the decode lane (`EngineConfig`).
+  /// live (unknown or already finished). Not allowed with the decode lane
+  /// (`enable_decode_lane`).
   bool abort(std::int64_t id);
   /// Requests added and not yet finished or aborted.
   [[nodiscard]] std::size_t num_live() const noexcept { return live_.size(); }

@@ -71,142 +71,22 @@ void VllmV1Scheduler::insert_running(RequestState* r) {
   running_.insert(by_admission(running_, r->admit_seq), r);
 }
 
-LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
-  if (step < base_ || step - base_ >= static_cast<std::int64_t>(lists_.size()))
-    return nullptr;
-  return &lists_[static_cast<std::size_t>(step - base_)];
-}
-
-void LaneWakes::drop_empty_front() noexcept {
-  while (!lists_.empty() && lists_.front().head == nullptr) {
-    lists_.pop_front();
-    ++base_;
-  }
-}
-
-void LaneWakes::push(std::int64_t step, RequestState* r) {
-  if (lists_.empty())
-    base_ = step;
-  for (; step < base_; --base_) lists_.emplace_front();
-  while (step - base_ >= static_cast<std::int64_t>(lists_.size())) lists_.emplace_back();
-  List& list = lists_[static_cast<std::size_t>(step - base_)];
-  r->wake_prev = list.tail;
-  r->wake_next = nullptr;
-  (list.tail != nullptr ? list.tail->wake_next : list.head) = r;
-  list.tail = r;
-}
-
-void LaneWakes::remove(std::int64_t step, RequestState* r) {
-  List* list = find(step);
-  LLMBENCH_ASSERT(list != nullptr, "lane member without its wake-up");
-  (r->wake_prev != nullptr ? r->wake_prev->wake_next : list->head) = r->wake_next;
-  (r->wake_next != nullptr ? r->wake_next->wake_prev : list->tail) = r->wake_prev;
-  r->wake_prev = r->wake_next = nullptr;
-  drop_empty_front();
-}
-
-void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
-  out.clear();
-  List* list = find(step);
-  if (list == nullptr)
-    return;
-  for (RequestState* r = list->head; r != nullptr;) {
-    RequestState* next = r->wake_next;
-    r->wake_prev = r->wake_next = nullptr;
-    out.push_back(r);
-    r = next;
-  }
-  *list = List{};
-  drop_empty_front();
-}
-
-const std::vector<RequestState*>& VllmV1Scheduler::take_wakes(LaneWakes& wakes) {
-  wakes.take(step_, due_);
-  for (RequestState* r : due_) r->lane_wake_step = -1;  // dequeued
-  return due_;
-}
-
-void VllmV1Scheduler::leave_lane(RequestState* r, std::int64_t last_step) {
-  if (r->lane_wake_step >= 0) {
-    (r->lane_wake_finish ? finish_wakes_ : block_wakes_).remove(r->lane_wake_step, r);
-    r->lane_wake_step = -1;
-  }
-  const std::int64_t delta = step_ - r->lane_step;
-  if (last_step >= r->lane_step)
-    pending_runs_.push_back(LaneRun{r->id, r->lane_step, last_step});
-  r->num_computed_tokens += delta;
-  r->num_output_tokens += delta;
-  lane_context_ -= r->num_computed_tokens + 1;
-  r->lane_step = -1;
-  LLMBENCH_ASSERT(r->lane_index < lane_.size() && lane_[r->lane_index] == r,
-                  "request not in the decode lane");
-  RequestState* moved = lane_.back();  // swap-remove: the lane is kept unordered
-  lane_[r->lane_index] = moved;
-  moved->lane_index = r->lane_index;
-  lane_.pop_back();
-  if (r->admit_seq == lane_last_seq_) {
-    lane_last_seq_ = 0;
-    for (const RequestState* m : lane_) lane_last_seq_ = std::max(lane_last_seq_, m->admit_seq);
-  }
-}
-
-void VllmV1Scheduler::maybe_enter_lane(RequestState* r) {
-  if (r->num_computed_tokens != r->num_tokens() - 1 || r->num_computed_tokens < r->prompt_len)
-    return;
-  const std::int64_t room = r->num_kv_slots - r->num_computed_tokens;  // steps before a block
-  if (room <= 0)
-    return;
-  r->lane_step = step_;
-  r->lane_index = lane_.size();
-  lane_.push_back(r);
-  lane_last_seq_ = lane_.size() == 1 ? r->admit_seq : std::max(lane_last_seq_, r->admit_seq);
-  lane_context_ += r->num_computed_tokens + 1;
-  // Step t schedules it with computed + (t − step_) tokens before: it needs a block at
-  // step_ + room and samples its last token at step_ + (output_len − output − 1).
-  const std::int64_t block_step = step_ + room;
-  const std::int64_t finish_step = step_ + (r->output_len - r->num_output_tokens - 1);
-  r->lane_wake_finish = finish_step < block_step;
-  r->lane_wake_step = r->lane_wake_finish ? finish_step : block_step;
-  (r->lane_wake_finish ? finish_wakes_ : block_wakes_).push(r->lane_wake_step, r);
-}
-
-bool VllmV1Scheduler::lane_step_fits() const {
-  const std::int64_t bs = blocks_.block_size();
-  const std::int64_t threshold = config_.long_prefill_token_threshold;
-  const std::uint64_t last_lane = lane_last_seq_;
-  std::int64_t budget_to_lane_end = static_cast<std::int64_t>(lane_.size());
-  std::int64_t new_blocks = 0;
-  for (const RequestState* r : running_) {
-    std::int64_t want = r->num_tokens() - r->num_computed_tokens;
-    if (threshold > 0)
-      want = std::min(want, threshold);
-    if (want <= 0)
-      continue;
-    if (r->admit_seq < last_lane)
-      budget_to_lane_end += want;
-    const bool no_block =
-        r->num_computed_tokens >= r->prompt_len && r->num_computed_tokens + want <= r->num_kv_slots;
-    if (!no_block)
-      new_blocks += std::max<std::int64_t>(
-          0, (slots_for(r->num_computed_tokens + want) - r->num_kv_slots) / bs);
-  }
-  return budget_to_lane_end <= config_.max_num_batched_tokens &&
-         new_blocks <= blocks_.num_free_blocks();
+bool VllmV1Scheduler::enable_decode_lane() {
+  LLMBENCH_ASSERT(running_.empty() && waiting_.empty() && swapped_.empty(),
+                  "the decode lane must be enabled before the first request");
+  lane_on_ = true;
+  return true;
 }
 
 void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
-  if (config_.decode_lane) {
-    // Lane members that need a block in this step go back to one-at-a-time scheduling.
-    for (RequestState* r : take_wakes(block_wakes_)) {
-      leave_lane(r, step_ - 1);
-      insert_running(r);
-    }
-    if (!lane_.empty() && !lane_step_fits()) {
-      while (!lane_.empty()) {
-        RequestState* r = lane_.back();
-        leave_lane(r, step_ - 1);
-        insert_running(r);
-      }
+  if (lane_on_) {
+    // Lane members that need a block in this step go back to one-at-a-time scheduling, and all
+    // of them when the step cannot be formed with the lane.
+    for (RequestState* r : lane_.release_block_wakes()) insert_running(r);
+    if (!lane_.empty() && !lane_.step_fits(running_, config_.max_num_batched_tokens,
+                                           config_.long_prefill_token_threshold,
+                                           blocks_.num_free_blocks(), blocks_.block_size())) {
+      for (RequestState* r : lane_.release_all()) insert_running(r);
     }
   }
   const auto lane_n = static_cast<std::int64_t>(lane_.size());
@@ -223,7 +103,7 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
   out.swapped_in.clear();
   out.num_swap_out_blocks = 0;
   out.num_swap_in_blocks = 0;
-  // The lane's members take one token each; `lane_step_fits` made sure the budget reaches them
+  // The lane's members take one token each; `step_fits` made sure the budget reaches them
   // all in RUNNING order, so taking their tokens first changes no other request's share.
   std::int64_t budget = config_.max_num_batched_tokens - lane_n;
   const std::int64_t threshold = config_.long_prefill_token_threshold;
@@ -335,9 +215,8 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
     }
   }
   out.seqs.resize(count);
-  out.lane_seqs = lane_n;
-  out.lane_context = lane_context_;
-  sums.add_decodes(decodes + lane_n, decode_context + lane_context_);
+  out.lane = lane_.share();
+  sums.add_decodes(decodes + out.lane.seqs, decode_context + out.lane.context);
   out.sums = sums;
   out.has_sums = true;
   out.num_tokens = config_.max_num_batched_tokens - budget;
@@ -366,12 +245,9 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
   }
   result.emitted.resize(num_emitted);
   const std::size_t explicit_finished = result.finished.size();
-  if (config_.decode_lane) {
+  if (lane_on_) {
     // Lane members that sample their last token in this step.
-    for (RequestState* r : take_wakes(finish_wakes_)) {
-      leave_lane(r, step_);
-      ++r->num_computed_tokens;
-      ++r->num_output_tokens;
+    for (RequestState* r : lane_.finish_due()) {
       r->status = RequestStatus::Finished;
       result.finished.push_back(r);
     }
@@ -393,34 +269,33 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
                        [](const RequestState* r) { return r->status == RequestStatus::Finished; }),
         running_.end());
   }
-  ++step_;
-  if (config_.decode_lane) {
-    lane_context_ += static_cast<std::int64_t>(lane_.size());  // every member computed one more
+  if (lane_on_) {
+    lane_.step_applied();
     bool entered = false;
     for (RequestState* r : result.emitted) {
       if (r->status == RequestStatus::Running) {
-        maybe_enter_lane(r);
-        entered = entered || r->lane_step >= 0;
+        lane_.try_enter(r);
+        entered = entered || DecodeLane::contains(*r);
       }
     }
     if (entered) {
       running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                    [](const RequestState* r) { return r->lane_step >= 0; }),
+                                    [](const RequestState* r) { return DecodeLane::contains(*r); }),
                      running_.end());
     }
   }
-  result.lane_runs.swap(pending_runs_);
-  pending_runs_.clear();
+  lane_.take_runs(result.lane_runs);
 }
 
 bool VllmV1Scheduler::abort(std::int64_t id) {
   RequestState* r = detail::take_by_id(running_, id);
   if (r == nullptr) {
-    const auto in_lane = std::find_if(lane_.begin(), lane_.end(),
+    const auto& members = lane_.members();
+    const auto in_lane = std::find_if(members.begin(), members.end(),
                                       [id](const RequestState* x) { return x->id == id; });
-    if (in_lane != lane_.end()) {
+    if (in_lane != members.end()) {
       r = *in_lane;
-      leave_lane(r, step_ - 1);  // the tokens of the steps applied so far were emitted
+      lane_.remove(r);
     }
   }
   if (r == nullptr)
@@ -442,7 +317,7 @@ bool VllmV1Scheduler::abort(std::int64_t id) {
 
 std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {
   std::vector<const RequestState*> all(running_.begin(), running_.end());
-  all.insert(all.end(), lane_.begin(), lane_.end());
+  all.insert(all.end(), lane_.members().begin(), lane_.members().end());
   std::sort(all.begin(), all.end(), [](const RequestState* a, const RequestState* b) {
     return a->admit_seq < b->admit_seq;
   });

@@ -9,6 +9,7 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/sim/batch_sums.hpp"
 #include "llmbench/sim/block_manager.hpp"
+#include "llmbench/sim/decode_lane.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -27,12 +28,6 @@ struct SchedulerConfig {
   bool enable_chunked_prefill = true;          ///< V1: always on
   bool enable_prefix_caching = true;
   std::int64_t long_prefill_token_threshold = 0;  ///< per-request chunk cap; 0 = off
-  /// `VllmV1Scheduler` only: keep steady decodes implicit (its decode lane). The batches, token
-  /// counts, block operations and finishes are exactly those without it, but
-  /// `SchedulerOutput::seqs` and `StepResult::emitted` then list only the explicit part; the
-  /// lane is summed in `lane_seqs` / `lane_context` and reported per request as `lane_runs`.
-  /// For the virtual-time `Simulation` (issue 4 speed); off by default.
-  bool decode_lane = false;
   /// CPU swap blocks of the replica (vLLM V0 `--swap-space` GiB per GPU turned into blocks by
   /// `num_cpu_blocks`). 0 = recompute preemption only (V1). When > 0 a preempted request's
   /// blocks are swapped out while CPU blocks last; otherwise it falls back to recompute.
@@ -72,17 +67,8 @@ struct RequestState {
   std::int64_t num_kv_slots = 0;
   /// Position in RUNNING order (set at each admission; RUNNING is sorted by it).
   std::uint64_t admit_seq = 0;
-  /// Decode lane: the scheduler step at which the request entered the lane (its computed and
-  /// output counts are as of that step while it is in; −1 = not in the lane), and the step of
-  /// its queued wake-up (−1 = none) and whether that one finishes it.
-  std::int64_t lane_step = -1;
-  std::int64_t lane_wake_step = -1;
-  bool lane_wake_finish = false;
-  /// Position in the scheduler's unordered decode lane while in it.
-  std::size_t lane_index = 0;
-  /// Neighbours in the list of its queued wake-up (`LaneWakes`); null at the ends.
-  RequestState* wake_prev = nullptr;
-  RequestState* wake_next = nullptr;
+  /// Decode-lane bookkeeping (`DecodeLane` reads and writes it; nothing else does).
+  LaneMember lane;
   /// Set by `EngineCore::begin_step` the first time a batch contains the request (a later
   /// preemption and re-scheduling does not clear it).
   bool scheduled_once = false;
@@ -114,20 +100,10 @@ struct SchedulerOutput {
   /// saving the pricing pass; `price_step` computes them otherwise).
   BatchSums sums;
   bool has_sums = false;
-  /// Decode lane (`SchedulerConfig::decode_lane`): steady decodes scheduled this step but not
-  /// listed in `seqs` (one new token each, all sampling; included in `sums`), and Σ (context +
-  /// 1) over them.
-  std::int64_t lane_seqs = 0;
-  std::int64_t lane_context = 0;
-  [[nodiscard]] bool empty() const noexcept { return seqs.empty() && lane_seqs == 0; }
-};
-
-/// Steps `first` … `last` (scheduler step numbers, counted from 0 by `update` calls) in which
-/// request `id` emitted one token per step from the decode lane.
-struct LaneRun {
-  std::int64_t id = 0;
-  std::int64_t first = 0;
-  std::int64_t last = 0;
+  /// Decode lane (`Scheduler::enable_decode_lane`): steady decodes scheduled this step but not
+  /// listed in `seqs` (one new token each, all sampling; included in `sums`).
+  LaneShare lane;
+  [[nodiscard]] bool empty() const noexcept { return seqs.empty() && lane.seqs == 0; }
 };
 
 /// What a finished step produced.
@@ -199,6 +175,12 @@ class Scheduler {
   /// Tells the scheduler the current time (virtual or real ns) before `add_request` /
   /// `schedule`; policies that group by arrival time (`Dynamic`) use it, others ignore it.
   virtual void set_now(TimeNs now_ns) { (void)now_ns; }
+  /// Turns on the decode lane (decode_lane.hpp) before any request is added, where the policy has
+  /// one: the batches, token counts, block operations and finishes stay exactly those without
+  /// it, but `SchedulerOutput::seqs` and `StepResult::emitted` then list only the explicit part;
+  /// the lane is summed in `SchedulerOutput::lane` and reported per request as
+  /// `StepResult::lane_runs`. Returns false (nothing changed) for a policy without a lane.
+  virtual bool enable_decode_lane() { return false; }
   /// Free CPU swap blocks (0 when swap is off).
   [[nodiscard]] virtual std::int64_t num_free_cpu_blocks() const { return 0; }
   /// Aborts request `id` (client gone): removes it from whichever queue holds it (WAITING,
@@ -209,35 +191,13 @@ class Scheduler {
   virtual bool abort(std::int64_t id) = 0;
 };
 
-/// Decode-lane wake-ups by scheduler step: one FIFO list per step over a window of steps,
-/// linked through `RequestState::wake_prev`/`wake_next`, so queueing, removing and taking
-/// wake-ups allocates nothing (a hash map of vectors cost two allocations per lane entry).
-class LaneWakes {
- public:
-  /// Appends `r` (not queued) to the list of `step`.
-  void push(std::int64_t step, RequestState* r);
-  /// Unlinks `r` from the list of `step`, where it is queued.
-  void remove(std::int64_t step, RequestState* r);
-  /// Moves the list of `step` into `out` (cleared first), in push order, unlinked.
-  void take(std::int64_t step, std::vector<RequestState*>& out);
-
- private:
-  struct List {
-    RequestState* head = nullptr;
-    RequestState* tail = nullptr;
-  };
-  [[nodiscard]] List* find(std::int64_t step) noexcept;
-  /// Forgets the empty lists at the front of the window (steps taken or emptied).
-  void drop_empty_front() noexcept;
-  std::deque<List> lists_;  ///< lists_[i] holds step base_ + i; no empty list at the front
-  std::int64_t base_ = 0;
-};
-
 /// vLLM V1's policy (FCFS), plus V0's swap preemption when `num_cpu_blocks` > 0: a victim whose
 /// blocks fit the free CPU pool is swapped out (keeps `num_computed_tokens`, goes to the SWAPPED
 /// queue); SWAPPED requests are swapped back in (FIFO) before any WAITING request is admitted and
 /// only in steps without a preemption (V0 `_schedule_default`). When the CPU pool is full the
-/// victim is recomputed (V0 would abort the request instead).
+/// victim is recomputed (V0 would abort the request instead). With `enable_decode_lane` the
+/// steady decodes wait in a `DecodeLane` (decode_lane.hpp) outside `running_` between the steps
+/// that need them one by one; the batches are the same.
 class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerConfig& config, std::int64_t num_blocks, std::int64_t block_size);
@@ -261,53 +221,22 @@ class VllmV1Scheduler final : public Scheduler {
   [[nodiscard]] std::vector<std::int64_t> swapped_ids() const;
   [[nodiscard]] std::int64_t num_free_cpu_blocks() const override { return cpu_free_; }
   bool abort(std::int64_t id) override;
+  /// Before the first request (the lane assumes it has seen every step); returns true.
+  bool enable_decode_lane() override;
 
  private:
   void preempt(RequestState* victim, SchedulerOutput& out);
   /// Tokens that the blocks covering `tokens` tokens hold (rounded up to whole blocks).
   [[nodiscard]] std::int64_t slots_for(std::int64_t tokens) const noexcept;
 
-  // ---- decode lane ----
-  // A RUNNING request that has just sampled (computed = num_tokens − 1) and whose KV blocks have
-  // room for its next token is a steady decode: every following step schedules it with one token
-  // that samples, touching nothing else, until it needs a new block or finishes. The lane holds
-  // such requests implicitly: `running_` keeps only the rest, a lane member's counters advance by
-  // the steps since it entered when it leaves, and a wake-up is queued for the step at which it
-  // needs a block (it returns to `running_` before that step is formed) or finishes (it is
-  // finished when that step is applied). A step is formed with the lane when no request of
-  // `running_` can be preempted in it (their new blocks fit the free pool) and the budget cannot
-  // run out before the lane's last member (in RUNNING order); otherwise the lane is drained into
-  // `running_` first and the step is formed one request at a time. Either way the batch is the
-  // one vLLM's loop forms.
-  // Every lane member has exactly one queued wake-up, removed when it leaves the lane, so the
-  // wake-up lists never point at a request that left (or was aborted and freed).
-  /// Moves lane member `r` out of the lane (counters advanced to `step_`, its wake-up dequeued),
-  /// reporting its lane run up to step `last_step` into `pending_runs_` (none when `last_step`
-  /// < its entry step).
-  void leave_lane(RequestState* r, std::int64_t last_step);
-  /// Puts `r` (just sampled, not finished, counters current) into the lane when it qualifies.
-  void maybe_enter_lane(RequestState* r);
-  /// True when this step can be formed with the lane (see above).
-  [[nodiscard]] bool lane_step_fits() const;
-  /// Removes and returns the lane members whose wake-up in `wakes` falls on this step (their
-  /// wake-up dequeued).
-  const std::vector<RequestState*>& take_wakes(LaneWakes& wakes);
   /// Inserts `r` into `running_` at its admission position.
   void insert_running(RequestState* r);
 
   SchedulerConfig config_;
   BlockManager blocks_;
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
-  /// The decode lane, unordered (`RequestState::lane_index`; RUNNING order is `admit_seq`).
-  std::vector<RequestState*> lane_;
-  std::uint64_t lane_last_seq_ = 0;  ///< the largest `admit_seq` in the lane (when not empty)
-  /// Lane members by the step before which they need a block / in which they finish.
-  LaneWakes block_wakes_;
-  LaneWakes finish_wakes_;
-  std::vector<RequestState*> due_;     ///< `take_wakes`' result (storage reused)
-  std::vector<LaneRun> pending_runs_;  ///< lane runs ended since the last `update`
-  std::int64_t lane_context_ = 0;      ///< Σ (computed + 1) over the lane, as of `step_`
-  std::int64_t step_ = 0;              ///< steps applied (`update` calls)
+  bool lane_on_ = false;                ///< `enable_decode_lane` was called
+  DecodeLane lane_;                     ///< steady decodes, when `lane_on_`
   std::uint64_t next_admit_seq_ = 0;
   std::deque<RequestState*> waiting_;
   std::deque<RequestState*> swapped_;

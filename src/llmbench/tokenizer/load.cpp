@@ -339,6 +339,8 @@ Error json_error(std::string_view text, std::string_view what, std::string_view 
             at_end ? fmt::format(" (end of the {}-byte text: truncated?)", text.size()) : "",
             e.what()),
         std::string(source), static_cast<std::int64_t>(at)};
+  } catch (const nlohmann::json::exception&) {
+    // Valid syntax nlohmann cannot hold (a number beyond double's range): no position to give.
   }
   return Error{fmt::format("{}invalid JSON ({} bytes)", what, text.size()), std::string(source),
                -1};

@@ -33,10 +33,13 @@ constexpr std::int64_t kDefaultOutputLen = 256;
   fail(path, fmt::format("line {}: {}", line, what), offset);
 }
 
-/// nlohmann's message without its "[json.exception...] parse error at line L, column C: " head,
-/// whose line/column would be relative to one JSONL line, not to the file.
-std::string clean_parse_message(const nlohmann::json::parse_error& e) {
+/// nlohmann's message without its "[json.exception...] " tag and "parse error at line L, column C:
+/// " head, whose line/column would be relative to one JSONL line, not to the file.
+std::string clean_parse_message(const nlohmann::json::exception& e) {
   std::string msg = e.what();
+  if (const auto tag = msg.find("] "); msg.starts_with('[') && tag != std::string::npos) {
+    msg.erase(0, tag + 2);
+  }
   const auto column = msg.find("column");
   const auto colon = msg.find(": ", column == std::string::npos ? 0 : column);
   if (colon != std::string::npos) {
@@ -96,6 +99,10 @@ void for_each_jsonl(std::string_view text, const std::string& path, Fn&& fn) {
     } catch (const nlohmann::json::parse_error& e) {
       const auto at = line_offset + static_cast<std::int64_t>(e.byte > 0 ? e.byte - 1 : 0);
       fail_line(path, number, "not valid JSON: " + clean_parse_message(e), at);
+    } catch (const nlohmann::json::exception& e) {
+      // Valid syntax nlohmann cannot hold, such as a number beyond double's range (found by
+      // fuzzing: `1e999999` escaped as out_of_range.406 instead of naming the line).
+      fail_line(path, number, "not valid JSON: " + clean_parse_message(e), line_offset);
     }
     if (!item.value.is_object()) {
       fail_line(path, number, "expected a JSON object", line_offset);
@@ -163,6 +170,9 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
       fail(path,
            fmt::format("line {}: not valid JSON: {}", line_of(text, at), clean_parse_message(e)),
            static_cast<std::int64_t>(at));
+    } catch (const nlohmann::json::exception&) {
+      // nlohmann rejects what it cannot hold (a number beyond double's range) without a
+      // position: simdjson's message below says what is wrong.
     }
     fail(path, std::string("not valid JSON: ") + simdjson::error_message(err));
   }

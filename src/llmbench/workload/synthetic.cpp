@@ -61,7 +61,8 @@ std::size_t count_words(std::string_view text) {
     return 0;
   std::size_t words = is_space(text[0]) ? 0 : 1;
   for (std::size_t i = 1; i < text.size(); ++i)
-    words += static_cast<std::size_t>(is_space(text[i - 1]) & !is_space(text[i]));
+    words += static_cast<std::size_t>(is_space(text[i - 1])) &
+             static_cast<std::size_t>(!is_space(text[i]));
   return words;
 }
 

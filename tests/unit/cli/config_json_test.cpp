@@ -155,7 +155,8 @@ TEST(ConfigJson, EffectiveConfigIsThePlanThatRan) {
   EXPECT_EQ(server.at("block_size"), 16);  // GQA
   EXPECT_GT(server.at("num_gpu_blocks").get<std::int64_t>(), 0);
   // The same keys as simulate's engine section: one serializer for both.
-  for (const auto& k : keys(engine_setup_json(plan.builtin->engine, f.server.engine))) {
+  for (const auto& k :
+       keys(engine_spec_json(plan.builtin->options.engine->spec, f.server.engine))) {
     EXPECT_TRUE(server.contains(k)) << k;
   }
   // Every key of the requested workload is there too (the same concept, effective value).
@@ -203,6 +204,7 @@ TEST(ConfigJson, RunKeepsEveryKeyItWroteBefore) {
                         "stream",
                         "continuous_usage",
                         "insecure",
+                        "ca_cert",
                         "header_names"}) {
     EXPECT_TRUE(requested.contains(k)) << k;
     EXPECT_TRUE(effective.contains(k)) << k;

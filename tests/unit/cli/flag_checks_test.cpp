@@ -51,13 +51,13 @@ TEST(FlagChecks, EngineFlags) {
 
 TEST(FlagChecks, MaxModelLenZeroIsAnErrorOnlyWhenGiven) {
   ServeFlags f;
-  EXPECT_EQ(error_source([&] { check_serve_flags(f, {}, ""); }), "");  // 0 = profile's default
-  EXPECT_EQ(error_source([&] { check_serve_flags(f, {"--max-model-len"}, ""); }),
-            "--max-model-len");
+  EXPECT_EQ(error_source([&] { check_serve_flags(f, ""); }), "");  // unset = profile's default
+  f.max_model_len = 0;
+  EXPECT_EQ(error_source([&] { check_serve_flags(f, ""); }), "--max-model-len");
   f.max_model_len = -3;
-  EXPECT_EQ(error_source([&] { check_serve_flags(f, {}, "server-"); }), "--server-max-model-len");
+  EXPECT_EQ(error_source([&] { check_serve_flags(f, "server-"); }), "--server-max-model-len");
   f.max_model_len = 1;
-  EXPECT_EQ(error_source([&] { check_serve_flags(f, {"--max-model-len"}, ""); }), "");
+  EXPECT_EQ(error_source([&] { check_serve_flags(f, ""); }), "");
 }
 
 TEST(FlagChecks, PlanSizes) {

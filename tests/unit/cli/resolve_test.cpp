@@ -57,9 +57,10 @@ TEST(ResolveRun, DefaultsStartTheBuiltInEngineServer) {
   ASSERT_TRUE(plan.builtin.has_value());
   EXPECT_EQ(plan.builtin->options.timing, server::Timing::Engine);
   EXPECT_EQ(plan.builtin->options.model, "deepseek-r1");
-  EXPECT_EQ(plan.builtin->engine.exec.tp, 8);
-  EXPECT_EQ(plan.builtin->engine.plan.block_size, 64);  // MLA
-  EXPECT_DOUBLE_EQ(plan.builtin->admission_window_ms, 5.0);
+  ASSERT_TRUE(plan.builtin->options.engine.has_value());
+  EXPECT_EQ(plan.builtin->options.engine->spec.memory.tp, 8);
+  EXPECT_EQ(plan.builtin->options.engine->spec.plan.block_size, 64);  // MLA
+  EXPECT_DOUBLE_EQ(plan.builtin->options.engine->admission_window_ms, 5.0);
   EXPECT_EQ(plan.load.backend, protocol::Backend::OpenAI);
   EXPECT_EQ(plan.load.endpoint, "/v1/completions");
   EXPECT_FALSE(plan.load.chat);
@@ -190,9 +191,11 @@ TEST(ResolveRun, ServerFlagsConfigureTheBuiltInServer) {
   e.server.engine.tp = 2;
   e.server.engine.gpu = "h20";
   const RunPlan engine = resolve_run(e, test_env());
-  EXPECT_EQ(engine.builtin->engine.exec.tp, 2);
-  EXPECT_EQ(engine.builtin->engine.plan.block_size, 16);  // GQA
-  EXPECT_NE(engine.builtin->engine.gpu.name.find("h20"), std::string::npos);
+  ASSERT_TRUE(engine.builtin->options.engine.has_value());
+  const sim::EngineSpec& spec = engine.builtin->options.engine->spec;
+  EXPECT_EQ(spec.memory.tp, 2);
+  EXPECT_EQ(spec.plan.block_size, 16);  // GQA
+  EXPECT_NE(spec.gpu.name.find("h20"), std::string::npos);
 }
 
 TEST(ResolveRun, ServerFlagErrorsNameThePrefixedFlag) {
@@ -204,7 +207,6 @@ TEST(ResolveRun, ServerFlagErrorsNameThePrefixedFlag) {
   EXPECT_EQ(error_source(b), "--server-block-size");
   RunFlags c;
   c.server.max_model_len = 0;
-  c.given = {"--server-max-model-len"};
   EXPECT_EQ(error_source(c), "--server-max-model-len");
   RunFlags d;
   d.server.engine.step_overhead_us = -5;

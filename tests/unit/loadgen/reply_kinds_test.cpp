@@ -60,10 +60,9 @@ TEST(ReplyKinds, LlamacppErrorLineThenDoneIsAStreamError) {
 }
 
 TEST(ReplyKinds, ErrorEventIsAStreamError) {
-  const auto rec =
-      run(200, {{10, text("a")},
-                {20, "event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"},
-                {21, kDone}});
+  const auto rec = run(
+      200,
+      {{10, text("a")}, {20, "event: error\ndata: {\"message\":\"overloaded\"}\n\n"}, {21, kDone}});
   EXPECT_EQ(rec.error_kind, ErrorKind::StreamError);
   EXPECT_EQ(rec.error_message, "overloaded");
 }

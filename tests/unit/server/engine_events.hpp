@@ -3,7 +3,7 @@
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/server/realtime_engine.hpp"
-#include "llmbench/sim/profiles.hpp"
+#include "llmbench/sim/engine_spec.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -25,17 +25,12 @@ namespace llmbench::server::testing {
 /// `window_ms`: the engine's admission window. Profiles from the repository's data/.
 inline EngineSettings r1_settings(double window_ms) {
   const std::string data = std::string(LLMBENCH_TEST_SOURCE_DIR) + "/data";
-  EngineSettings e;
-  e.exec.model = sim::load_model_profile(data, "deepseek-r1");
-  e.exec.gpu = sim::load_hardware_profile(data, "h200");
-  e.exec.tp = 8;
-  e.exec.efficiency = e.exec.gpu.efficiency;
-  e.engine.num_gpu_blocks = 2000;
-  e.engine.block_size = 64;
-  e.engine.scheduler.max_num_seqs = 64;
-  e.engine.scheduler.max_num_batched_tokens = 512;
-  e.engine.check_invariants = true;
-  e.admission_window_ms = window_ms;
+  sim::EngineOverrides o;
+  o.num_gpu_blocks_override = 2000;
+  o.max_num_seqs = 64;
+  o.max_num_batched_tokens = 512;
+  EngineSettings e{.spec = sim::load_engine_spec(data, o), .admission_window_ms = window_ms};
+  e.spec.engine.check_invariants = true;
   return e;
 }
 

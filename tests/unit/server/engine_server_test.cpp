@@ -58,12 +58,10 @@ TEST(RealtimeEngine, TokenTimesEqualTheSimulation) {
       {700, 5}, {100, 9}, {300, 3}, {64, 12}};
   // Virtual time.
   sim::SimOptions so;
-  so.scheduler = settings.engine.scheduler;
-  so.num_gpu_blocks = settings.engine.num_gpu_blocks;
-  so.block_size = settings.engine.block_size;
+  so.engine = settings.spec.engine;
   std::vector<sim::SimRequest> requests;
   for (const auto& [p, o] : lengths) requests.push_back(sim::SimRequest{0, p, o, {}, false, {}});
-  sim::Simulation simulation(so, sim::make_exec_model(settings.exec_kind, settings.exec));
+  sim::Simulation simulation(so, settings.spec.make_exec_model());
   const auto expected = simulation.run(requests);
 
   // Real time.

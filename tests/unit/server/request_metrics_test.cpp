@@ -240,7 +240,7 @@ TEST(FixedServer, QueueTimeIsTheWaitForASlot) {
 /// B waits until A's last step ends and is scheduled at the start of the next step.
 TEST(RealtimeEngine, ReportsQueuedScheduledAndFirstTokenInstants) {
   EngineSettings settings = r1_settings(50.0);
-  settings.engine.scheduler.max_num_seqs = 1;
+  settings.spec.engine.scheduler.max_num_seqs = 1;
   RealtimeEngine engine(settings);
   engine.start();
   const TimeNs t0 = steady_now_ns();

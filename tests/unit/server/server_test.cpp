@@ -204,7 +204,7 @@ TEST(Server, StreamedChatSendsRoleFirst) {
   TestClient client(server.start());
   auto reply = client.stream(
       "/v1/chat/completions",
-      R"({"model":"x","messages":[{"role":"user","content":"hi there"}],"max_tokens":3,
+      R"({"model":"llmbench-sim","messages":[{"role":"user","content":"hi there"}],"max_tokens":3,
           "stream":true})");
   ASSERT_EQ(reply.status, 200);
   ASSERT_GE(reply.events.size(), 4u);

@@ -187,8 +187,8 @@ TEST(FirstScheduled, APreemptedRequestIsNotListedAgain) {
 
 SimOptions dp_options(int dp) {
   SimOptions o = small_options(100);
-  o.scheduler = plain_config();
-  o.scheduler.max_num_batched_tokens = 1000;
+  o.engine.scheduler = plain_config();
+  o.engine.scheduler.max_num_batched_tokens = 1000;
   o.record_steps = true;
   o.data_parallel_size = dp;
   return o;

@@ -24,10 +24,10 @@ double simulated_mean_tpot_ms(std::int64_t concurrency) {
   mem.block_size = 64;
   const auto plan = plan_memory(model, gpu, mem);
   SimOptions o;
-  o.num_gpu_blocks = plan.num_gpu_blocks;
-  o.block_size = plan.block_size;
-  o.scheduler.max_num_seqs = 1024;
-  o.scheduler.max_num_batched_tokens = 8192;
+  o.engine.num_gpu_blocks = plan.num_gpu_blocks;
+  o.engine.block_size = plan.block_size;
+  o.engine.scheduler.max_num_seqs = 1024;
+  o.engine.scheduler.max_num_batched_tokens = 8192;
   o.max_concurrency = concurrency;
   ExecModelParams p{model, gpu, 8, gpu.efficiency};
   Simulation sim(o, make_exec_model(ExecModelKind::Roofline, p));

@@ -162,6 +162,20 @@ TEST(PseudoTokens, EqualTextGivesEqualPrefix) {
   EXPECT_NE(a[6], b[6]);                                         // past the text: salted
 }
 
+// The one prompt rule of simulate and the server: the ids, then pseudo ids of the text for the
+// rest of the prompt; text alone gives exactly `pseudo_tokens`.
+TEST(PromptCacheIds, IdsFirstThenPseudoTokensOfTheText) {
+  const std::string text = "hello world, hello";
+  EXPECT_EQ(prompt_cache_ids({}, text, 8, 3), pseudo_tokens(text, 8, 3));
+  const std::vector<std::uint32_t> ids{7, 8, 9};
+  const auto mixed = prompt_cache_ids(ids, text, 6, 3);
+  ASSERT_EQ(mixed.size(), 6u);
+  EXPECT_EQ(std::vector<std::uint32_t>(mixed.begin(), mixed.begin() + 3), ids);
+  const auto rest = pseudo_tokens(text, 3, 3);
+  EXPECT_EQ(std::vector<std::uint32_t>(mixed.begin() + 3, mixed.end()), rest);
+  EXPECT_EQ(prompt_cache_ids(ids, text, 2, 3), ids);  // the ids cover it: nothing is added
+}
+
 // Invariants under random workloads with a tight cache (preemption and prefix hits happen).
 /// `n` requests with exponential gaps (mean `mean_gap_ns`), prompts of 1 … `max_prompt` and
 /// outputs of 1 … `max_out` tokens; a fraction `share` of the prompts start with one common
@@ -195,8 +209,8 @@ TEST(Simulation, RandomWorkloadInvariants) {
     Rng rng(seed);
     const auto reqs = random_requests(rng, 60, 2e6, 300, 80, 0.5);
     auto o = small_options(static_cast<std::int64_t>(rng.uniform_int(25, 60)));
-    o.scheduler.max_num_batched_tokens = rng.uniform_int(32, 512);
-    o.scheduler.max_num_seqs = rng.uniform_int(2, 32);
+    o.engine.scheduler.max_num_batched_tokens = rng.uniform_int(32, 512);
+    o.engine.scheduler.max_num_seqs = rng.uniform_int(2, 32);
     o.max_concurrency = seed % 3 == 0 ? 8 : -1;
     Simulation sim(o, std::make_unique<SimpleModel>());
     const auto result = sim.run(reqs);
@@ -213,7 +227,7 @@ TEST(Simulation, RandomWorkloadInvariants) {
       for (std::size_t k = 1; k < r.chunks.size(); ++k)
         EXPECT_GT(r.chunks[k].time_ns, r.chunks[k - 1].time_ns);
     }
-    EXPECT_LE(result.stats.max_running, o.scheduler.max_num_seqs);
+    EXPECT_LE(result.stats.max_running, o.engine.scheduler.max_num_seqs);
     total_preemptions += result.stats.preemptions;
     total_hits += result.stats.prefix_hits;
   }
@@ -234,13 +248,14 @@ TEST(Simulation, DecodeLaneGivesTheSameRunAsOneByOne) {
     const int n = static_cast<int>(rng.uniform_int(20, 120));
     const auto reqs = random_requests(rng, n, 3e6, 400, 200, 0.4);
     auto o = small_options(rng.uniform_int(40, 400));
-    o.block_size = seed % 4 == 0 ? 64 : 16;
-    o.num_gpu_blocks = std::max<std::int64_t>(o.num_gpu_blocks, 700 / o.block_size + 1);
-    o.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
-    o.scheduler.max_num_seqs = rng.uniform_int(2, 96);
-    o.scheduler.long_prefill_token_threshold = seed % 5 == 0 ? rng.uniform_int(1, 64) : 0;
-    o.scheduler.enable_prefix_caching = seed % 7 != 0;
-    o.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
+    o.engine.block_size = seed % 4 == 0 ? 64 : 16;
+    o.engine.num_gpu_blocks =
+        std::max<std::int64_t>(o.engine.num_gpu_blocks, 700 / o.engine.block_size + 1);
+    o.engine.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
+    o.engine.scheduler.max_num_seqs = rng.uniform_int(2, 96);
+    o.engine.scheduler.long_prefill_token_threshold = seed % 5 == 0 ? rng.uniform_int(1, 64) : 0;
+    o.engine.scheduler.enable_prefix_caching = seed % 7 != 0;
+    o.engine.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
     o.max_concurrency = seed % 3 == 0 ? rng.uniform_int(2, 40) : -1;
     o.data_parallel_size = seed % 8 == 0 ? 2 : 1;
     o.record_steps = true;
@@ -303,10 +318,11 @@ TEST(Simulation, TokenRunsGiveTheRecordsAndSummaryOfTheChunks) {
     const int n = static_cast<int>(rng.uniform_int(20, 120));
     const auto reqs = random_requests(rng, n, 3e6, 400, 200, 0.4);
     auto o = small_options(rng.uniform_int(40, 400));
-    o.num_gpu_blocks = std::max<std::int64_t>(o.num_gpu_blocks, 700 / o.block_size + 1);
-    o.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
-    o.scheduler.max_num_seqs = rng.uniform_int(2, 96);
-    o.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
+    o.engine.num_gpu_blocks =
+        std::max<std::int64_t>(o.engine.num_gpu_blocks, 700 / o.engine.block_size + 1);
+    o.engine.scheduler.max_num_batched_tokens = rng.uniform_int(16, 1024);
+    o.engine.scheduler.max_num_seqs = rng.uniform_int(2, 96);
+    o.engine.scheduler.num_cpu_blocks = seed % 6 == 0 ? rng.uniform_int(10, 200) : 0;
     o.max_concurrency = seed % 3 == 0 ? rng.uniform_int(2, 40) : -1;
     o.data_parallel_size = seed % 4 == 0 ? 2 : 1;
     auto compact = o;
@@ -342,6 +358,7 @@ TEST(Simulation, TokenRunsGiveTheRecordsAndSummaryOfTheChunks) {
 // requests are in it, and the batch it prices still counts them.
 TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
   VllmV1Scheduler s(testing::lane_config(8), 200, 16);
+  ASSERT_TRUE(s.enable_decode_lane());
   std::vector<RequestState> reqs;
   for (std::int64_t i = 0; i < 8; ++i) reqs.push_back(testing::make(i, 8, 100));
   for (auto& r : reqs) s.add_request(&r);
@@ -354,11 +371,11 @@ TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
   EXPECT_EQ(s.num_running(), 8U);
   s.schedule_into(out);
   EXPECT_TRUE(out.seqs.empty());
-  EXPECT_EQ(out.lane_seqs, 8);
+  EXPECT_EQ(out.lane.seqs, 8);
   EXPECT_EQ(out.sums.decode_seqs, 8);
   EXPECT_EQ(out.sums.tokens, 8);
   // Context before step 5: 8 prompt + 5 generated tokens, so Σ (p + 1) = 8 × 13.
-  EXPECT_EQ(out.lane_context, 8 * 13);
+  EXPECT_EQ(out.lane.context, 8 * 13);
   EXPECT_EQ(out.sums.decode_context, 8 * 13);
   s.update_into(out, res);
   EXPECT_TRUE(res.emitted.empty());
@@ -370,6 +387,7 @@ TEST(VllmV1Scheduler, DecodeLaneHoldsSteadyDecodes) {
 // the aborted request's lane run covers the steps applied before the abort.
 TEST(VllmV1Scheduler, AbortInTheDecodeLaneLeavesNoWakeUpBehind) {
   VllmV1Scheduler s(testing::lane_config(4), 100, 16);
+  ASSERT_TRUE(s.enable_decode_lane());
   RequestState state = testing::make(0, 1, 10);  // enters the lane at step 1, finishes at 9
   s.add_request(&state);
   SchedulerOutput out;
@@ -414,8 +432,8 @@ TEST(VllmV1Scheduler, AbortInTheDecodeLaneLeavesNoWakeUpBehind) {
 // a recompute after preemption): longer ones are rejected on arrival instead of waiting forever.
 TEST(Simulation, WithoutChunkedPrefillRequestsLongerThanTheBudgetAreRejected) {
   auto o = small_options(200);
-  o.scheduler.enable_chunked_prefill = false;
-  o.scheduler.max_num_batched_tokens = 64;
+  o.engine.scheduler.enable_chunked_prefill = false;
+  o.engine.scheduler.max_num_batched_tokens = 64;
   Simulation sim(o, std::make_unique<SimpleModel>());
   const auto result = sim.run({SimRequest{0, 40, 24, {}, false, {}},  // 64: fits
                                SimRequest{0, 40, 25, {}, false, {}}});

@@ -50,12 +50,12 @@ class SimpleModel final : public ExecTimeModel {
   }
 };
 
-/// V1 scheduler knobs with the decode lane on: `max_num_seqs` running, 64 tokens per step.
+/// V1 scheduler knobs for the decode-lane tests: `max_num_seqs` running, 64 tokens per step
+/// (the test then calls `enable_decode_lane`).
 inline SchedulerConfig lane_config(std::int64_t max_num_seqs) {
   SchedulerConfig c;
   c.max_num_seqs = max_num_seqs;
   c.max_num_batched_tokens = 64;
-  c.decode_lane = true;
   return c;
 }
 
@@ -90,9 +90,9 @@ class SumsModel final : public ExecTimeModel {
 /// at their defaults).
 inline SimOptions small_options(std::int64_t blocks) {
   SimOptions o;
-  o.num_gpu_blocks = blocks;
-  o.block_size = 16;
-  o.check_invariants = true;
+  o.engine.num_gpu_blocks = blocks;
+  o.engine.block_size = 16;
+  o.engine.check_invariants = true;
   return o;
 }
 

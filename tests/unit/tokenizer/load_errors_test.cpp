@@ -68,5 +68,12 @@ TEST(Tiktoken, DuplicateRankIsAnError) {
   EXPECT_NE(std::string(far.error().what()).find("far past"), std::string::npos);
 }
 
+// A number nlohmann cannot hold in a file simdjson also rejects: the error path must not throw.
+TEST(TokenizerJson, NumberBeyondDoubleRangeIsAnError) {
+  const std::string what = load_error(with_vocab(R"({"a":0,"b":1e999})"));
+  EXPECT_NE(what.find("tok.json"), std::string::npos) << what;
+  EXPECT_NE(what.find("invalid JSON"), std::string::npos) << what;
+}
+
 }  // namespace
 }  // namespace llmbench::tokenizer

@@ -111,5 +111,22 @@ TEST(AbsurdSizes, RandomPromptTextMustFitInMemory) {
   EXPECT_EQ(load_samples(options).size(), 1000U);
 }
 
+// Found by the `dataset` fuzz target: a number beyond double's range is valid JSON syntax that
+// nlohmann rejects with out_of_range, which escaped the readers instead of naming the line.
+TEST(JsonNumbers, NumberBeyondDoubleRangeNamesTheLine) {
+  TempDir dir;
+  DatasetOptions options;
+  options.kind = DatasetKind::Custom;
+  options.path =
+      dir.write("c.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": \"b\", \"x\": 6e555555}\n");
+  expect_parts(load_error(options), {options.path, "line 2", "not valid JSON", "number overflow"});
+  options.kind = DatasetKind::MtBench;
+  options.path = dir.write("q.jsonl", "{\"question_id\": 1e999, \"turns\": [\"t\"]}\n");
+  expect_parts(load_error(options), {options.path, "line 1", "not valid JSON"});
+  options.kind = DatasetKind::ShareGpt;
+  options.path = dir.write("s.json", "[{\"id\": 1e999, \"conversations\": []}]");
+  expect_parts(load_error(options), {options.path, "not valid JSON"});
+}
+
 }  // namespace
 }  // namespace llmbench::workload

@@ -12,6 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,8 @@ struct ServerState {
   std::atomic<std::int64_t> success_total{0};
   std::atomic<std::int64_t> rejected_total{0};
   std::atomic<std::int64_t> cancelled_total{0};
+  /// Requests given each fault (index: `FaultKind` value; `llmbench:faults_injected_total`).
+  std::array<std::atomic<std::int64_t>, kFaultKinds.size() + 1> faults_injected{};
   /// vLLM's per-request phase and token histograms, observed when a request finishes (both
   /// timings; token buckets up to `options.max_model_len`, as vLLM).
   RequestHistograms request_histograms{options.max_model_len};

@@ -68,9 +68,14 @@ class TimingModel {
   virtual void stop() noexcept {}
   /// Whether requests must keep their prompt text and ids (`parse_generation_request`).
   [[nodiscard]] virtual bool keep_prompt() const noexcept { return false; }
-  /// Fits `params` to this timing (the engine's prompt estimate) and refuses what it cannot
-  /// run (beyond the context-length check): an error naming the field, or nullopt.
-  [[nodiscard]] virtual std::optional<Error> prepare(GenerationParams& params) const = 0;
+  /// Fits `params` to this timing (the engine's prompt estimate), before any check.
+  virtual void fit(GenerationParams& params) const { (void)params; }
+  /// Refuses what this timing cannot run, after the context-length check (so both lengths are
+  /// at most `max_model_len`): an error naming the field, or nullopt.
+  [[nodiscard]] virtual std::optional<Error> refuse(const GenerationParams& params) const {
+    (void)params;
+    return std::nullopt;
+  }
   /// The token source of one accepted request. `number` is the request's 1-based sequence
   /// number (also its id), `executor` its connection's.
   virtual std::unique_ptr<TokenSource> open(const GenerationParams& params, TimeNs arrival_ns,

@@ -1,0 +1,20 @@
+/// @file
+/// The "vllm" dialect: vLLM's OpenAI-compatible server ("Extra parameters": `ignore_eos`,
+/// `min_tokens`; `stream_options.continuous_usage_stats` for usage on every chunk).
+
+#include "llmbench/protocol/detail/dialects.hpp"
+#include "llmbench/protocol/detail/openai_compatible.hpp"
+
+namespace llmbench::protocol::detail {
+
+const Dialect& vllm_dialect() noexcept {
+  static const OpenAICompatible kDialect(Spec{
+      .name = "vllm",
+      .summary = "/v1/completions; ignore_eos, min_tokens, stream_options.continuous_usage_stats",
+      .chat = false,
+      .fields = ExtraFields{.ignore_eos = true, .min_tokens = true, .continuous_usage = true},
+  });
+  return kDialect;
+}
+
+}  // namespace llmbench::protocol::detail

@@ -1,0 +1,186 @@
+#include "llmbench/sim/decode_lane.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/sim/scheduler.hpp"
+
+#include <algorithm>
+
+namespace llmbench::sim {
+
+// ---- LaneWakes ----
+
+LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
+  if (step < base_ || step - base_ >= static_cast<std::int64_t>(lists_.size()))
+    return nullptr;
+  return &lists_[static_cast<std::size_t>(step - base_)];
+}
+
+void LaneWakes::drop_empty_front() noexcept {
+  while (!lists_.empty() && lists_.front().head == nullptr) {
+    lists_.pop_front();
+    ++base_;
+  }
+}
+
+void LaneWakes::push(std::int64_t step, RequestState* r) {
+  if (lists_.empty())
+    base_ = step;
+  for (; step < base_; --base_) lists_.emplace_front();
+  while (step - base_ >= static_cast<std::int64_t>(lists_.size())) lists_.emplace_back();
+  List& list = lists_[static_cast<std::size_t>(step - base_)];
+  r->lane.wake_prev = list.tail;
+  r->lane.wake_next = nullptr;
+  (list.tail != nullptr ? list.tail->lane.wake_next : list.head) = r;
+  list.tail = r;
+}
+
+void LaneWakes::remove(std::int64_t step, RequestState* r) {
+  List* list = find(step);
+  LLMBENCH_ASSERT(list != nullptr, "lane member without its wake-up");
+  LaneMember& m = r->lane;
+  (m.wake_prev != nullptr ? m.wake_prev->lane.wake_next : list->head) = m.wake_next;
+  (m.wake_next != nullptr ? m.wake_next->lane.wake_prev : list->tail) = m.wake_prev;
+  m.wake_prev = m.wake_next = nullptr;
+  drop_empty_front();
+}
+
+void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
+  out.clear();
+  List* list = find(step);
+  if (list == nullptr)
+    return;
+  for (RequestState* r = list->head; r != nullptr;) {
+    RequestState* next = r->lane.wake_next;
+    r->lane.wake_prev = r->lane.wake_next = nullptr;
+    out.push_back(r);
+    r = next;
+  }
+  *list = List{};
+  drop_empty_front();
+}
+
+// ---- DecodeLane ----
+
+bool DecodeLane::contains(const RequestState& r) noexcept {
+  return r.lane.entry_step >= 0;
+}
+
+void DecodeLane::take_wakes(LaneWakes& wakes) {
+  wakes.take(step_, due_);
+  for (RequestState* r : due_) r->lane.wake_step = -1;  // dequeued
+}
+
+void DecodeLane::leave(RequestState* r, std::int64_t last_step) {
+  LaneMember& m = r->lane;
+  if (m.wake_step >= 0) {
+    (m.wake_finishes ? finish_wakes_ : block_wakes_).remove(m.wake_step, r);
+    m.wake_step = -1;
+  }
+  const std::int64_t delta = step_ - m.entry_step;
+  if (last_step >= m.entry_step)
+    runs_.push_back(LaneRun{.id = r->id, .first = m.entry_step, .last = last_step});
+  r->num_computed_tokens += delta;
+  r->num_output_tokens += delta;
+  context_ -= r->num_computed_tokens + 1;
+  m.entry_step = -1;
+  LLMBENCH_ASSERT(m.index < members_.size() && members_[m.index] == r,
+                  "request not in the decode lane");
+  RequestState* moved = members_.back();  // swap-remove: the lane is kept unordered
+  members_[m.index] = moved;
+  moved->lane.index = m.index;
+  members_.pop_back();
+  if (r->admit_seq == last_seq_) {
+    last_seq_ = 0;
+    for (const RequestState* x : members_) last_seq_ = std::max(last_seq_, x->admit_seq);
+  }
+}
+
+const std::vector<RequestState*>& DecodeLane::release_block_wakes() {
+  take_wakes(block_wakes_);
+  // Their tokens so far came from steps entry … step_ − 1 (the step being formed is not yet).
+  for (RequestState* r : due_) leave(r, step_ - 1);
+  return due_;
+}
+
+const std::vector<RequestState*>& DecodeLane::release_all() {
+  due_.clear();
+  while (!members_.empty()) {
+    RequestState* r = members_.back();
+    leave(r, step_ - 1);
+    due_.push_back(r);
+  }
+  return due_;
+}
+
+const std::vector<RequestState*>& DecodeLane::finish_due() {
+  take_wakes(finish_wakes_);
+  for (RequestState* r : due_) {
+    leave(r, step_);  // the step just applied emitted its last token
+    ++r->num_computed_tokens;
+    ++r->num_output_tokens;
+  }
+  return due_;
+}
+
+void DecodeLane::step_applied() noexcept {
+  ++step_;
+  context_ += static_cast<std::int64_t>(members_.size());  // every member computed one more
+}
+
+void DecodeLane::try_enter(RequestState* r) {
+  if (r->num_computed_tokens != r->num_tokens() - 1 || r->num_computed_tokens < r->prompt_len)
+    return;
+  const std::int64_t room = r->num_kv_slots - r->num_computed_tokens;  // steps before a block
+  if (room <= 0)
+    return;
+  LaneMember& m = r->lane;
+  m.entry_step = step_;
+  m.index = members_.size();
+  members_.push_back(r);
+  last_seq_ = members_.size() == 1 ? r->admit_seq : std::max(last_seq_, r->admit_seq);
+  context_ += r->num_computed_tokens + 1;
+  // Step t schedules it with computed + (t − step_) tokens before: it needs a block at
+  // step_ + room and samples its last token at step_ + (output_len − output − 1).
+  const std::int64_t block_step = step_ + room;
+  const std::int64_t finish_step = step_ + (r->output_len - r->num_output_tokens - 1);
+  m.wake_finishes = finish_step < block_step;
+  m.wake_step = m.wake_finishes ? finish_step : block_step;
+  (m.wake_finishes ? finish_wakes_ : block_wakes_).push(m.wake_step, r);
+}
+
+void DecodeLane::remove(RequestState* r) {
+  leave(r, step_ - 1);  // the tokens of the steps applied so far were emitted
+}
+
+void DecodeLane::take_runs(std::vector<LaneRun>& out) {
+  out.swap(runs_);
+  runs_.clear();
+}
+
+bool DecodeLane::step_fits(const std::vector<RequestState*>& running,
+                           std::int64_t max_num_batched_tokens,
+                           std::int64_t long_prefill_token_threshold, std::int64_t free_blocks,
+                           std::int64_t block_size) const {
+  const auto slots_for = [block_size](std::int64_t tokens) {
+    return (tokens + block_size - 1) / block_size * block_size;
+  };
+  std::int64_t budget_to_lane_end = static_cast<std::int64_t>(members_.size());
+  std::int64_t new_blocks = 0;
+  for (const RequestState* r : running) {
+    std::int64_t want = r->num_tokens() - r->num_computed_tokens;
+    if (long_prefill_token_threshold > 0)
+      want = std::min(want, long_prefill_token_threshold);
+    if (want <= 0)
+      continue;
+    if (r->admit_seq < last_seq_)
+      budget_to_lane_end += want;
+    const bool no_block =
+        r->num_computed_tokens >= r->prompt_len && r->num_computed_tokens + want <= r->num_kv_slots;
+    if (!no_block)
+      new_blocks += std::max<std::int64_t>(
+          0, (slots_for(r->num_computed_tokens + want) - r->num_kv_slots) / block_size);
+  }
+  return budget_to_lane_end <= max_num_batched_tokens && new_blocks <= free_blocks;
+}
+
+}  // namespace llmbench::sim
