@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,22 @@ constexpr std::array<Subcommand, 6> kSubcommands{{{"run", add_run_command},
                                                   {"tokdiff", add_tokdiff_command}}};
 
 }  // namespace
+
+int run_guarded(const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const Exception& e) {
+    std::fprintf(stderr, "llmbench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "llmbench: internal error: out of memory (a size too large for this machine?)\n");
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llmbench: internal error: %s\n", e.what());
+    return 3;
+  }
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"llmbench: measure how fast an LLM inference service really is", "llmbench"};
@@ -62,20 +79,12 @@ int run(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  try {
-    for (const auto& [name, command] : commands) {
-      if (app.got_subcommand(std::string(name))) {
-        return command();
-      }
+  for (const auto& [name, command] : commands) {
+    if (app.got_subcommand(std::string(name))) {
+      return run_guarded(command);
     }
-    return 2;
-  } catch (const Exception& e) {
-    std::fprintf(stderr, "llmbench: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "llmbench: internal error: %s\n", e.what());
-    return 3;
   }
+  return 2;
 }
 
 }  // namespace llmbench::cli

@@ -25,7 +25,36 @@ double parse_positive_or_inf(const std::string& text, const char* flag) {
     throw Exception(Error{fmt::format("expected a positive number or 'inf', got '{}'", text), flag,
                           end == nullptr ? 0 : end - text.c_str()});
   }
+  if (std::isinf(v)) {
+    throw Exception(Error{
+        fmt::format("'{}' is too large for a number (write 'inf' for no limit)", text), flag, 0});
+  }
   return v;
+}
+
+CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto digits = text.find_first_not_of("0123456789");
+        if (text.empty() || digits != std::string::npos) {
+          return fmt::format("'{}' is not a non-negative integer (at byte {})", text,
+                             digits == std::string::npos ? 0 : digits);
+        }
+        errno = 0;
+        (void)std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE) {
+          return fmt::format("'{}' is above the largest value, 2^64 - 1", text);
+        }
+        return {};
+      },
+      "UINT");
+}
+
+void require_in_range(double value, double lo, double hi, const std::string& flag,
+                      const std::string& what) {
+  if (!(value >= lo && value <= hi)) {
+    throw Exception(Error{fmt::format("must be {}, got {}", what, value), flag, -1});
+  }
 }
 
 std::vector<std::string> split_csv(const std::string& text) {

@@ -2,6 +2,7 @@
 // (sim/memory.hpp; SIMULATOR-NOTES.md §2.2 and §6.3), printed like vLLM's start-up log.
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
@@ -37,16 +38,59 @@ void line(const std::string& label, const std::string& value) {
   std::printf("%-44s %s\n", label.c_str(), value.c_str());
 }
 
+/// `--list`: the bundled model and GPU profile names, one line each.
+void print_profile_list(const std::string& data) {
+  std::printf("models:");
+  for (const auto& n : sim::list_profiles(data, "models")) std::printf(" %s", n.c_str());
+  std::printf("\ngpus:");
+  for (const auto& n : sim::list_profiles(data, "gpus")) std::printf(" %s", n.c_str());
+  std::printf("\n");
+}
+
+/// The MoE lines: activated parameters, experts hit, experts per GPU and the tokens per expert
+/// of each `--batch-tokens` step.
+void print_moe_lines(const PlanFlags& f, const sim::ModelProfile& model,
+                     const sim::MemoryOptions& o, const sim::MemoryPlan& p) {
+  const double active =
+      static_cast<double>(model.dense_params() + model.experts_per_token * model.num_moe_layers() *
+                                                     model.params_per_expert());
+  line("Activated parameters per token (B):", fmt::format("{:.2f}", active / 1e9));
+  line("Routed experts per MoE layer / top-k:",
+       fmt::format("{} / {} (+{} shared), {} MoE layers", model.n_routed_experts,
+                   model.experts_per_token, model.n_shared_experts, model.num_moe_layers()));
+  const double per_expert_gb =
+      static_cast<double>(model.params_per_expert()) * model.weight_bytes / 1e9;
+  line("Bytes per expert (GB):", fmt::format("{:.4f}", per_expert_gb));
+  for (const double tokens : {1.0, 8.0, 64.0, 512.0}) {
+    line(fmt::format("Distinct experts hit by {:g} tokens:", tokens),
+         fmt::format("{:.1f}", sim::expected_distinct_experts(
+                                   static_cast<double>(model.n_routed_experts),
+                                   static_cast<double>(model.experts_per_token), tokens)));
+  }
+  line("Routed experts per GPU per MoE layer:",
+       o.ep > 1 ? fmt::format("{:g} whole (EP{})", p.experts_per_gpu, o.ep)
+                : fmt::format("{} (each 1/{} TP-sharded)", model.n_routed_experts, o.tp));
+  line("Routed-expert weights per GPU (GiB):",
+       fmt::format("{:.2f}", p.expert_bytes_per_gpu / sim::kGiB));
+  // Tokens per expert for a step of T tokens (GShard capacity T·k/N·factor); with EP the
+  // MoE layer sees the tokens of all DP replicas.
+  for (const auto t : f.batch_tokens) {
+    const double global = static_cast<double>(t) * (o.ep > 1 ? o.dp : 1);
+    const double per_expert = sim::expert_capacity(model, global, f.capacity_factor);
+    line(fmt::format("Expert capacity, {} tokens/replica (x{:g}):", t, f.capacity_factor),
+         fmt::format("{:.1f} tokens per expert, {:.0f} per GPU", per_expert,
+                     per_expert * p.experts_per_gpu));
+  }
+}
+
 int execute_plan(const PlanFlags& f) {
   const std::string data = data_dir();
   if (f.list) {
-    std::printf("models:");
-    for (const auto& n : sim::list_profiles(data, "models")) std::printf(" %s", n.c_str());
-    std::printf("\ngpus:");
-    for (const auto& n : sim::list_profiles(data, "gpus")) std::printf(" %s", n.c_str());
-    std::printf("\n");
+    print_profile_list(data);
     return 0;
   }
+  check_plan_flags(f.engine.block_size.value_or(0), f.engine.activation_peak_gib,
+                   f.engine.non_torch_gib);
   const auto model = sim::load_model_profile(
       data, f.engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
   const auto gpu =
@@ -71,38 +115,8 @@ int execute_plan(const PlanFlags& f) {
   line("GPU profile:",
        fmt::format("{} × {} (TP{}, EP{}, DP{})", o.tp * o.dp, gpu.name, o.tp, o.ep, o.dp));
   line("Parameters (B):", fmt::format("{:.2f}", static_cast<double>(model.total_params()) / 1e9));
-  if (model.is_moe()) {
-    const double active = static_cast<double>(model.dense_params() + model.experts_per_token *
-                                                                         model.num_moe_layers() *
-                                                                         model.params_per_expert());
-    line("Activated parameters per token (B):", fmt::format("{:.2f}", active / 1e9));
-    line("Routed experts per MoE layer / top-k:",
-         fmt::format("{} / {} (+{} shared), {} MoE layers", model.n_routed_experts,
-                     model.experts_per_token, model.n_shared_experts, model.num_moe_layers()));
-    const double per_expert_gb =
-        static_cast<double>(model.params_per_expert()) * model.weight_bytes / 1e9;
-    line("Bytes per expert (GB):", fmt::format("{:.4f}", per_expert_gb));
-    for (const double tokens : {1.0, 8.0, 64.0, 512.0}) {
-      line(fmt::format("Distinct experts hit by {:g} tokens:", tokens),
-           fmt::format("{:.1f}", sim::expected_distinct_experts(
-                                     static_cast<double>(model.n_routed_experts),
-                                     static_cast<double>(model.experts_per_token), tokens)));
-    }
-    line("Routed experts per GPU per MoE layer:",
-         o.ep > 1 ? fmt::format("{:g} whole (EP{})", p.experts_per_gpu, o.ep)
-                  : fmt::format("{} (each 1/{} TP-sharded)", model.n_routed_experts, o.tp));
-    line("Routed-expert weights per GPU (GiB):",
-         fmt::format("{:.2f}", p.expert_bytes_per_gpu / sim::kGiB));
-    // Tokens per expert for a step of T tokens (GShard capacity T·k/N·factor); with EP the
-    // MoE layer sees the tokens of all DP replicas.
-    for (const auto t : f.batch_tokens) {
-      const double global = static_cast<double>(t) * (o.ep > 1 ? o.dp : 1);
-      const double per_expert = sim::expert_capacity(model, global, f.capacity_factor);
-      line(fmt::format("Expert capacity, {} tokens/replica (x{:g}):", t, f.capacity_factor),
-           fmt::format("{:.1f} tokens per expert, {:.0f} per GPU", per_expert,
-                       per_expert * p.experts_per_gpu));
-    }
-  }
+  if (model.is_moe())
+    print_moe_lines(f, model, o, p);
   line("GPU memory (GiB):", fmt::format("{:.2f}", p.total_bytes / gib));
   line("GPU memory utilization:", fmt::format("{:.2f}", o.gpu_memory_utilization));
   line("Weights per GPU (GiB):", fmt::format("{:.2f}", p.weight_bytes_per_gpu / gib));

@@ -2,6 +2,7 @@
 // engine in real time (`--timing engine`), or the exact fixed timing model (`--timing fixed`).
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/core/error.hpp"
@@ -19,29 +20,13 @@
 
 namespace llmbench::cli {
 
-Command add_serve_command(CLI::App& app) {
-  auto* sub = app.add_subcommand(
-      "serve",
-      "Run the built-in OpenAI-compatible server (the simulated serving engine in real time, or "
-      "--timing fixed) on 127.0.0.1");
-  auto flags = std::make_shared<ServeFlags>();
-  auto port_file = std::make_shared<std::string>();
-  server::ServerOptions& opts = flags->options;
-  sub->add_option("--host", opts.host, "Listen address (loopback by default)")
-      ->capture_default_str();
-  sub->add_option("--port", opts.port, "TCP port; 0 picks a free one")->capture_default_str();
-  sub->add_option("--port-file", *port_file, "Write the bound port to this file once listening");
-  sub->add_option("--threads", opts.threads, "Worker threads")->capture_default_str();
-  sub->add_option("--model,--served-model-name", flags->model,
-                  "Model id to report (default: the model profile's name; llmbench-sim with "
-                  "--timing fixed)");
-  sub->add_option("--emission-log", opts.emission_log_path,
-                  "Append one JSON line per request with the time each chunk was written");
-  auto tokenizer_name = std::make_shared<std::string>();
-  sub->add_option("--tokenizer", *tokenizer_name,
-                  "Count prompt tokens exactly with this tokenizer (a tokenizer.json path or a "
-                  "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes");
-  add_server_flags(*sub, *flags, "");
+namespace {
+
+/// Adds serve's connection limits (--timeout-keep-alive, --header-timeout, --body-timeout,
+/// --max-connections) and fault injection flags (--fault and --fault-*, with a footer listing
+/// `server::kFaultKinds`) bound to `opts`; returns the list the --fault values are parsed into.
+std::shared_ptr<std::vector<std::string>> add_connection_and_fault_flags(
+    CLI::App* sub, server::ServerOptions& opts) {
   // Connection limits (issue 14 item 5).
   sub->add_option("--timeout-keep-alive", opts.timeout_keep_alive_s,
                   "Seconds an idle keep-alive connection is kept (0 = forever)")
@@ -73,7 +58,37 @@ Command add_serve_command(CLI::App& app) {
   for (const auto& info : server::kFaultKinds)
     kinds += fmt::format("  {:<16}{}\n", info.name, info.help);
   sub->footer(kinds);
+  return faults;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "serve",
+      "Run the built-in OpenAI-compatible server (the simulated serving engine in real time, or "
+      "--timing fixed) on 127.0.0.1");
+  auto flags = std::make_shared<ServeFlags>();
+  auto port_file = std::make_shared<std::string>();
+  server::ServerOptions& opts = flags->options;
+  sub->add_option("--host", opts.host, "Listen address (loopback by default)")
+      ->capture_default_str();
+  sub->add_option("--port", opts.port, "TCP port; 0 picks a free one")->capture_default_str();
+  sub->add_option("--port-file", *port_file, "Write the bound port to this file once listening");
+  sub->add_option("--threads", opts.threads, "Worker threads")->capture_default_str();
+  sub->add_option("--model,--served-model-name", flags->model,
+                  "Model id to report (default: the model profile's name; llmbench-sim with "
+                  "--timing fixed)");
+  sub->add_option("--emission-log", opts.emission_log_path,
+                  "Append one JSON line per request with the time each chunk was written");
+  auto tokenizer_name = std::make_shared<std::string>();
+  sub->add_option("--tokenizer", *tokenizer_name,
+                  "Count prompt tokens exactly with this tokenizer (a tokenizer.json path or a "
+                  "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes");
+  add_server_flags(*sub, *flags, "");
+  auto faults = add_connection_and_fault_flags(sub, opts);
   return [flags, port_file, tokenizer_name, faults] {
+    check_serve_flags(*flags, "");
     for (const std::string& text : *faults) {
       auto rule = server::parse_fault(text, "--fault");
       if (!rule)

@@ -90,24 +90,6 @@ sim::EngineSpec resolve_engine_spec(const EngineFlags& f, const std::string& dat
   return with_flag_prefix(prefix, [&] { return sim::load_engine_spec(data_dir, f); });
 }
 
-nlohmann::json requested_engine_json(const EngineFlags& f) {
-  const sim::MemoryOptions memory_defaults;
-  return nlohmann::json{
-      {"model_profile", f.model_profile.value_or(std::string(sim::kDefaultModelProfile))},
-      {"gpu", f.gpu.value_or(std::string(sim::kDefaultGpu))},
-      {"tp", f.tp.value_or(sim::kDefaultTensorParallelSize)},
-      {"max_num_seqs", f.max_num_seqs.value_or(0)},
-      {"max_num_batched_tokens", f.max_num_batched_tokens.value_or(0)},
-      {"block_size", f.block_size.value_or(0)},
-      {"gpu_memory_utilization",
-       f.gpu_memory_utilization.value_or(memory_defaults.gpu_memory_utilization)},
-      {"scheduler", f.scheduler.value_or(std::string(sim::kDefaultScheduler))},
-      {"swap_space", f.swap_space_gib.value_or(memory_defaults.swap_space_gib)},
-      {"enable_expert_parallel", f.enable_expert_parallel},
-      {"expert_parallel_size", f.ep.value_or(0)},
-      {"data_parallel_size", f.dp.value_or(memory_defaults.dp)}};
-}
-
 void add_server_flags(CLI::App& app, ServeFlags& f, const std::string& prefix) {
   const std::string what = prefix.empty() ? "" : "Built-in server: ";
   const auto name = [&](const char* n) { return "--" + prefix + n; };

@@ -11,7 +11,6 @@
 #include "llmbench/sim/engine_spec.hpp"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -55,13 +54,6 @@ auto with_flag_prefix(const std::string& prefix, Fn&& fn) -> decltype(fn()) {
 /// `prefix`) on a bad value or a model that does not fit.
 sim::EngineSpec resolve_engine_spec(const EngineFlags& f, const std::string& data_dir,
                                     const std::string& prefix);
-
-/// The engine flags as requested, for the results JSON's `config_requested`: each typed value,
-/// or for a flag not given the default its help shows (0 for the counts vLLM derives from the
-/// hardware or the model). Keys: model_profile, gpu, tp, max_num_seqs, max_num_batched_tokens,
-/// block_size, gpu_memory_utilization, scheduler, swap_space, enable_expert_parallel,
-/// expert_parallel_size, data_parallel_size.
-nlohmann::json requested_engine_json(const EngineFlags& f);
 
 /// The built-in server as typed: timing mode, the fixed model's knobs, the engine's flags.
 struct ServeFlags {

@@ -6,6 +6,7 @@
 /// token differences are reported. docs/tokdiff.md describes the output.
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
@@ -82,12 +83,17 @@ Command add_tokdiff_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--max-text-bytes", f->max_text_bytes,
                   "Cut longer texts at a character boundary (0: no cap)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_option("--max-texts", f->max_texts, "Use the first N texts of each file (0: all)")
-      ->capture_default_str();
-  sub->add_option("--top", f->top, "Texts listed as top movers")->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer());
+  sub->add_option("--top", f->top, "Texts listed as top movers")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_option("--max-failures", f->max_failures, "Round-trip failures listed in full")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_flag("--add-special-tokens", f->add_special_tokens,
                 "Count post-processor tokens (BOS) too, as transformers does");
   return [f] {

@@ -6,9 +6,57 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 
 namespace llmbench::cli {
+
+namespace {
+
+/// A flag that only one dataset reads, and that dataset's `--dataset-name`.
+struct DatasetFlag {
+  std::string_view flag;
+  std::string_view dataset;
+};
+
+/// Every dataset's own flags (workload/dataset.hpp `DatasetOptions`): given with another
+/// dataset they would be silently ignored.
+constexpr std::array<DatasetFlag, 8> kDatasetFlags{{{"--random-input-len", "random"},
+                                                    {"--random-output-len", "random"},
+                                                    {"--random-range-ratio", "random"},
+                                                    {"--random-prefix-len", "random"},
+                                                    {"--random-prompt-kind", "random"},
+                                                    {"--sonnet-input-len", "sonnet"},
+                                                    {"--sonnet-output-len", "sonnet"},
+                                                    {"--sonnet-prefix-len", "sonnet"}}};
+
+}  // namespace
+
+std::vector<std::string> given_flags(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() > 0 && !opt->get_lnames().empty()) {
+      out.push_back("--" + opt->get_lnames().front());
+    }
+  }
+  return out;
+}
+
+bool was_given(const WorkloadFlags& f, const std::string& flag) {
+  return std::find(f.given.begin(), f.given.end(), flag) != f.given.end();
+}
+
+void check_workload_flags(const WorkloadFlags& f) {
+  for (const auto& [flag, dataset] : kDatasetFlags) {
+    if (f.dataset_name != dataset && was_given(f, std::string(flag))) {
+      throw Exception(Error{fmt::format("applies to --dataset-name {} only, and this run uses '{}'",
+                                        dataset, f.dataset_name),
+                            std::string(flag), -1});
+    }
+  }
+}
 
 void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--tokenizer", f.tokenizer,
@@ -19,7 +67,8 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--dataset-path", f.dataset_path, "Dataset file (or text folder for random)");
   app.add_option("--num-prompts", f.num_prompts, "Measured requests")->capture_default_str();
   app.add_option("--seed", f.seed, "Master seed for sampling, lengths and arrivals")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer());
   app.add_option("--random-input-len", f.random_input_len, "random: prompt tokens")
       ->capture_default_str();
   app.add_option("--random-output-len", f.random_output_len, "random: output tokens")
@@ -64,7 +113,16 @@ ReportSetup report_setup(const WorkloadFlags& f) {
   s.burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
   s.percentiles = parse_percentiles(f.metric_percentiles);
   s.percentile_metrics = split_csv(f.percentile_metrics);
+  if (s.percentile_metrics.empty()) {
+    throw Exception(Error{"must name at least one metric (e.g. ttft,tpot,itl,e2el)",
+                          "--percentile-metrics", -1});
+  }
   report::check_percentile_metrics(s.percentile_metrics);
+  for (const auto& item : f.goodput) {
+    if (item.find_first_not_of(" \t") == std::string::npos) {
+      throw Exception(Error{"an empty SLO: give KEY:MS, e.g. ttft:500", "--goodput", -1});
+    }
+  }
   s.summary.percentiles = s.percentiles;
   s.summary.slo = metrics::parse_slo(f.goodput);
   return s;

@@ -39,6 +39,9 @@ struct WorkloadFlags {
   std::vector<std::string> goodput;  ///< `--goodput` SLOs, `metrics::parse_slo`
   std::string percentile_metrics = "ttft,tpot,itl,e2el";  ///< comma-separated metric names
   std::string metric_percentiles = "50,90,95,99";         ///< comma-separated percentiles
+  /// Long names ("--random-input-len") of the flags given on the command line (`given_flags`
+  /// after parsing): conflict checks tell a choice from a default with it.
+  std::vector<std::string> given;
 };
 
 /// Registers --tokenizer, --dataset-name, --dataset-path, --num-prompts, --seed, --random-*
@@ -47,6 +50,18 @@ struct WorkloadFlags {
 /// --request-rate, --burstiness, --goodput, --percentile-metrics and --metric-percentiles on
 /// `app`, bound to `flags` (which must outlive parsing).
 void add_workload_flags(CLI::App& app, WorkloadFlags& flags);
+
+/// Long names ("--seed", "--server-tp") of the options of `app` that were given on its command
+/// line, in registration order. Call after parsing.
+std::vector<std::string> given_flags(const CLI::App& app);
+
+/// True when `flag` ("--seed") is in `flags.given`.
+bool was_given(const WorkloadFlags& flags, const std::string& flag);
+
+/// Checks the workload flags beyond parsing: a dataset's own flags (`--random-*`, `--sonnet-*`)
+/// given with another `--dataset-name` are an error (they would be ignored), and
+/// `--percentile-metrics` must name a metric. Throws `Exception` naming the flag.
+void check_workload_flags(const WorkloadFlags& flags);
 
 /// The load shape and reporting choices of a run, parsed and checked from the flags.
 struct ReportSetup {

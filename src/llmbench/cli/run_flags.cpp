@@ -1,0 +1,62 @@
+#include "llmbench/cli/run_flags.hpp"
+
+#include "llmbench/protocol/dialect.hpp"
+
+#include <sstream>
+#include <string>
+
+namespace llmbench::cli {
+
+void add_run_flags(CLI::App& app, RunFlags& f) {
+  app.add_option("--base-url", f.base_url,
+                 "Server URL, e.g. http://127.0.0.1:8000 (default: start the built-in server)");
+  app.add_option("--host", f.host, "Server host, used with --port when no --base-url is given");
+  app.add_option("--port", f.port, "Server port (default 8000 when --host is given)");
+  app.add_option("--endpoint", f.endpoint,
+                 "API path, default /v1/completions or /v1/chat/completions by --backend");
+  app.add_option("--backend", f.backend, "Request shape: " + protocol::backend_names())
+      ->capture_default_str();
+  app.add_option("--model", f.model, "Model name (default: the first from /v1/models)");
+  add_workload_flags(app, f);
+  app.add_option("--duration", f.duration_s, "Send for this many seconds instead of a count");
+  app.add_option("--num-warmups", f.num_warmups, "Warm-up requests, excluded from results")
+      ->capture_default_str();
+  app.add_flag("--ignore-eos", f.ignore_eos, "Ask the server to ignore EOS (vllm/sglang/llamacpp)");
+  app.add_option("--min-tokens", f.min_tokens, "min_tokens for backends that support it");
+  app.add_option("--temperature", f.temperature, "Sampling temperature sent with each request");
+  app.add_option("--top-p", f.top_p, "top_p sent with each request");
+  app.add_option("--extra-body", f.extra_body, "JSON object merged into every request body");
+  app.add_flag("--save-result", f.save_result, "Write the results JSON");
+  app.add_flag("--save-detailed", f.save_detailed, "Add per-request arrays to the results JSON");
+  app.add_option("--result-dir", f.result_dir,
+                 "Folder for results; per-request JSONL is written there as requests finish");
+  app.add_option("--result-filename", f.result_filename,
+                 "Results file name (default: backend-rate-concurrency-model-date.json); the "
+                 "records go beside it as <stem>.records.jsonl");
+  app.add_option("--header", f.headers, "Extra request header 'Name: value' (repeatable)");
+  app.add_option("--api-key", f.api_key, "API key (default: $OPENAI_API_KEY); never logged");
+  app.add_flag("--insecure", f.insecure, "https: do not verify the server certificate");
+  app.add_option("--ca-cert", f.ca_cert,
+                 "https: PEM file of the certificates to trust instead of the system's (e.g. a "
+                 "self-signed server's own)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--client-threads", f.client_threads, "Client threads (default: all cores)");
+  app.add_option("--connect-timeout", f.connect_timeout_s, "Seconds")->capture_default_str();
+  app.add_option("--first-byte-timeout", f.first_byte_timeout_s, "Seconds")->capture_default_str();
+  app.add_option("--idle-timeout", f.idle_timeout_s, "Seconds of stream silence")
+      ->capture_default_str();
+  app.add_option("--timeout", f.timeout_s, "Seconds per request, end to end")
+      ->capture_default_str();
+  app.add_flag("--no-stream", f.no_stream, "Non-streaming requests (TTFT = E2EL)");
+  app.add_flag("--continuous-usage", f.continuous_usage,
+               "Ask for usage on every chunk (vLLM continuous_usage_stats)");
+  app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
+  app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
+  add_server_flags(app, f.server, kServerFlagPrefix);
+  std::string footer = "Backends (--backend):\n";
+  std::istringstream lines(protocol::backend_help());
+  for (std::string line; std::getline(lines, line);) footer += "  " + line + "\n";
+  app.footer(footer);
+}
+
+}  // namespace llmbench::cli

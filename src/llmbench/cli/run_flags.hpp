@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// `llmbench run`'s flags as typed (the "requested" configuration, STYLE.md "Settings"): the
+/// workload and load shape of `WorkloadFlags`, the target and request shape, outputs, and the
+/// built-in server's `--server-*` flags. `resolve_run` (run_plan.hpp) turns them into a plan.
+
+#include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/workload_flags.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+
+/// Everything `llmbench run` accepts, as typed. Names follow `vllm bench serve`.
+struct RunFlags : WorkloadFlags {
+  std::string base_url;  ///< `--base-url`; "" with no `--host` = start the built-in server
+  std::string host;      ///< `--host`, used with `--port` when no `--base-url` is given
+  int port = 0;          ///< `--port`; 0 = 8000 with `--host`
+  std::string endpoint;  ///< "" = the backend's default endpoint
+  std::string backend = "openai";
+  std::string model;      ///< "" = the first model of the server's /v1/models
+  double duration_s = 0;  ///< > 0: send for this many seconds instead of a count
+  std::int64_t num_warmups = 0;
+  bool ignore_eos = false;
+  std::optional<std::int64_t> min_tokens;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::string extra_body;  ///< JSON object merged into every request body
+  bool save_result = false;
+  bool save_detailed = false;
+  std::string result_dir;
+  std::string result_filename;
+  std::vector<std::string> headers;  ///< "Name: value"; values may be secrets
+  std::string api_key;               ///< `--api-key`; "" = $OPENAI_API_KEY; never logged
+  bool insecure = false;
+  std::string ca_cert;     ///< `--ca-cert`: PEM file of the certificates to trust ("" = system's)
+  int client_threads = 0;  ///< 0 = one per core
+  double connect_timeout_s = 10;
+  double first_byte_timeout_s = 600;
+  double idle_timeout_s = 300;
+  double timeout_s = 3600;
+  bool no_stream = false;
+  bool continuous_usage = false;
+  bool no_prewarm = false;
+  bool quiet = false;
+  ServeFlags server;  ///< the built-in server (no --base-url): the `--server-*` flags
+};
+
+/// The prefix of the built-in server's flags in `run` ("--server-tp", ...).
+inline constexpr const char* kServerFlagPrefix = "server-";
+
+/// Registers every `run` flag on `app`, bound to `flags` (which must outlive parsing).
+void add_run_flags(CLI::App& app, RunFlags& flags);
+
+}  // namespace llmbench::cli

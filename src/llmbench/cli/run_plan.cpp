@@ -1,0 +1,265 @@
+#include "llmbench/cli/run_plan.hpp"
+
+#include "llmbench/cli/flag_checks.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/core/error.hpp"
+#include "llmbench/protocol/openai.hpp"
+#include "llmbench/server/server.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <strings.h>
+#include <thread>
+
+namespace llmbench::cli {
+
+namespace {
+
+/// The checks of `run`'s own numbers (the workload's are in `check_workload_flags`).
+void check_run_numbers(const RunFlags& f, const ResolveEnv& env) {
+  if (f.num_prompts <= 0 && f.duration_s <= 0) {
+    throw Exception(Error{"must be positive", "--num-prompts", -1});
+  }
+  if (f.max_concurrency == 0 || f.max_concurrency < -1) {
+    throw Exception(Error{"must be a positive number of requests", "--max-concurrency", -1});
+  }
+  require_in_range(f.duration_s, 0, 1e7, "--duration", "a number of seconds in [0, 1e7]");
+  if (f.num_warmups < 0) {
+    throw Exception(Error{"must not be negative", "--num-warmups", -1});
+  }
+  if (f.output_len != -1 && f.output_len <= 0) {
+    throw Exception(Error{"must be a positive number of tokens", "--output-len", -1});
+  }
+  // Timeouts are kept in whole milliseconds: below 1 ms a timeout would round to 0 (none).
+  for (const auto& [value, flag] :
+       {std::pair{f.connect_timeout_s, "--connect-timeout"},
+        std::pair{f.first_byte_timeout_s, "--first-byte-timeout"},
+        std::pair{f.idle_timeout_s, "--idle-timeout"}, std::pair{f.timeout_s, "--timeout"}}) {
+    require_in_range(value, 0.001, 1e7, flag, "a number of seconds in [0.001, 1e7]");
+  }
+  const int max_threads = 64 * std::max(1, env.hardware_threads);
+  if (f.client_threads < 0 || f.client_threads > max_threads) {
+    throw Exception(
+        Error{fmt::format("must be 0 (one per core) to {}", max_threads), "--client-threads", -1});
+  }
+  for (const auto& [value, flag] :
+       {std::pair{f.temperature, "--temperature"}, std::pair{f.top_p, "--top-p"}}) {
+    if (value && !std::isfinite(*value)) {
+      throw Exception(Error{"must be a finite number", flag, -1});
+    }
+  }
+}
+
+/// The target: `--base-url`, or `--host`/`--port`, or (neither) the built-in server, whose
+/// `--server-*` flags are then the only ones that may be given.
+void check_target_flags(const RunFlags& f) {
+  const bool host_or_port = was_given(f, "--host") || was_given(f, "--port");
+  if (!f.base_url.empty() && host_or_port) {
+    throw Exception(Error{"give either --base-url or --host/--port, not both",
+                          was_given(f, "--host") ? "--host" : "--port", -1});
+  }
+  if (was_given(f, "--port") && f.host.empty()) {
+    throw Exception(Error{"needs --host (or give --base-url)", "--port", -1});
+  }
+  if (f.base_url.empty() && f.host.empty()) {
+    return;
+  }
+  const std::string prefix = std::string("--") + kServerFlagPrefix;
+  for (const auto& flag : f.given) {
+    if (flag.rfind(prefix, 0) == 0) {
+      throw Exception(
+          Error{"configures the built-in server, which is not started when a target "
+                "is given with --base-url or --host",
+                flag, -1});
+    }
+  }
+}
+
+/// Request headers and the API key: `--api-key`, else $OPENAI_API_KEY, sent as "Authorization:
+/// Bearer KEY" unless a `--header` already sets Authorization (then not sent, with a warning).
+void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+  auto& lo = plan.load;
+  for (const auto& h : f.headers) {
+    const auto colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw Exception(Error{"expected 'Name: value'", "--header", -1});
+    }
+    if (h.find_first_of("\r\n") != std::string::npos) {
+      throw Exception(Error{"header lines must not contain CR or LF", "--header",
+                            static_cast<std::int64_t>(h.find_first_of("\r\n"))});
+    }
+    std::string value = h.substr(colon + 1);
+    value.erase(0, std::min(value.size(), value.find_first_not_of(' ')));
+    lo.client.headers.emplace_back(h.substr(0, colon), value);
+    lo.secrets.push_back(value);  // header values may be credentials: never echoed back
+  }
+  const bool explicit_auth = std::any_of(
+      lo.client.headers.begin(), lo.client.headers.end(),
+      [](const auto& kv) { return strcasecmp(kv.first.c_str(), "Authorization") == 0; });
+  const std::string& api_key = f.api_key.empty() ? env.api_key : f.api_key;
+  if (!api_key.empty() && explicit_auth) {
+    plan.warnings.emplace_back(
+        "an Authorization header was given with --header: not sending the API key");
+  } else if (!api_key.empty()) {
+    lo.client.headers.emplace_back("Authorization", "Bearer " + api_key);
+    lo.secrets.push_back(api_key);
+  }
+}
+
+/// Request shape, timeouts and load shape, copied from the flags.
+void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+  auto& lo = plan.load;
+  lo.backend = protocol::parse_backend(f.backend);
+  lo.endpoint =
+      f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend)) : f.endpoint;
+  lo.chat = protocol::is_chat_backend(lo.backend) || lo.endpoint.find("chat") != std::string::npos;
+  lo.client.insecure = f.insecure;
+  lo.client.ca_cert_file = f.ca_cert;
+  const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
+  lo.client.connect_timeout = ms(f.connect_timeout_s);
+  lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
+  lo.client.idle_timeout = ms(f.idle_timeout_s);
+  lo.client.total_timeout = ms(f.timeout_s);
+  lo.num_prompts = f.num_prompts;
+  lo.num_warmups = f.num_warmups;
+  lo.max_concurrency = f.max_concurrency;
+  lo.request_rate = plan.report.rate;
+  lo.burstiness = plan.report.burstiness;
+  lo.duration_s = f.duration_s;
+  // Stragglers get their own --timeout, plus a margin so a request's own timeout (recorded as
+  // `timeout`) always fires before the end-of-run drain cancels it.
+  lo.drain_timeout_s = f.timeout_s + 5;
+  lo.seed = f.seed;
+  lo.client_threads = f.client_threads > 0 ? f.client_threads : env.hardware_threads;
+  lo.stream = !f.no_stream;
+  lo.continuous_usage = f.continuous_usage;
+  lo.ignore_eos = f.ignore_eos;
+  lo.min_tokens = f.min_tokens;
+  lo.temperature = f.temperature;
+  lo.top_p = f.top_p;
+  lo.extra_body_json = f.extra_body;
+  lo.prewarm_connections = !f.no_prewarm;
+  // Fail on a bad --extra-body now, before any server is started or contacted.
+  protocol::GenRequest probe;
+  probe.extra_body_json = f.extra_body;
+  (void)protocol::build_request_body(lo.backend, probe);
+  if (f.extra_body.find("\"stream\"") != std::string::npos) {
+    plan.warnings.emplace_back(
+        "--extra-body sets \"stream\": use --no-stream instead, or every request will be parsed "
+        "as the wrong kind of response");
+  }
+}
+
+/// The target URL (`--base-url`, or http://host:port), or the built-in server's options.
+void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+  std::string base_url = f.base_url;
+  if (base_url.empty() && !f.host.empty()) {
+    base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
+  }
+  if (base_url.empty()) {
+    check_serve_flags(f.server, kServerFlagPrefix);
+    plan.builtin = BuiltinServerPlan{
+        .options = resolve_server_options(f.server, env.data_dir, kServerFlagPrefix)};
+    // The built-in server streams usage with every chunk when asked, as vLLM does.
+    plan.load.continuous_usage =
+        plan.load.continuous_usage || plan.load.backend == protocol::Backend::Vllm;
+    return;
+  }
+  auto url = http::parse_url(base_url);
+  if (!url) {
+    throw Exception(Error{url.error().message, "--base-url", url.error().offset});
+  }
+  plan.load.url = *url;
+  auto& prefix = plan.load.url.path_prefix;
+  if (prefix.ends_with("/v1") && plan.load.endpoint.starts_with("/v1/")) {
+    plan.warnings.emplace_back(
+        "--base-url ends in /v1 and the endpoint starts with /v1/: dropping the /v1 of the URL "
+        "(give the server root, as for vllm bench serve)");
+    prefix.resize(prefix.size() - 3);
+  }
+}
+
+/// Every request in flight holds a socket (two with the built-in server in this process): cap
+/// the in-flight count below the descriptor limit rather than fail thousands of connects.
+void cap_in_flight(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+  const std::int64_t fd_limit = env.open_file_limit;
+  const std::int64_t fd_cap = std::max<std::int64_t>(1, (fd_limit - 128) / (plan.builtin ? 2 : 1));
+  auto& cap = plan.load.max_concurrency;
+  if (fd_limit > 0 && (cap < 0 || cap > fd_cap) && (f.duration_s > 0 || f.num_prompts > fd_cap)) {
+    plan.warnings.push_back(
+        fmt::format("capping requests in flight at {} (open-file limit {}; raise it with ulimit "
+                    "-n)",
+                    fd_cap, fd_limit));
+    cap = fd_cap;
+  }
+}
+
+OutputPlan resolve_output(const RunFlags& f) {
+  OutputPlan o;
+  o.save_result = f.save_result;
+  o.save_detailed = f.save_detailed;
+  o.save_records = f.save_result || !f.result_dir.empty();
+  o.dir = f.result_dir.empty() ? "." : f.result_dir;
+  if (!f.result_filename.empty()) {
+    o.stem = std::filesystem::path(f.result_filename).replace_extension().string();
+  }
+  return o;
+}
+
+}  // namespace
+
+ResolveEnv ResolveEnv::current() {
+  ResolveEnv env;
+  if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) {
+    env.api_key = k;
+  }
+  env.hardware_threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  env.open_file_limit = server::raise_open_file_limit();
+  env.memory_bytes = physical_memory_bytes();
+  env.data_dir = cli::data_dir();
+  return env;
+}
+
+RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
+  RunPlan plan;
+  plan.report = report_setup(f);
+  check_workload_flags(f);
+  check_run_numbers(f, env);
+  if (std::isfinite(plan.report.rate) && plan.report.rate < 1e-6) {
+    throw Exception(Error{"must be at least 1e-6 requests/s (or inf)", "--request-rate", -1});
+  }
+  check_target_flags(f);
+  resolve_load(f, env, plan);
+  resolve_headers(f, env, plan);
+  const std::int64_t sample_count =
+      (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
+      f.num_warmups;
+  plan.dataset = dataset_options(f, sample_count, nullptr, plan.load.chat);
+  plan.dataset.data_dir = env.data_dir;
+  check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
+  plan.tokenizer = f.tokenizer;
+  resolve_target(f, env, plan);
+  cap_in_flight(f, env, plan);
+  plan.output = resolve_output(f);
+  plan.progress = !f.quiet;
+  return plan;
+}
+
+std::string default_result_stem(const RunFlags& f, double rate, const std::string& model,
+                                std::int64_t unix_time) {
+  std::string m = model;
+  std::replace(m.begin(), m.end(), '/', '_');
+  std::replace(m.begin(), m.end(), ' ', '_');
+  const std::string rate_s = std::isinf(rate) ? "inf" : fmt::format("{:g}", rate);
+  const std::string conc =
+      f.max_concurrency > 0 ? fmt::format("-concurrency{}", f.max_concurrency) : "";
+  return fmt::format("{}-{}qps{}-{}-{:%Y%m%d-%H%M%S}", f.backend, rate_s, conc, m,
+                     fmt::localtime(static_cast<std::time_t>(unix_time)));
+}
+
+}  // namespace llmbench::cli

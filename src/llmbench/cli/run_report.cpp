@@ -1,0 +1,163 @@
+#include "llmbench/cli/run_report.hpp"
+
+#include "llmbench/cli/config_json.hpp"
+#include "llmbench/core/build_info.hpp"
+#include "llmbench/core/log.hpp"
+#include "llmbench/metrics/summary.hpp"
+#include "llmbench/report/report.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace llmbench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+/// Load accuracy: the requested against the achieved send rate (open loop), connection reuse
+/// and, with a local tokenizer, the token-count cross-checks.
+void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
+                    const metrics::Summary& summary, report::ConsoleOptions& copt) {
+  const double rate = plan.report.rate;
+  if (std::isfinite(rate) && result.schedule_span_ns > 0 && summary.total > 1) {
+    TimeNs first_sent = std::numeric_limits<TimeNs>::max();
+    TimeNs last_sent = 0;
+    std::int64_t sent = 0;
+    for (const auto& r : result.records) {
+      if (r.warmup || r.sent_ns < 0)
+        continue;
+      first_sent = std::min(first_sent, r.sent_ns);
+      last_sent = std::max(last_sent, r.sent_ns);
+      ++sent;
+    }
+    const double planned =
+        static_cast<double>(result.planned - 1) / ns_to_s(result.schedule_span_ns);
+    copt.load_lines.emplace_back("Scheduled send rate (req/s):", fmt::format("{:.2f}", planned));
+    if (sent > 1 && last_sent > first_sent) {
+      const double achieved = static_cast<double>(sent - 1) / ns_to_s(last_sent - first_sent);
+      copt.load_lines.emplace_back("Achieved send rate (req/s):", fmt::format("{:.2f}", achieved));
+      if (achieved < 0.95 * planned) {
+        log::warn(
+            "the client sent at {:.2f} req/s but the schedule asked for {:.2f} req/s: the "
+            "client (or the concurrency cap) could not keep up",
+            achieved, planned);
+      }
+    }
+  }
+  copt.load_lines.emplace_back("Connections opened:", std::to_string(result.connections_opened));
+  if (plan.load.tokenizer != nullptr) {
+    copt.load_lines.emplace_back("Prompt token mismatches:",
+                                 std::to_string(summary.prompt_token_mismatches));
+    copt.load_lines.emplace_back("Output tokens counted locally:",
+                                 std::to_string(summary.output_tokens_counted_locally));
+  }
+}
+
+/// `--save-detailed`: per measured request, TTFT (s), input and output lengths and the error.
+void add_detailed_arrays(const loadgen::LoadResult& result, json& extra) {
+  json ttfts = json::array();
+  json in_lens = json::array();
+  json out_lens = json::array();
+  json errors = json::array();
+  for (const auto& r : result.records) {
+    if (r.warmup)
+      continue;
+    const auto lat = metrics::request_latency(r);
+    ttfts.push_back(std::isnan(lat.ttft_ms) ? json(nullptr) : json(lat.ttft_ms / 1000.0));
+    in_lens.push_back(metrics::input_token_count(r));
+    out_lens.push_back(metrics::output_token_count(r));
+    errors.push_back(r.error_message);
+  }
+  extra["ttfts"] = ttfts;
+  extra["input_lens"] = in_lens;
+  extra["output_lens"] = out_lens;
+  extra["errors"] = errors;
+}
+
+void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
+                   const RunTarget& target, const loadgen::LoadResult& result,
+                   const RunOutputs& out, const metrics::Summary& summary) {
+  const auto& lo = plan.load;
+  report::RunInfo info;
+  info.date = fmt::format("{:%Y%m%d-%H%M%S}",
+                          fmt::localtime(std::chrono::system_clock::to_time_t(out.start_time)));
+  info.backend = f.backend;
+  info.model_id = lo.model;
+  info.tokenizer_id = f.tokenizer.empty() ? lo.model : f.tokenizer;
+  info.base_url = lo.url.origin() + lo.url.path_prefix;
+  info.endpoint = lo.endpoint;
+  info.num_prompts = f.num_prompts;
+  info.request_rate = plan.report.rate;
+  info.burstiness = plan.report.burstiness;
+  info.max_concurrency = static_cast<int>(f.max_concurrency);
+  info.slo = plan.report.summary.slo;
+  info.seed = f.seed;
+  info.tool_version = std::string(build_info::version());
+  info.git_sha = std::string(build_info::git_sha());
+  info.config_requested = run_flags_json(f);
+  info.config_effective = run_effective_config(f, plan, w.samples.size());
+  info.server_models = target.server_models;
+  info.run_start_steady_ns = result.run_start_steady_ns;
+  info.percentiles = plan.report.percentiles;
+  info.extra = {{"interrupted", result.interrupted},
+                {"connections_opened", result.connections_opened},
+                {"records_file", out.records_path.filename().string()},
+                {"prompt_token_mismatches", summary.prompt_token_mismatches},
+                {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
+  if (plan.output.save_detailed) {
+    add_detailed_arrays(result, info.extra);
+  }
+  const auto path = plan.output.dir / (out.stem + ".json");
+  report::write_json_file(path.string(), report::results_json(summary, info));
+  log::info("results written to {}", path.string());
+}
+
+}  // namespace
+
+json run_effective_config(const RunFlags& f, const RunPlan& plan, std::size_t samples) {
+  json j = dataset_json(plan.dataset, f);
+  j.update(report_setup_json(plan.report));
+  j.update(load_options_json(plan.load));
+  j["builtin_server"] =
+      plan.builtin ? builtin_server_json(*plan.builtin, f.server.engine) : json(nullptr);
+  j["samples"] = samples;
+  return j;
+}
+
+int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out) {
+  const auto summary = metrics::summarize(result.records, plan.report.summary);
+  auto copt =
+      console_options(f, plan.report.rate, plan.report.percentile_metrics, plan.report.summary.slo);
+  add_load_lines(plan, result, summary, copt);
+  report::print_console(stdout, summary, copt);
+  if (summary.lateness_ms.count > 0 && summary.lateness_ms.max > 10.0 &&
+      std::isfinite(plan.report.rate) && f.max_concurrency <= 0) {
+    log::warn(
+        "the client sent requests up to {:.1f} ms late (mean {:.2f} ms): it could not keep up "
+        "with the schedule; see lateness_ms in the results",
+        summary.lateness_ms.max, summary.lateness_ms.mean);
+  }
+  if (plan.output.save_result) {
+    write_results(f, plan, w, target, result, out, summary);
+  }
+  if (out.records && out.records->lost() > 0) {
+    log::error(
+        "{} of {} per-request records were lost writing {} ({}); the summary above "
+        "counts every request",
+        out.records->lost(), out.records->lost() + out.records->written(),
+        out.records_path.string(), out.records->error());
+    return 1;
+  }
+  if (out.records) {
+    log::info("per-request records written to {}", out.records_path.string());
+  }
+  return (summary.failed > 0 || result.interrupted) ? 1 : 0;
+}
+
+}  // namespace llmbench::cli

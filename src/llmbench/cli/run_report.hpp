@@ -1,0 +1,62 @@
+#pragma once
+/// @file
+/// The state of a `run` between its steps (workload, target, outputs) and its last step, the
+/// report: console table with the load-accuracy lines, the results JSON (`config_requested`
+/// from the flags, `config_effective` from the plan that ran, config_json.hpp).
+
+#include "llmbench/cli/run_flags.hpp"
+#include "llmbench/cli/run_plan.hpp"
+#include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/metrics/record_file.hpp"
+#include "llmbench/server/server.hpp"
+#include "llmbench/tokenizer/tokenizer.hpp"
+#include "llmbench/workload/dataset.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+
+/// The loaded workload: the tokenizer (which the plan's load options point at) and samples.
+struct RunWorkload {
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  std::vector<workload::Sample> samples;
+};
+
+/// The running target: the built-in server (null for a given URL; owned by the caller of
+/// `run`'s steps, so that stopping it stays out of a destructor) and its /v1/models answer (null
+/// when it gave none).
+struct RunTarget {
+  server::Server* builtin = nullptr;
+  nlohmann::json server_models = nullptr;
+};
+
+/// The opened outputs: the file stem, the per-request JSONL (non-null when records are saved;
+/// written on loadgen's writer thread, every write checked: metrics::RecordFileWriter).
+struct RunOutputs {
+  std::chrono::system_clock::time_point start_time;
+  std::string stem;
+  std::filesystem::path records_path;
+  std::unique_ptr<metrics::RecordFileWriter> records;
+};
+
+/// The requested and effective configuration of `run` for the results JSON: requested =
+/// `run_flags_json(flags)`; effective = the load, dataset and report setup of `plan`, the
+/// built-in server that ran (null for a given URL) and the number of samples loaded.
+nlohmann::json run_effective_config(const RunFlags& flags, const RunPlan& plan,
+                                    std::size_t samples);
+
+/// Summarizes `result`, prints the console table (with the requested and achieved send rates,
+/// connections, local token counts), writes the results JSON with `--save-result`, and returns
+/// the exit code: 1 when a request failed or the run was interrupted, else 0.
+int report_run(const RunFlags& flags, const RunPlan& plan, const RunWorkload& workload,
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& outputs);
+
+}  // namespace llmbench::cli

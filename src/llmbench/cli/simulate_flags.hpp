@@ -1,0 +1,31 @@
+#pragma once
+/// @file
+/// `llmbench simulate`'s flags as typed: the workload of `run` (`WorkloadFlags`), the engine
+/// (`EngineFlags`, plain names) and the simulation's own outputs.
+
+#include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/workload_flags.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace llmbench::cli {
+
+/// Everything `llmbench simulate` accepts.
+struct SimulateFlags : WorkloadFlags {
+  SimulateFlags() { dataset_name = "random"; }  // synthetic lengths suit capacity what-ifs
+
+  bool ignore_eos = false;  ///< accepted for symmetry with `run` (the full length is generated)
+  EngineFlags engine;
+  double timeline_interval_s = 0;  ///< seconds per timeline window; 0 = a tenth of the run
+  bool save_result = false;
+  std::string result_dir;
+  std::string result_filename;
+  std::string trace_path;  ///< `--trace`: Chrome trace of the engine steps ("" = none)
+};
+
+/// Registers every `simulate` flag on `app`, bound to `flags` (which must outlive parsing).
+void add_simulate_flags(CLI::App& app, SimulateFlags& flags);
+
+}  // namespace llmbench::cli
