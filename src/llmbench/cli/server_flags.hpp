@@ -45,7 +45,7 @@ auto with_flag_prefix(const std::string& prefix, Fn&& fn) -> decltype(fn()) {
     if (prefix.empty() || err.source.rfind("--", 0) != 0)
       throw;
     err.source = "--" + prefix + err.source.substr(2);
-    throw Exception(std::move(err));
+    throw Exception(err);
   }
 }
 
