@@ -89,13 +89,13 @@ json timeline_json(const std::vector<sim::TimelineBucket>& timeline) {
 }
 
 /// The engine that runs (vLLM V1 defaults: `sim::make_engine_spec`) and the simulation's own
-/// options.
+/// options; `rate` (requests/s, inf = all at once) decides open or closed loop as `run` does.
 struct SimSetup {
   sim::EngineSpec engine;
   sim::SimOptions options;
 };
 
-SimSetup build_simulation(const SimulateFlags& f, const std::string& data) {
+SimSetup build_simulation(const SimulateFlags& f, const std::string& data, double rate) {
   SimSetup s{.engine = resolve_engine_spec(f.engine, data, ""), .options = {}};
   auto& so = s.options;
   so.engine = s.engine.engine;
@@ -241,7 +241,7 @@ int execute_simulate(const SimulateFlags& f) {
   check_engine_flags(f.engine, "");
   require_in_range(f.timeline_interval_s, 0, 1e9, "--timeline-interval",
                    "a number of seconds >= 0 (0 = a tenth of the simulated time)");
-  const SimSetup setup = build_simulation(f, data);
+  const SimSetup setup = build_simulation(f, data, report.rate);
   log::info("{}", setup.engine.describe());
 
   // --tokenizer: exact prompt lengths (completions counting) and, for id prompts, real token ids
