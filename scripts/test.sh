@@ -39,4 +39,7 @@ fi
 
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)"
+
+# clang-tidy on the sources changed since .ci/tidy-base (scripts/tidy.sh; the checks in .clang-tidy).
+scripts/tidy.sh
 ctest --preset ci -j "$(nproc)"
