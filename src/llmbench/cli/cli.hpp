@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// Command-line entry: subcommands → config structs → library calls (DESIGN.md §1).
+/// Command-line entry: subcommands → config structs → library calls (README.md "Benchmarking a
+/// server").
 
 #include <functional>
 
@@ -12,8 +13,9 @@ namespace llmbench::cli {
 /// "llmbench: internal error: ...". Returns the command's own code when it returns.
 int run_guarded(const std::function<int()>& command);
 
-/// Runs `llmbench <subcommand> ...`. Exit codes (STYLE.md): 0 ok; 1 the run finished but
-/// requests failed; 2 usage, configuration or start-up error; 3 internal error. Never throws.
+/// Runs `llmbench <subcommand> ...`. Exit codes (docs/architecture.md, conventions: errors): 0 ok;
+/// 1 the run finished but requests failed; 2 usage, configuration or start-up error; 3 internal
+/// error. Never throws.
 int run(int argc, char** argv);
 
 }  // namespace llmbench::cli

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The `config_requested` and `config_effective` sections of the results JSON (STYLE.md
-/// "Settings", after MLPerf LoadGen's requested and effective settings). Requested: every flag
+/// The `config_requested` and `config_effective` sections of the results JSON (docs/metrics.md,
+/// after MLPerf LoadGen's requested and effective settings). Requested: every flag
 /// as typed, one serializer per flags struct, so `run`, `simulate` (and a sweep) that share a
 /// struct write the same keys; key = the flag's long name with '_' for '-' ("--random-input-len"
 /// → "random_input_len"), except that negative flags are written positively ("--no-stream" →

@@ -1,5 +1,5 @@
 // `llmbench plan`: vLLM's KV-cache capacity arithmetic for a model profile on a GPU profile
-// (sim/memory.hpp; SIMULATOR-NOTES.md §2.2 and §6.3), printed like vLLM's start-up log.
+// (sim/memory.hpp; docs/simulator.md "KV cache capacity"), printed like vLLM's start-up log.
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_checks.hpp"

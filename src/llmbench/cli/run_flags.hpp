@@ -1,8 +1,9 @@
 #pragma once
 /// @file
-/// `llmbench run`'s flags as typed (the "requested" configuration, STYLE.md "Settings"): the
-/// workload and load shape of `WorkloadFlags`, the target and request shape, outputs, and the
-/// built-in server's `--server-*` flags. `resolve_run` (run_plan.hpp) turns them into a plan.
+/// `llmbench run`'s flags as typed (the "requested" configuration, LoadGen's requested/effective
+/// settings; docs/architecture.md): the workload and load shape of `WorkloadFlags`, the target and
+/// request shape, outputs, and the built-in server's `--server-*` flags. `resolve_run`
+/// (run_plan.hpp) turns them into a plan.
 
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"

@@ -46,8 +46,8 @@ namespace {
 using nlohmann::json;
 
 /// Prints the engine state over time: KV-cache usage, running/waiting, preemptions and the
-/// prefix-cache hit rate per window (issue 3: "reports KV-cache usage, preemptions and
-/// prefix-hit rate over time").
+/// prefix-cache hit rate per window (docs/simulator.md "Over time": "reports KV-cache usage,
+/// preemptions and prefix-hit rate over time").
 void print_timeline(const std::vector<sim::TimelineBucket>& timeline) {
   if (timeline.empty())
     return;

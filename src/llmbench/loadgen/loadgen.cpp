@@ -35,7 +35,8 @@ constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 struct Job {
   std::int64_t id = 0;
   std::size_t sample = 0;
-  TimeNs scheduled_ns = 0;  // run-relative: what the plan wanted (DESIGN.md §2 `scheduled`)
+  TimeNs scheduled_ns = 0;  // run-relative: what the plan wanted (docs/metrics.md, the per-request
+                            // record: `scheduled`)
   TimeNs slot_ns = 0;       // run-relative: when it got its concurrency slot (`slot`)
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it

@@ -1,10 +1,10 @@
 #pragma once
 /// @file
 /// Open- and closed-loop load drivers that send requests to an OpenAI-compatible endpoint and
-/// fill one `RequestRecord` per request (DESIGN.md §2). The whole schedule is drawn before the
-/// run from the seed (MLPerf LoadGen habit); a dispatcher thread releases requests at their
-/// scheduled times into worker threads, each with its own io_context, connection pool, SSE parser
-/// and JSON decoder (wrk2 habit: nothing shared on the hot path).
+/// fill one `RequestRecord` per request (docs/metrics.md, the per-request record). The whole
+/// schedule is drawn before the run from the seed (MLPerf LoadGen habit); a dispatcher thread
+/// releases requests at their scheduled times into worker threads, each with its own io_context,
+/// connection pool, SSE parser and JSON decoder (wrk2 habit: nothing shared on the hot path).
 
 #include "llmbench/http/client.hpp"
 #include "llmbench/metrics/record.hpp"

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// The data contract of llmbench: one `RequestRecord` per request (DESIGN.md §2). Real runs and the
-/// simulator both produce these; every metric is a pure function of a vector of them.
+/// The data contract of llmbench: one `RequestRecord` per request (docs/metrics.md, the per-request
+/// record). Real runs and the simulator both produce these; every metric is a pure function of a
+/// vector of them.
 
 #include "llmbench/core/clock.hpp"
 
@@ -29,7 +30,7 @@ struct Chunk {
   bool operator==(const Chunk&) const = default;
 };
 
-/// Tokens `chunk` stands for in the metrics: its count, or one when unknown (DESIGN.md §3 counts
+/// Tokens `chunk` stands for in the metrics: its count, or one when unknown (docs/metrics.md counts
 /// every output-carrying event as at least one token until a tokenizer says otherwise).
 [[nodiscard]] inline std::int64_t tokens_or_one(const Chunk& chunk) noexcept {
   return chunk.tokens >= 0 ? chunk.tokens : 1;
@@ -78,7 +79,7 @@ struct RequestRecord {
   bool warmup = false;        ///< warm-up requests are written but excluded from every metric
   TimeNs scheduled_ns = -1;   ///< when the load plan wanted it sent (open loop: arrival time;
                               ///< closed loop: when a concurrency slot freed)
-  TimeNs slot_ns = -1;        ///< when it got its concurrency slot (DESIGN.md §2 `slot`; equal
+  TimeNs slot_ns = -1;        ///< when it got its concurrency slot (docs/metrics.md `slot`; equal
                               ///< to `scheduled_ns` without a cap); -1 in records written before
                               ///< the field existed, read as `scheduled_ns` (`slot_time`)
   TimeNs sent_ns = -1;        ///< first byte of the request written

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Distribution statistics of one metric's samples, as numpy computes them (DESIGN.md §3
+/// Distribution statistics of one metric's samples, as numpy computes them (docs/metrics.md
 /// "Percentiles are exact over all samples"): mean and population standard deviation summed in
 /// numpy's order, and percentiles by numpy's default linear interpolation, so every value is
 /// bit-identical to what vLLM's `bench serve` reports for the same samples (docs/metrics.md,

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Pure functions from `RequestRecord`s to the benchmark's numbers, exactly as DESIGN.md §3 and
+/// Pure functions from `RequestRecord`s to the benchmark's numbers, exactly as
 /// docs/metrics.md define them.
 
 #include "llmbench/metrics/record.hpp"
@@ -34,7 +34,7 @@ struct RequestLatency {
   double e2el_ms = kUndefined;        ///< last output chunk − sent (done − sent if no output)
   double e2el_sched_ms = kUndefined;  ///< as e2el from scheduled
   double tpot_ms = kUndefined;        ///< (last − first output chunk) / (N − 1), N ≥ 2
-  double lateness_ms = kUndefined;    ///< sent − slot (client lateness, DESIGN.md §2)
+  double lateness_ms = kUndefined;    ///< sent − slot (client lateness, docs/metrics.md)
   double queue_wait_ms = kUndefined;  ///< slot − scheduled (the wait behind --max-concurrency)
 };
 

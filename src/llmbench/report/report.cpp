@@ -211,7 +211,7 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
     line_float(out, fmt::format("P{} lateness (ms):", percentile_label(top->first)), top->second);
   }
   line_float(out, "Max lateness (ms):", s.lateness_ms.max);
-  // The wait for a slot under --max-concurrency (DESIGN.md §2 slot − scheduled); only an open
+  // The wait for a slot under --max-concurrency (docs/metrics.md: slot − scheduled); only an open
   // loop with a cap has one, so the section is left out when no request waited.
   if (s.queue_wait_ms.count > 0 && s.queue_wait_ms.max > 0) {
     section(out, "Queue Wait", '-');

@@ -2,8 +2,8 @@
 /// @file
 /// Console and JSON reports of a run's `metrics::Summary`. The console layout and the JSON key
 /// names of shared metrics are those of vLLM's `vllm bench serve` (its result table and
-/// `--save-result` file), so users' habits and scripts carry over (DESIGN.md §1); llmbench's own
-/// numbers are added beside them with the same naming pattern.
+/// `--save-result` file), so users' habits and scripts carry over (README.md "Benchmarking a
+/// server"); llmbench's own numbers are added beside them with the same naming pattern.
 
 #include "llmbench/metrics/summary.hpp"
 

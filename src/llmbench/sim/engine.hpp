@@ -128,8 +128,9 @@ struct SimOptions {
   /// bytes per token; `metrics::expand_token_runs` writes the chunks later if wanted).
   bool expand_chunks = true;
   /// No request rate (`run`'s closed loop): a record's `scheduled_ns` is the time it got its
-  /// slot, as `run` plans a closed loop (DESIGN.md §2). Off: `scheduled_ns` is the arrival and
-  /// `slot_ns` − `scheduled_ns` the wait behind `max_concurrency`.
+  /// slot, as `run` plans a closed loop (docs/metrics.md, the per-request record). Off:
+  /// `scheduled_ns` is the arrival and `slot_ns` − `scheduled_ns` the wait behind
+  /// `max_concurrency`.
   bool closed_loop = false;
 };
 

@@ -133,10 +133,11 @@ inline RequestLatency latency_of(const RequestRecord& record, const OutputSpan& 
 /// token totals, per-request latencies, goodput, in-flight intervals and 1 s token windows.
 class SummaryBuilder {
  public:
-  /// Judges goodput by `slo`. Finds the duration window's opening (DESIGN.md §3 "from the first
-  /// send to the last completion"): the first send of any non-warm-up request, failed ones included
-  /// (the load was running). It closes at the last `done` of a completed request (a trailing
-  /// timeout does not stretch the window over which completed work is divided).
+  /// Judges goodput by `slo`. Finds the duration window's opening (docs/metrics.md "Definitions",
+  /// duration: "from the first send to the last completion"): the first send of any non-warm-up
+  /// request, failed ones included (the load was running). It closes at the last `done` of a
+  /// completed request (a trailing timeout does not stretch the window over which completed work is
+  /// divided).
   SummaryBuilder(const std::vector<RequestRecord>& records, const Slo& slo) : slo_(slo) {
     for (const auto& r : records) {
       if (!r.warmup && r.sent_ns >= 0 && (first_send_ < 0 || r.sent_ns < first_send_)) {
