@@ -24,19 +24,9 @@ std::string binary() {
   return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
 }
 
-class CliExitTest : public ::testing::Test {
+class CliExitTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("llmbench-cli-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure())
-      fs::remove_all(dir_);
-  }
+  CliExitTest() : ScratchDirTest("cli") {}
 
   /// Runs `llmbench args...` to its end (at most 120 s); returns the exit code, output in `log`.
   int llmbench(const std::vector<std::string>& args, std::string& log) {
@@ -52,7 +42,6 @@ class CliExitTest : public ::testing::Test {
     return code;
   }
 
-  fs::path dir_;
   int runs_ = 0;
 };
 

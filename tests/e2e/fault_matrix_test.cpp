@@ -52,19 +52,9 @@ double median(std::vector<double> v) {
   return metrics::percentile_sorted(v, 50);
 }
 
-class FaultMatrix : public ::testing::Test {
+class FaultMatrix : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("llmbench-faults-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure())
-      fs::remove_all(dir_);
-  }
+  FaultMatrix() : ScratchDirTest("faults") {}
 
   /// `serve` with fixed timing (TTFT 10 ms, ITL 1 ms) and `fault` (none when empty), then
   /// `run` against it; the server is stopped afterwards.
@@ -146,8 +136,6 @@ class FaultMatrix : public ::testing::Test {
     }
     return r;
   }
-
-  fs::path dir_;
 };
 
 /// Requests 1..kRequests that the seed gives `kind` (the server numbers them in arrival order;

@@ -122,4 +122,17 @@ std::string fetch_text(int port, const std::string& path) {
   return body == std::string::npos ? "" : response.substr(body + 4);
 }
 
+void ScratchDirTest::SetUp() {
+  dir_ = std::filesystem::temp_directory_path() /
+         ("llmbench-" + prefix_ + "-" + std::to_string(::getpid()) + "-" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+}
+
+void ScratchDirTest::TearDown() {
+  if (!HasFailure())
+    std::filesystem::remove_all(dir_);
+}
+
 }  // namespace llmbench::e2e

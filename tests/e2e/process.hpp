@@ -3,7 +3,10 @@
 /// Child processes for end-to-end tests (the llama.cpp server-test habit: start the binary, poll
 /// for readiness, fail if it died, kill it at teardown).
 
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -43,5 +46,20 @@ int wait_for_port_file(const std::string& path, Process& server, std::chrono::mi
 /// `GET path` from 127.0.0.1:port over HTTP/1.0 (connection closed by the server); returns the
 /// body, or "" on any failure.
 std::string fetch_text(int port, const std::string& path);
+
+/// A test fixture with a fresh scratch folder per test in `dir_`:
+/// `<temp>/llmbench-<prefix>-<pid>-<test name>`, removed after a passing test and kept after a
+/// failing one (its logs are the evidence).
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  explicit ScratchDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override;
+  void TearDown() override;
+
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
 
 }  // namespace llmbench::e2e

@@ -42,18 +42,12 @@ std::size_t count_lines(const fs::path& path) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-class RecordsSafetyTest : public ::testing::Test {
+class RecordsSafetyTest : public ScratchDirTest {
  protected:
+  RecordsSafetyTest() : ScratchDirTest("records") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("llmbench-records-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    ScratchDirTest::SetUp();
     fs::create_directories(dir_ / "results");
-  }
-  void TearDown() override {
-    if (!HasFailure())
-      fs::remove_all(dir_);
   }
 
   /// `serve --timing fixed` with TTFT 20 ms, ITL 5 ms and an emission log; returns its port.
@@ -96,7 +90,6 @@ class RecordsSafetyTest : public ::testing::Test {
         (dir_ / "client.log").string());
   }
 
-  fs::path dir_;
   std::unique_ptr<Process> server_;
 };
 

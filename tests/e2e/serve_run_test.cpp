@@ -56,19 +56,9 @@ double pct(std::vector<double> v, double q) {
   return metrics::percentile_sorted(v, q);
 }
 
-class ServeRunTest : public ::testing::Test {
+class ServeRunTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("llmbench-e2e-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure())
-      fs::remove_all(dir_);
-  }
+  ServeRunTest() : ScratchDirTest("e2e") {}
 
   /// Starts the server with TTFT 40 ms, ITL 4 ms, 3 tokens per chunk; returns its port.
   int start_server() {
@@ -184,7 +174,6 @@ class ServeRunTest : public ::testing::Test {
     EXPECT_NEAR(pct(itl_ms, 50), 4.0, 1.0);
   }
 
-  fs::path dir_;
   std::unique_ptr<Process> server_;
 };
 
