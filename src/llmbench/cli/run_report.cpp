@@ -87,8 +87,8 @@ void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   info.date = fmt::format("{:%Y%m%d-%H%M%S}",
                           fmt::localtime(std::chrono::system_clock::to_time_t(out.start_time)));
   info.backend = f.backend;
-  info.model_id = lo.model;
-  info.tokenizer_id = f.tokenizer.empty() ? lo.model : f.tokenizer;
+  info.model_id = lo.request.model;
+  info.tokenizer_id = f.tokenizer.empty() ? lo.request.model : f.tokenizer;
   info.base_url = lo.url.origin() + lo.url.path_prefix;
   info.endpoint = lo.endpoint;
   info.num_prompts = f.num_prompts;
