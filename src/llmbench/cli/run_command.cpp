@@ -252,6 +252,9 @@ int execute_run(const RunFlags& f) {
   for (const auto& warning : plan.warnings) {
     log::warn("{}", warning);
   }
+  for (const auto& warning : unhonoured_flag_warnings(plan.load)) {
+    log::warn("{}", warning);
+  }
   const RunWorkload workload = load_workload(plan, f);
   std::unique_ptr<server::Server> builtin;
   RunTarget target = start_target(plan, builtin);
