@@ -136,8 +136,9 @@ void discover_model(RunPlan& plan, RunTarget& target) {
         lo.url, lo.url.path_prefix + models_path, lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
-    // The answer is stored in the results: a server that echoes the key must not put it there.
-    body = protocol::Redactor(lo.secrets).redact(body);
+    // The answer is stored in the results: a server that echoes the key must not put it there,
+    // even spelled with JSON escapes (its strings are redacted once decoded).
+    body = protocol::redact_json_text(body, protocol::Redactor(lo.secrets));
     if (status == 200) {
       discovered_model = dialect.first_model(body);
       target.server_models = json::parse(body, nullptr, false);
@@ -250,6 +251,9 @@ loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w,
 int execute_run(const RunFlags& f) {
   RunPlan plan = resolve_run(f, ResolveEnv::current());
   for (const auto& warning : plan.warnings) {
+    log::warn("{}", warning);
+  }
+  for (const auto& warning : unhonoured_flag_warnings(plan.load)) {
     log::warn("{}", warning);
   }
   const RunWorkload workload = load_workload(plan, f);
