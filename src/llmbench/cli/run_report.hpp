@@ -35,7 +35,7 @@ struct RunWorkload {
 /// when it gave none).
 struct RunTarget {
   server::Server* builtin = nullptr;
-  nlohmann::json server_models = nullptr;
+  nlohmann::json server_models;  // default-constructed: null
 };
 
 /// The opened outputs: the file stem, the per-request JSONL (non-null when records are saved;
