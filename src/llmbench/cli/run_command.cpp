@@ -157,11 +157,11 @@ void discover_model(RunPlan& plan, RunTarget& target) {
                                       protocol::Redactor(lo.secrets).redact(e.what())),
                           plan.builtin ? "the built-in server" : "--base-url", -1});
   }
-  if (lo.model.empty() && discovered_model) {
-    lo.model = *discovered_model;
-    log::info("--model not given: using '{}' from {}", lo.model, models_path);
+  if (lo.request.model.empty() && discovered_model) {
+    lo.request.model = *discovered_model;
+    log::info("--model not given: using '{}' from {}", lo.request.model, models_path);
   }
-  if (lo.model.empty()) {
+  if (lo.request.model.empty()) {
     throw Exception(Error{failure.empty()
                               ? "not given and the server's " + models_path + " named none"
                               : "not given, and " + failure,
@@ -189,7 +189,7 @@ RunOutputs open_outputs(const RunFlags& f, const RunPlan& plan) {
   out.start_time = std::chrono::system_clock::now();
   out.stem = !plan.output.stem.empty()
                  ? plan.output.stem
-                 : default_result_stem(f, plan.report.rate, plan.load.model,
+                 : default_result_stem(f, plan.report.rate, plan.load.request.model,
                                        std::chrono::system_clock::to_time_t(out.start_time));
   if (plan.output.save_records) {
     prepare_result_dir(plan.output.dir);
@@ -203,7 +203,8 @@ void log_run_start(const RunFlags& f, const RunPlan& plan) {
   const auto& lo = plan.load;
   const double rate = plan.report.rate;
   log::info(
-      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint, lo.model,
+      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint,
+      lo.request.model,
       f.duration_s > 0 ? fmt::format("duration {}s", f.duration_s) : std::to_string(f.num_prompts),
       f.num_warmups > 0 ? fmt::format(" + {} warm-up", f.num_warmups) : "",
       std::isinf(rate)

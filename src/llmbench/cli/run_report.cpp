@@ -67,8 +67,8 @@ void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   info.date = fmt::format("{:%Y%m%d-%H%M%S}",
                           fmt::localtime(std::chrono::system_clock::to_time_t(out.start_time)));
   info.backend = f.backend;
-  info.model_id = lo.model;
-  info.tokenizer_id = f.tokenizer.empty() ? lo.model : f.tokenizer;
+  info.model_id = lo.request.model;
+  info.tokenizer_id = f.tokenizer.empty() ? lo.request.model : f.tokenizer;
   info.base_url = lo.url.origin() + lo.url.path_prefix;
   info.endpoint = lo.endpoint;
   info.num_prompts = f.num_prompts;
@@ -138,14 +138,8 @@ json detailed_arrays(const std::vector<metrics::RequestRecord>& records) {
 }
 
 std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load) {
-  protocol::GenRequest request;
-  request.chat = load.chat;
-  request.stream = load.stream;
-  request.continuous_usage = load.continuous_usage;
-  request.ignore_eos = load.ignore_eos;
-  request.min_tokens = load.min_tokens;
   std::vector<std::string> warnings;
-  for (const std::string_view flag : protocol::unhonoured_flags(load.backend, request)) {
+  for (const std::string_view flag : protocol::unhonoured_flags(load.backend, load.request)) {
     warnings.push_back(fmt::format(
         "{} is not honoured: the {} backend does not send the field (its server does not "
         "accept it); the run goes on without it",

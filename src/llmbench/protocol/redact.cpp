@@ -1,5 +1,7 @@
 #include "llmbench/protocol/redact.hpp"
 
+#include "llmbench/core/utf8.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -128,12 +130,8 @@ std::string cut_utf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) {
     return std::string(text);
   }
-  std::size_t end = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) so the cut lands on a lead byte.
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) {
-    --end;
-  }
-  return std::string(text.substr(0, end));
+  // Back over continuation bytes (core/utf8.hpp), so the cut lands on a lead byte.
+  return std::string(text.substr(0, utf8_floor(text, max_bytes)));
 }
 
 std::string server_text(std::string_view text, const Redactor& redactor, std::size_t max_bytes) {
