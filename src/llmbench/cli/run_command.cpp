@@ -124,7 +124,9 @@ std::unique_ptr<server::Server> start_builtin(RunPlan& plan) {
 
 /// GETs the backend's model list (`protocol::Dialect::models_path`, /v1/models for the OpenAI
 /// shapes); the redacted answer (or why there is none) goes into `target`, and its first model
-/// (`Dialect::first_model`) becomes the load's model when `--model` was not given.
+/// (`Dialect::first_model`) becomes the load's model when `--model` was not given. A GET that
+/// gets no answer (connection refused, TLS verification, timeout) throws `Exception`: the run
+/// stops before it starts.
 void discover_model(RunPlan& plan, RunTarget& target) {
   auto& lo = plan.load;
   const protocol::Dialect& dialect = protocol::dialect(lo.backend);
@@ -149,9 +151,11 @@ void discover_model(RunPlan& plan, RunTarget& target) {
       log::warn("{}", failure);
     }
   } catch (const Exception& e) {
-    failure = fmt::format("GET {} failed: {}", models_path,
-                          protocol::Redactor(lo.secrets).redact(e.what()));
-    log::warn("{}", failure);
+    // No answer at all (refused, TLS not trusted, timeout): every request would fail the same
+    // way, so the run stops here, once, with the reason (and for TLS, the way out).
+    throw Exception(Error{fmt::format("cannot reach the server: GET {} failed: {}", models_path,
+                                      protocol::Redactor(lo.secrets).redact(e.what())),
+                          plan.builtin ? "the built-in server" : "--base-url", -1});
   }
   if (lo.request.model.empty() && discovered_model) {
     lo.request.model = *discovered_model;
@@ -165,13 +169,15 @@ void discover_model(RunPlan& plan, RunTarget& target) {
   }
 }
 
-/// The target running: the built-in server started if planned (into `builtin`), the model known.
+/// The target running: the built-in server started if planned (into `builtin`), the client's
+/// TLS setup checked (a bad `--ca-cert` fails here, once), the model known.
 RunTarget start_target(RunPlan& plan, std::unique_ptr<server::Server>& builtin) {
   RunTarget target;
   if (plan.builtin) {
     builtin = start_builtin(plan);
     target.builtin = builtin.get();
   }
+  http::check_client_options(plan.load.url, plan.load.client);
   discover_model(plan, target);
   return target;
 }

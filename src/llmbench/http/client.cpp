@@ -382,15 +382,17 @@ struct ConnectionPool::Impl {
       co_return out;
     }
     handler.on_headers(out.status, steady_now_ns());
+    const bool error_status = out.status < 200 || out.status >= 300;
     if (auto coding = unsupported_coding(parser->get()); !coding.empty()) {
-      out.failure = Failure::Protocol;
+      // An error answer keeps its status (the body is only its explanation): the caller counts
+      // it by status, with this message, and the body is not read (nor the connection reused).
+      out.failure = error_status ? Failure::None : Failure::Protocol;
       out.message = fmt::format(
           "the HTTP {} response body uses the encoding '{}', which llmbench does not decode "
           "(it asks for Accept-Encoding: identity)",
           out.status, coding);
       co_return out;
     }
-    const bool error_status = out.status < 200 || out.status >= 300;
     std::size_t delivered = 0;
     while (!parser->is_done()) {
       parser->get().body().data = c.body.data();
@@ -530,6 +532,11 @@ class CollectBody final : public ResponseHandler {
   std::string body;
 };
 }  // namespace
+
+void check_client_options(const Url& url, const ClientOptions& options) {
+  net::io_context ioc;
+  const ConnectionPool pool(ioc, url, options);
+}
 
 std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& target,
                                            const ClientOptions& options,

@@ -71,7 +71,8 @@ enum class TimeoutPhase : std::uint8_t {
 /// Outcome of one exchange.
 struct Outcome {
   Failure failure = Failure::None;
-  std::string message;         ///< empty on success
+  std::string message;         ///< empty on success (for a non-2xx status whose body was not
+                               ///< read, what kept it unread: its encoding)
   int status = 0;              ///< HTTP status, 0 if no headers were received
   bool body_complete = false;  ///< the body ended as framed (last chunk / content-length reached)
   TimeoutPhase timeout = TimeoutPhase::None;  ///< set with `Failure::Timeout`
@@ -145,6 +146,11 @@ class ConnectionPool {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Makes what a `ConnectionPool` for `url` would make before connecting (for https, the TLS
+/// context with the CA certificates of `options`), so that a bad `--ca-cert` fails once, before a
+/// run, instead of in every worker. Throws `Exception` as the pool's constructor does.
+void check_client_options(const Url& url, const ClientOptions& options);
 
 /// Convenience for setup paths (not the hot path): runs one GET on a private io_context and
 /// returns (status, body). Throws `Exception` on transport failure, naming the URL.

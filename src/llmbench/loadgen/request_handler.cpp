@@ -305,9 +305,12 @@ void RecordingHandler::classify(const http::Outcome& outcome) {
     fail(error_kind_for(outcome.failure, rec_.headers_ns >= 0),
          mid_response ? "connection closed mid-response: " + outcome.message : outcome.message);
   } else if (error_status_) {
+    // An unread body (in an encoding llmbench does not decode) is explained by the outcome.
     fail(error_kind_for_status(rec_.http_status),
          fmt::format("HTTP {}: {}", rec_.http_status,
-                     protocol::error_message_from_body(body_, *redactor_)));
+                     body_.empty() && !outcome.message.empty()
+                         ? outcome.message
+                         : protocol::error_message_from_body(body_, *redactor_)));
   } else if (!stream_) {
     finish_body();
   } else if (!saw_done_ && !outcome.body_complete) {

@@ -96,6 +96,24 @@ TEST(ClientTransport, EncodedBodyIsReportedByItsEncoding) {
       << peer.request_head(0);
 }
 
+// An error answer in an encoding the client does not decode keeps its status: it is a 5xx (or
+// 4xx) with a message naming the encoding, not a parse failure of a 200.
+TEST(ClientTransport, EncodedErrorBodyKeepsItsStatus) {
+  const std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
+  net::io_context ioc;
+  ScriptedPeer peer(ioc, {{Reply{.bytes = "HTTP/1.1 503 Service Unavailable\r\nContent-Encoding: "
+                                          "gzip\r\nContent-Length: 10\r\n\r\n" +
+                                          gz}}});
+  ConnectionPool pool(ioc, peer.url(), {});
+  Collect seen;
+  const auto out = run_exchange(ioc, pool, post("/v1/completions"), seen);
+  ASSERT_TRUE(out.has_value()) << "the client hung";
+  EXPECT_EQ(out->failure, Failure::None) << out->message;
+  EXPECT_EQ(out->status, 503);
+  EXPECT_NE(out->message.find("encoding 'gzip'"), std::string::npos) << out->message;
+  EXPECT_EQ(seen.body, "");
+}
+
 TEST(ClientTransport, IdentityAndChunkedCodingsAreAccepted) {
   net::io_context ioc;
   ScriptedPeer peer(ioc, {{Reply{.bytes = json_reply("plain", "Content-Encoding: identity\r\n")}}});

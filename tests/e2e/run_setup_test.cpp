@@ -1,0 +1,99 @@
+// `run`'s setup failures (issue 14 item 9 and its follow-ups): a target that cannot be used ends
+// the run once, before any request, with the reason, instead of a warning and then the same
+// failure in every worker (an unreadable --ca-cert) or a misleading "--model: not given".
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "process.hpp"
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+namespace llmbench::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string binary() {
+  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
+}
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+/// A loopback port that nothing listens on (bound, then closed).
+int closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+class RunSetup : public ScratchDirTest {
+ protected:
+  RunSetup() : ScratchDirTest("setup") {}
+
+  /// Runs `llmbench run` with `args` (and a results folder); returns the exit code.
+  int run(const std::vector<std::string>& args) {
+    fs::create_directories(dir_ / "out");
+    std::vector<std::string> argv{
+        binary(), "run", "--num-prompts", "4", "--result-dir", (dir_ / "out").string(), "--quiet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process client(argv, (dir_ / "run.log").string());
+    const int code = client.wait(std::chrono::seconds(60));
+    console_ = read_file((dir_ / "run.log").string());
+    return code;
+  }
+
+  /// Files the run left in its results folder.
+  int outputs() const {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_ / "out")) ++n;
+    return n;
+  }
+
+  std::string console_;
+};
+
+TEST_F(RunSetup, CaCertWithoutCertificatesFailsOnceBeforeAnyRequest) {
+  const fs::path bad = dir_ / "bad.pem";
+  { std::ofstream(bad) << "not a certificate\n"; }
+  EXPECT_EQ(run({"--base-url", "https://127.0.0.1:9", "--model", "m", "--client-threads", "4",
+                 "--ca-cert", bad.string()}),
+            2)
+      << console_;
+  EXPECT_EQ(count(console_, "--ca-cert '" + bad.string() + "'"), 1) << console_;
+  EXPECT_EQ(count(console_, "cannot load CA certificates"), 1) << console_;
+  EXPECT_EQ(outputs(), 0) << console_;
+}
+
+TEST_F(RunSetup, TargetThatDoesNotAnswerStopsTheRunWithTheReason) {
+  const int port = closed_port();
+  ASSERT_GT(port, 0);
+  EXPECT_EQ(run({"--base-url", fmt::format("http://127.0.0.1:{}", port), "--model", "m"}), 2)
+      << console_;
+  EXPECT_EQ(count(console_, "--base-url: cannot reach the server: GET /v1/models failed"), 1)
+      << console_;
+  EXPECT_EQ(count(console_, "--model"), 0) << "not blamed on --model\n" << console_;
+  EXPECT_EQ(outputs(), 0) << console_;
+}
+
+}  // namespace
+}  // namespace llmbench::e2e
