@@ -2,6 +2,7 @@
 
 #include "llmbench/core/log.hpp"
 #include "llmbench/telemetry/detail/nvml_abi.hpp"
+#include "llmbench/telemetry/self_monitor.hpp"
 
 #include <fmt/format.h>
 
@@ -290,7 +291,10 @@ void GpuSampler::start() {
   }
   for (const auto& note : notes_) log::warn("{}", note);
   sample_once();
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("llmb-telem-gpu");
+    loop();
+  });
 }
 
 void GpuSampler::loop() {

@@ -1,6 +1,7 @@
 #include "llmbench/telemetry/server_metrics.hpp"
 
 #include "llmbench/core/log.hpp"
+#include "llmbench/telemetry/self_monitor.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -222,7 +223,10 @@ void ServerMetricsSampler::start() {
   if (thread_.joinable())
     return;
   scrape_once();
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("llmb-telem-scrp");
+    loop();
+  });
 }
 
 void ServerMetricsSampler::loop() {
