@@ -175,7 +175,7 @@ unsigned int Nvml::device_count() const {
 GpuDeviceInfo Nvml::device_info(unsigned int index) const {
   const Symbols& fn = *fn_;
   GpuDeviceInfo info{.index = index};
-  const NvmlDevice d = device_handle(fn, index);
+  NvmlDevice d = device_handle(fn, index);
   if (d == nullptr)
     return info;
   std::array<char, 96> name{};  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
@@ -198,7 +198,7 @@ GpuDeviceInfo Nvml::device_info(unsigned int index) const {
 GpuSample Nvml::sample(unsigned int index) const {
   const Symbols& fn = *fn_;
   GpuSample s{.t_ns = steady_now_ns()};
-  const NvmlDevice d = device_handle(fn, index);
+  NvmlDevice d = device_handle(fn, index);
   if (d == nullptr)
     return s;
   NvmlMemory memory;

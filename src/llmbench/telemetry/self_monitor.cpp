@@ -119,6 +119,7 @@ SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
                   ? options.cores
                   : static_cast<unsigned int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   std::vector<double> lags;
+  lags.reserve(samples.size());
   for (const auto& s : samples) lags.push_back(s.lag_ms);
   out.lag_ms = describe_series(lags);
   out.threads = thread_cpu(samples, options);
