@@ -17,10 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 class TelemetryRunTest : public ScratchDirTest {
  protected:
   TelemetryRunTest() : ScratchDirTest("telemetry") {}

@@ -140,12 +140,7 @@ json detailed_arrays(const std::vector<metrics::RequestRecord>& records) {
 }
 
 std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load) {
-  protocol::GenRequest request;
-  request.chat = load.chat;
-  request.stream = load.stream;
-  request.continuous_usage = load.continuous_usage;
-  request.ignore_eos = load.ignore_eos;
-  request.min_tokens = load.min_tokens;
+  const protocol::GenRequest& request = load.request;
   std::vector<std::string> warnings;
   for (const std::string_view flag : protocol::unhonoured_flags(load.backend, request)) {
     warnings.push_back(fmt::format(

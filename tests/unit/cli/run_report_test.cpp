@@ -77,9 +77,9 @@ TEST(DetailedArrays, EveryRequestHasItsLatenciesOrNull) {
 TEST(UnhonouredFlags, EachFlagTheBackendCannotSendIsNamedWithTheBackend) {
   loadgen::LoadOptions load;
   load.backend = protocol::Backend::OpenAI;
-  load.min_tokens = 3;
-  load.continuous_usage = true;
-  load.ignore_eos = true;  // sent by openai
+  load.request.min_tokens = 3;
+  load.request.continuous_usage = true;
+  load.request.ignore_eos = true;  // sent by openai
   const auto warnings = unhonoured_flag_warnings(load);
   ASSERT_EQ(warnings.size(), 2U);
   EXPECT_EQ(warnings[0].rfind("--min-tokens is not honoured: the openai backend", 0), 0U)
@@ -88,18 +88,18 @@ TEST(UnhonouredFlags, EachFlagTheBackendCannotSendIsNamedWithTheBackend) {
       << warnings[1];
 
   load.backend = protocol::Backend::Deepseek;
-  load.chat = true;
-  load.min_tokens.reset();
-  load.continuous_usage = false;
+  load.request.chat = true;
+  load.request.min_tokens.reset();
+  load.request.continuous_usage = false;
   const auto deepseek = unhonoured_flag_warnings(load);
   ASSERT_EQ(deepseek.size(), 1U);
   EXPECT_EQ(deepseek[0].rfind("--ignore-eos is not honoured: the deepseek backend", 0), 0U)
       << deepseek[0];
 
   load.backend = protocol::Backend::Vllm;
-  load.chat = false;
-  load.min_tokens = 3;
-  load.continuous_usage = true;
+  load.request.chat = false;
+  load.request.min_tokens = 3;
+  load.request.continuous_usage = true;
   EXPECT_TRUE(unhonoured_flag_warnings(load).empty());
 }
 
