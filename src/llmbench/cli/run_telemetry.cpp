@@ -27,11 +27,14 @@ RunTelemetry::RunTelemetry(const TelemetryFlags& f, const loadgen::LoadOptions& 
     auto parsed = http::parse_url(url);
     if (!parsed)
       throw Exception(Error{parsed.error().what(), "--scrape-metrics", -1});
+    http::ClientOptions client = load.client;
+    if (parsed->origin() != load.url.origin())
+      client.headers.clear();  // the API key and --header values go to the target's origin only
     scraper_ = std::make_unique<telemetry::ServerMetricsSampler>(
         telemetry::ScrapeOptions{.url = *parsed,
                                  .url_text = url,
                                  .interval = std::chrono::milliseconds(f.scrape_interval_ms),
-                                 .client = load.client});
+                                 .client = std::move(client)});
   }
 }
 

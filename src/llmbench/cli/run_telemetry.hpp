@@ -22,8 +22,9 @@ namespace llmbench::cli {
 class RunTelemetry {
  public:
   /// Builds what `flags` ask for. `load` gives the target (its URL, for the default scrape URL,
-  /// and its client options: TLS, headers). Throws `Exception` for a bad `--gpu-devices` or
-  /// `--scrape-metrics` URL, before any request is sent.
+  /// and its client options: TLS, and the headers, which are sent only when the scrape URL has
+  /// the target's origin, since they hold the API key). Throws `Exception` for a bad
+  /// `--gpu-devices` or `--scrape-metrics` URL, before any request is sent.
   RunTelemetry(const TelemetryFlags& flags, const loadgen::LoadOptions& load);
 
   /// Starts every sampler (a GPU sampler without NVML says so once and stays off).
