@@ -167,7 +167,9 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "quiet", "server",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
-      "admission_window_ms"};
+      "admission_window_ms",
+      // telemetry of a real run (docs/telemetry.md)
+      "gpu_telemetry", "gpu_devices", "nvml_library", "scrape_metrics", "scrape_interval_ms"};
   const std::set<std::string> sim_only = {"timeline_interval", "trace"};
   const auto& run_req = run.at("config_requested");
   EXPECT_EQ(

@@ -134,6 +134,7 @@ json run_flags_json(const RunFlags& f) {
                 {"prewarm", !f.no_prewarm},
                 {"quiet", f.quiet},
                 {"server", serve_flags_json(f.server)}});
+  j.update(telemetry_flags_json(f.telemetry));
   return j;
 }
 

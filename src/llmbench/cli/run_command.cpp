@@ -234,10 +234,14 @@ loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w,
   sigaction(SIGHUP, &sa, &old_hup);  // a closed terminal stops the run as SIGTERM does
   loadgen::Progress progress;
   loadgen::LoadResult result;
+  if (out.telemetry)
+    out.telemetry->start();
   {
     ProgressLine line(progress, plan.progress);
     result = loadgen::run_load(plan.load, w.samples, sink, &progress, &g_stop);
   }
+  if (out.telemetry)
+    out.telemetry->stop();  // before the built-in server stops: the last scrape reaches it
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
@@ -266,6 +270,7 @@ int execute_run(const RunFlags& f) {
   std::unique_ptr<server::Server> builtin;
   RunTarget target = start_target(plan, builtin);
   RunOutputs outputs = open_outputs(f, plan);
+  outputs.telemetry = std::make_unique<RunTelemetry>(f.telemetry, plan.load);
   log_run_start(f, plan);
   loadgen::LoadResult result = run_benchmark(plan, workload, target, outputs);
   return report_run(f, plan, workload, target, result, outputs);

@@ -54,6 +54,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_server_flags(app, f.server, kServerFlagPrefix);
+  add_telemetry_flags(app, f.telemetry);
   std::string footer = "Backends (--backend):\n";
   std::istringstream lines(protocol::backend_help());
   for (std::string line; std::getline(lines, line);) footer += "  " + line + "\n";

@@ -6,6 +6,7 @@
 /// (run_plan.hpp) turns them into a plan.
 
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/telemetry_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -50,6 +51,8 @@ struct RunFlags : WorkloadFlags {
   bool no_prewarm = false;
   bool quiet = false;
   ServeFlags server;  ///< the built-in server (no --base-url): the `--server-*` flags
+  /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
+  TelemetryFlags telemetry;
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).

@@ -92,6 +92,8 @@ void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   if (plan.output.save_detailed) {
     info.extra.update(detailed_arrays(result.records));
   }
+  if (out.telemetry)
+    info.extra["telemetry"] = out.telemetry->json();
   const auto path = plan.output.dir / (out.stem + ".json");
   report::write_json_file(path.string(), report::results_json(summary, info));
   log::info("results written to {}", path.string());
@@ -161,6 +163,8 @@ json run_effective_config(const RunFlags& f, const RunPlan& plan, std::size_t sa
 int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
                const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out) {
   const auto summary = metrics::summarize(result.records, plan.report.summary);
+  if (out.telemetry)
+    out.telemetry->finish(result);
   auto copt =
       console_options(f, plan.report.rate, plan.report.percentile_metrics, plan.report.summary.slo);
   add_load_lines(plan, result, summary, copt);

@@ -6,6 +6,7 @@
 
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/run_plan.hpp"
+#include "llmbench/cli/run_telemetry.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record_file.hpp"
 #include "llmbench/server/server.hpp"
@@ -48,6 +49,7 @@ struct RunOutputs {
   std::string stem;
   std::filesystem::path records_path;
   std::unique_ptr<metrics::RecordFileWriter> records;
+  std::unique_ptr<RunTelemetry> telemetry;  ///< started before the load, stopped after it
 };
 
 /// The requested and effective configuration of `run` for the results JSON: requested =

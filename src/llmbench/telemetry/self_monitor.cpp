@@ -1,0 +1,254 @@
+#include "llmbench/telemetry/self_monitor.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <pthread.h>
+#include <sstream>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace llmbench::telemetry {
+
+namespace {
+
+using nlohmann::json;
+
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+double timeval_s(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+/// The first line of a small file (a /proc entry, whose size reads as 0), "" when unreadable.
+std::string first_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+/// utime + stime of `/proc/self/task/<tid>/stat` in seconds: the fields after the
+/// parenthesised comm (which may hold spaces), 14 and 15 counted from 1 (proc(5)).
+double thread_cpu_s(const std::filesystem::path& stat_path, double ticks_per_s) {
+  const std::string stat = first_line(stat_path);
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos)
+    return std::nan("");
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  double utime = 0;
+  double stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14)
+      utime = std::stod(field);
+    if (i == 15)
+      stime = std::stod(field);
+  }
+  return (utime + stime) / ticks_per_s;
+}
+
+bool excluded(const std::string& name, const SelfMonitorOptions& options) {
+  return std::any_of(options.excluded_name_prefixes.begin(), options.excluded_name_prefixes.end(),
+                     [&](const std::string& p) { return name.rfind(p, 0) == 0; });
+}
+
+/// Per-thread CPU and sampled time over consecutive sample pairs that both saw the thread.
+std::vector<ThreadCpu> thread_cpu(const std::vector<SelfSample>& samples,
+                                  const SelfMonitorOptions& options) {
+  std::map<int, ThreadCpu> by_tid;
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    const double dt = ns_to_s(samples[i].t_ns - samples[i - 1].t_ns);
+    for (const auto& [tid, now] : samples[i].threads) {
+      auto& t = by_tid[tid];
+      t.tid = tid;
+      t.name = now.name;
+      t.client = !excluded(now.name, options);
+      const auto before = samples[i - 1].threads.find(tid);
+      if (before == samples[i - 1].threads.end() || std::isnan(now.cpu_s) ||
+          std::isnan(before->second.cpu_s))
+        continue;
+      t.cpu_s += std::max(0.0, now.cpu_s - before->second.cpu_s);
+      t.sampled_s += dt;
+    }
+  }
+  std::vector<ThreadCpu> out;
+  for (auto& [tid, t] : by_tid) {
+    t.busy_fraction = t.sampled_s > 0 ? t.cpu_s / t.sampled_s : 0;
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ThreadCpu& a, const ThreadCpu& b) { return a.cpu_s > b.cpu_s; });
+  return out;
+}
+
+}  // namespace
+
+void name_this_thread(const std::string& name) {
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+}
+
+SelfSample read_self_sample() {
+  SelfSample s{.t_ns = steady_now_ns()};
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0)
+    s.process_cpu_s = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const std::string tid_text = entry.path().filename().string();
+    const int tid = std::atoi(tid_text.c_str());
+    if (tid <= 0)
+      continue;
+    s.threads[tid] = ThreadTime{.name = first_line(entry.path() / "comm"),
+                                .cpu_s = thread_cpu_s(entry.path() / "stat", ticks)};
+  }
+  return s;
+}
+
+SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
+                                  const SelfMonitorOptions& options) {
+  SelfMonitorSummary out;
+  out.cores = options.cores > 0
+                  ? options.cores
+                  : static_cast<unsigned int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  std::vector<double> lags;
+  lags.reserve(samples.size());
+  for (const auto& s : samples) lags.push_back(s.lag_ms);
+  out.lag_ms = describe_series(lags);
+  out.threads = thread_cpu(samples, options);
+  if (samples.size() < 2)
+    return out;
+  out.span_s = ns_to_s(samples.back().t_ns - samples.front().t_ns);
+  out.process_cpu_s = samples.back().process_cpu_s - samples.front().process_cpu_s;
+  for (const auto& t : out.threads) {
+    if (!t.client)
+      continue;
+    out.client_cpu_s += t.cpu_s;
+    if (t.sampled_s > 0 && t.busy_fraction >= options.busy_threshold) {
+      out.reasons.push_back(fmt::format("client thread {} ({}) was busy {:.0f}% of {:.1f} s", t.tid,
+                                        t.name, 100 * t.busy_fraction, t.sampled_s));
+    }
+  }
+  out.client_cores = out.span_s > 0 ? out.client_cpu_s / out.span_s : std::nan("");
+  if (out.client_cores >= options.busy_threshold * out.cores) {
+    out.reasons.push_back(
+        fmt::format("the client threads used {:.2f} of {} cores", out.client_cores, out.cores));
+  }
+  if (out.lag_ms.count > 0 && out.lag_ms.p99 >= options.lag_threshold_ms) {
+    out.reasons.push_back(
+        fmt::format("the monitor thread woke up to {:.1f} ms late (p99): the host's CPUs were "
+                    "saturated",
+                    out.lag_ms.p99));
+  }
+  out.client_saturated = !out.reasons.empty();
+  return out;
+}
+
+json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitorSummary& summary,
+                       const SelfMonitorOptions& options, TimeNs run_start_ns) {
+  json t_ms = json::array();
+  json process_cores = json::array();
+  json client_cores = json::array();
+  json lag = json::array();
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    t_ms.push_back(ns_to_ms(samples[i].t_ns - run_start_ns));
+    lag.push_back(number(samples[i].lag_ms));
+    if (i == 0) {
+      process_cores.push_back(nullptr);
+      client_cores.push_back(nullptr);
+      continue;
+    }
+    const double dt = ns_to_s(samples[i].t_ns - samples[i - 1].t_ns);
+    double client = 0;
+    for (const auto& [tid, now] : samples[i].threads) {
+      const auto before = samples[i - 1].threads.find(tid);
+      if (before != samples[i - 1].threads.end() && !excluded(now.name, options))
+        client += std::max(0.0, now.cpu_s - before->second.cpu_s);
+    }
+    process_cores.push_back(
+        number(dt > 0 ? (samples[i].process_cpu_s - samples[i - 1].process_cpu_s) / dt : NAN));
+    client_cores.push_back(number(dt > 0 ? client / dt : NAN));
+  }
+  json threads = json::array();
+  for (const auto& t : summary.threads) {
+    threads.push_back({{"tid", t.tid},
+                       {"name", t.name},
+                       {"client", t.client},
+                       {"cpu_s", t.cpu_s},
+                       {"busy_fraction", t.busy_fraction}});
+  }
+  json lag_stats = {{"mean", number(summary.lag_ms.mean)},
+                    {"p99", number(summary.lag_ms.p99)},
+                    {"max", number(summary.lag_ms.max)}};
+  return {{"client_saturated", summary.client_saturated},
+          {"reasons", summary.reasons},
+          {"rule",
+           {{"busy_threshold", options.busy_threshold},
+            {"lag_threshold_ms", options.lag_threshold_ms},
+            {"excluded_name_prefixes", options.excluded_name_prefixes}}},
+          {"interval_ms", options.interval.count()},
+          {"cores", summary.cores},
+          {"span_s", number(summary.span_s)},
+          {"process_cpu_s", number(summary.process_cpu_s)},
+          {"client_cpu_s", summary.client_cpu_s},
+          {"client_cores", number(summary.client_cores)},
+          {"wakeup_lag_ms", lag_stats},
+          {"threads", threads},
+          {"series",
+           {{"t_ms", t_ms},
+            {"process_cpu_cores", process_cores},
+            {"client_cpu_cores", client_cores},
+            {"wakeup_lag_ms", lag}}}};
+}
+
+SelfMonitor::SelfMonitor(SelfMonitorOptions options) : options_(std::move(options)) {}
+
+SelfMonitor::~SelfMonitor() {
+  stop();
+}
+
+void SelfMonitor::start() {
+  if (thread_.joinable())
+    return;
+  thread_ = std::thread([this] {
+    name_this_thread("llmb-telem-self");
+    loop();
+  });
+}
+
+void SelfMonitor::loop() {
+  {
+    const std::lock_guard lock(mutex_);
+    samples_.push_back(read_self_sample());
+  }
+  auto next = std::chrono::steady_clock::now() + options_.interval;
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
+    const auto woke = std::chrono::steady_clock::now();
+    SelfSample s = read_self_sample();
+    s.lag_ms = std::chrono::duration<double, std::milli>(woke - next).count();
+    samples_.push_back(std::move(s));
+    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
+  }
+  samples_.push_back(read_self_sample());
+}
+
+void SelfMonitor::stop() {
+  if (!thread_.joinable())
+    return;
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+}  // namespace llmbench::telemetry

@@ -1,0 +1,256 @@
+#include "llmbench/telemetry/server_metrics.hpp"
+
+#include "llmbench/core/log.hpp"
+#include "llmbench/telemetry/self_monitor.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace llmbench::telemetry {
+
+namespace {
+
+using nlohmann::json;
+
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json numbers(const std::vector<double>& values) {
+  json a = json::array();
+  for (const double v : values) a.push_back(number(v));
+  return a;
+}
+
+json stats_json(const SeriesStats& s) {
+  return {{"count", s.count},     {"mean", number(s.mean)}, {"min", number(s.min)},
+          {"max", number(s.max)}, {"p50", number(s.p50)},   {"p90", number(s.p90)},
+          {"p99", number(s.p99)}};
+}
+
+}  // namespace
+
+std::string_view engine_name(Engine engine) noexcept {
+  for (const auto& e : kEngineNames) {
+    if (e.engine == engine)
+      return e.name;
+  }
+  return "unknown";
+}
+
+const ConceptInfo& concept_info(Concept c) noexcept {
+  return kConceptNames[static_cast<std::size_t>(c)];
+}
+
+Engine detect_engine(const Exposition& exposition) {
+  struct Prefix {
+    std::string_view text;
+    Engine engine;
+  };
+  constexpr Prefix kPrefixes[] = {{.text = "vllm:", .engine = Engine::Vllm},
+                                  {.text = "sglang:", .engine = Engine::Sglang},
+                                  {.text = "tgi_", .engine = Engine::Tgi},
+                                  {.text = "llamacpp:", .engine = Engine::LlamaCpp}};
+  std::array<std::int64_t, std::size(kPrefixes)> counts{};
+  for (const auto& s : exposition.samples) {
+    if (s.name.rfind("llmbench:", 0) == 0)
+      return Engine::Llmbench;
+    for (std::size_t i = 0; i < std::size(kPrefixes); ++i) {
+      if (s.name.rfind(kPrefixes[i].text, 0) == 0)
+        ++counts[i];
+    }
+  }
+  const auto best = std::max_element(counts.begin(), counts.end());
+  return *best == 0 ? Engine::Unknown
+                    : kPrefixes[static_cast<std::size_t>(best - counts.begin())].engine;
+}
+
+ConceptValues map_concepts(const Exposition& exposition) {
+  ConceptValues out;
+  out.values.fill(std::nan(""));
+  for (const auto& m : kMetricMap) {
+    const auto c = static_cast<std::size_t>(m.concept_id);
+    if (!out.sources[c].empty())
+      continue;  // an earlier name of the table already gave this concept
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& s : exposition.samples) {
+      if (s.name == m.metric && !std::isnan(s.value)) {
+        sum += s.value;
+        ++n;
+      }
+    }
+    if (n == 0)
+      continue;
+    out.values[c] = kConceptNames[c].combine == Combine::Mean ? sum / static_cast<double>(n) : sum;
+    out.sources[c] = m.metric;
+  }
+  return out;
+}
+
+void ServerMetricsSeries::add(TimeNs t_ns_abs, const Exposition& exposition) {
+  const std::size_t index = t_ns.size();
+  t_ns.push_back(t_ns_abs);
+  for (const auto& s : exposition.samples) {
+    auto& values = raw[s.series_key()];
+    if (values.empty())
+      raw_types[s.series_key()] = exposition.type_of(s.name);
+    values.resize(index + 1, std::nan(""));
+    values[index] = s.value;
+  }
+  for (auto& [key, values] : raw) values.resize(index + 1, std::nan(""));
+  const ConceptValues mapped = map_concepts(exposition);
+  for (std::size_t c = 0; c < kConceptCount; ++c) {
+    concepts[c].push_back(mapped.values[c]);
+    if (!mapped.sources[c].empty())
+      concept_sources[c] = std::string(mapped.sources[c]);
+  }
+  if (engine == Engine::Unknown)
+    engine = detect_engine(exposition);
+}
+
+ServerMetricsSummary summarize_server_metrics(const ServerMetricsSeries& series) {
+  ServerMetricsSummary out;
+  out.engine = series.engine;
+  out.scrapes = static_cast<std::int64_t>(series.t_ns.size());
+  out.failures = series.failures;
+  const double span_s =
+      series.t_ns.size() >= 2 ? ns_to_s(series.t_ns.back() - series.t_ns.front()) : 0.0;
+  std::array<double, kConceptCount> increases{};
+  increases.fill(std::nan(""));
+  for (std::size_t c = 0; c < kConceptCount; ++c) {
+    if (series.concept_sources[c].empty())
+      continue;
+    ConceptSummary s{.info = &kConceptNames[c], .source = series.concept_sources[c]};
+    if (kConceptNames[c].counter) {
+      s.increase = counter_increase(series.concepts[c]);
+      s.rate_per_s = span_s > 0 ? s.increase / span_s : std::nan("");
+      increases[c] = s.increase;
+    } else {
+      s.gauge = describe_series(series.concepts[c]);
+    }
+    out.concepts.push_back(std::move(s));
+  }
+  auto ratio = [&](Concept num, Concept den) {
+    const double d = increases[static_cast<std::size_t>(den)];
+    return d > 0 ? increases[static_cast<std::size_t>(num)] / d : std::nan("");
+  };
+  out.prefix_cache_hit_rate = ratio(Concept::PrefixCacheHits, Concept::PrefixCacheQueries);
+  out.spec_decode_acceptance_rate = ratio(Concept::SpecAcceptedTokens, Concept::SpecDraftTokens);
+  return out;
+}
+
+json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsSummary& summary,
+                         TimeNs run_start_ns) {
+  json t_ms = json::array();
+  for (const TimeNs t : series.t_ns) t_ms.push_back(ns_to_ms(t - run_start_ns));
+  json mapped = json::object();
+  for (std::size_t c = 0; c < kConceptCount; ++c) {
+    if (!series.concept_sources[c].empty())
+      mapped[std::string(kConceptNames[c].name)] = numbers(series.concepts[c]);
+  }
+  json raw = json::object();
+  json increases = json::object();
+  for (const auto& [key, values] : series.raw) {
+    raw[key] = numbers(values);
+    const auto type = series.raw_types.find(key);
+    if (type != series.raw_types.end() && type->second == MetricType::Counter)
+      increases[key] = number(counter_increase(values));
+  }
+  json concepts = json::object();
+  for (const auto& s : summary.concepts) {
+    json j = {{"source", s.source}, {"counter", s.info->counter}};
+    if (s.info->counter) {
+      j["increase"] = number(s.increase);
+      j["rate_per_s"] = number(s.rate_per_s);
+    } else {
+      j.update(stats_json(s.gauge));
+    }
+    concepts[std::string(s.info->name)] = j;
+  }
+  return {{"engine", engine_name(summary.engine)},
+          {"scrapes", summary.scrapes},
+          {"failures", summary.failures},
+          {"last_error", series.last_error},
+          {"t_ms", t_ms},
+          {"series", mapped},
+          {"raw", raw},
+          {"counter_increases", increases},
+          {"summary",
+           {{"concepts", concepts},
+            {"prefix_cache_hit_rate", number(summary.prefix_cache_hit_rate)},
+            {"spec_decode_acceptance_rate", number(summary.spec_decode_acceptance_rate)}}}};
+}
+
+// ---- sampler ----
+
+ServerMetricsSampler::ServerMetricsSampler(ScrapeOptions options) : options_(std::move(options)) {}
+
+ServerMetricsSampler::~ServerMetricsSampler() {
+  stop();
+}
+
+void ServerMetricsSampler::scrape_once() {
+  const TimeNs t = steady_now_ns();
+  const std::string target = options_.url.path_prefix.empty() ? "/" : options_.url.path_prefix;
+  std::string failure;
+  try {
+    auto [status, body] =
+        http::fetch_blocking(options_.url, target, options_.client, options_.timeout);
+    if (status != 200) {
+      failure = fmt::format("GET {} answered HTTP {}", options_.url_text, status);
+    } else if (auto parsed = parse_exposition(body, options_.url_text)) {
+      series_.add(t, *parsed);
+      return;
+    } else {
+      failure = parsed.error().what();
+    }
+  } catch (const Exception& e) {
+    failure = e.what();
+  }
+  if (series_.failures == 0)
+    log::warn("scraping {}: {} (later failures are counted in the results)", options_.url_text,
+              failure);
+  ++series_.failures;
+  series_.last_error = std::move(failure);
+}
+
+void ServerMetricsSampler::start() {
+  if (thread_.joinable())
+    return;
+  scrape_once();
+  thread_ = std::thread([this] {
+    name_this_thread("llmb-telem-scrp");
+    loop();
+  });
+}
+
+void ServerMetricsSampler::loop() {
+  auto next = std::chrono::steady_clock::now() + options_.interval;
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
+    lock.unlock();
+    scrape_once();
+    lock.lock();
+    // A scrape slower than the interval delays the next one instead of piling them up.
+    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
+  }
+}
+
+void ServerMetricsSampler::stop() {
+  if (!thread_.joinable())
+    return;
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  scrape_once();
+}
+
+}  // namespace llmbench::telemetry

@@ -1,0 +1,118 @@
+// The client self-monitor (telemetry/self_monitor.hpp): the saturation rule on fixed samples,
+// and the live reading of this process's threads from /proc.
+
+#include "llmbench/telemetry/self_monitor.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <ctime>
+#include <thread>
+
+namespace llmbench::telemetry {
+namespace {
+
+SelfSample at(double t_s, double process_cpu_s, double lag_ms, std::map<int, ThreadTime> threads) {
+  return SelfSample{.t_ns = static_cast<TimeNs>(t_s * 1e9),
+                    .process_cpu_s = process_cpu_s,
+                    .lag_ms = lag_ms,
+                    .threads = std::move(threads)};
+}
+
+SelfMonitorOptions four_cores() {
+  SelfMonitorOptions o;
+  o.cores = 4;
+  return o;
+}
+
+TEST(SelfMonitor, ABusyClientThreadAndLateWakeupsMeanSaturated) {
+  const std::vector<SelfSample> samples = {
+      at(0, 0, NAN, {{10, {"llmbench", 0}}, {11, {"llmb-http-0", 0}}}),
+      at(1, 2, 2, {{10, {"llmbench", 0.95}}, {11, {"llmb-http-0", 1}}}),
+      at(2, 4, 30, {{10, {"llmbench", 1.9}}, {11, {"llmb-http-0", 2}}, {12, {"late", 5}}}),
+  };
+  const auto s = summarize_self(samples, four_cores());
+  EXPECT_EQ(s.span_s, 2);
+  EXPECT_EQ(s.process_cpu_s, 4);
+  ASSERT_EQ(s.threads.size(), 3U);
+  EXPECT_EQ(s.threads[0].tid, 11);  // largest CPU time first
+  EXPECT_FALSE(s.threads[0].client);
+  EXPECT_EQ(s.threads[1].tid, 10);
+  EXPECT_DOUBLE_EQ(s.threads[1].busy_fraction, 0.95);
+  EXPECT_EQ(s.threads[2].sampled_s, 0);  // seen once: no interval to count
+  EXPECT_DOUBLE_EQ(s.client_cpu_s, 1.9);
+  EXPECT_DOUBLE_EQ(s.client_cores, 0.95);
+  EXPECT_DOUBLE_EQ(s.lag_ms.p99, 2 + 28 * 0.99);
+  EXPECT_TRUE(s.client_saturated);
+  ASSERT_EQ(s.reasons.size(), 2U);
+  EXPECT_EQ(s.reasons[0], "client thread 10 (llmbench) was busy 95% of 2.0 s");
+  EXPECT_EQ(s.reasons[1],
+            "the monitor thread woke up to 29.7 ms late (p99): the host's CPUs were saturated");
+  const auto j = self_monitor_json(samples, s, four_cores(), 0);
+  EXPECT_EQ(j["client_saturated"], true);
+  EXPECT_EQ(j["series"]["process_cpu_cores"], nlohmann::json::parse("[null, 2.0, 2.0]"));
+  EXPECT_DOUBLE_EQ(j["series"]["client_cpu_cores"][2].get<double>(), 0.95);
+}
+
+TEST(SelfMonitor, AllCoresBusyIsSaturatedAndAnIdleClientIsNot) {
+  std::map<int, ThreadTime> t0;
+  std::map<int, ThreadTime> t1;
+  for (int i = 0; i < 4; ++i) {
+    t0[i] = {"llmbench", 0};
+    t1[i] = {"llmbench", 0.85};  // each thread below 90 %, together 3.4 of 4 cores
+  }
+  auto s = summarize_self({at(0, 0, NAN, t0), at(1, 3.4, 1, t1)}, four_cores());
+  EXPECT_FALSE(s.client_saturated);
+  SelfMonitorOptions three = four_cores();
+  three.cores = 3;  // 3.4 cores used of 3
+  s = summarize_self({at(0, 0, NAN, t0), at(1, 3.4, 1, t1)}, three);
+  ASSERT_TRUE(s.client_saturated);
+  EXPECT_EQ(s.reasons.back(), "the client threads used 3.40 of 3 cores");
+  EXPECT_FALSE(summarize_self({}, four_cores()).client_saturated);
+}
+
+/// Spins until this thread has used `cpu_s` of CPU time (a CPU-time amount, not a wall time).
+void burn_cpu(double cpu_s) {
+  timespec ts{};
+  for (;;) {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    if (static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9 >= cpu_s)
+      return;
+  }
+}
+
+TEST(SelfMonitor, ReadsThisProcessThreadsByName) {
+  SelfMonitor monitor(SelfMonitorOptions{.interval = std::chrono::milliseconds(10)});
+  monitor.start();
+  std::thread worker([] {
+    name_this_thread("test-burner");
+    burn_cpu(0.1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // seen again after the work
+  });
+  worker.join();
+  monitor.stop();
+  monitor.stop();
+  const auto& samples = monitor.samples();
+  ASSERT_GE(samples.size(), 3U);
+  EXPECT_TRUE(std::isnan(samples.front().lag_ms));
+  EXPECT_GE(samples.back().process_cpu_s - samples.front().process_cpu_s, 0.09);
+  const auto s = summarize_self(samples, monitor.options());
+  bool saw_monitor = false;
+  double burner_cpu = 0;
+  for (const auto& t : s.threads) {
+    if (t.name == "llmb-telem-self") {
+      saw_monitor = true;
+      EXPECT_FALSE(t.client);
+    }
+    if (t.name == "test-burner")
+      burner_cpu = t.cpu_s;
+  }
+  EXPECT_TRUE(saw_monitor);
+  // /proc counts in clock ticks (10 ms at USER_HZ 100), and the first interval may miss a bit.
+  EXPECT_GE(burner_cpu, 0.05);
+  EXPECT_LE(burner_cpu, 0.2);
+}
+
+}  // namespace
+}  // namespace llmbench::telemetry
