@@ -6,6 +6,7 @@
 /// (run_plan.hpp) turns them into a plan.
 
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -50,6 +51,7 @@ struct RunFlags : WorkloadFlags {
   bool no_prewarm = false;
   bool quiet = false;
   ServeFlags server;  ///< the built-in server (no --base-url): the `--server-*` flags
+  double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).

@@ -79,9 +79,10 @@ void add_detailed_arrays(const loadgen::LoadResult& result, json& extra) {
   extra["errors"] = errors;
 }
 
-void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
-                   const RunTarget& target, const loadgen::LoadResult& result,
-                   const RunOutputs& out, const metrics::Summary& summary) {
+json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
+                      const RunTarget& target, const loadgen::LoadResult& result,
+                      const RunOutputs& out, const metrics::Summary& summary,
+                      const SteadyState& steady) {
   const auto& lo = plan.load;
   report::RunInfo info;
   info.date = fmt::format("{:%Y%m%d-%H%M%S}",
@@ -109,12 +110,11 @@ void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
                 {"records_file", out.records_path.filename().string()},
                 {"prompt_token_mismatches", summary.prompt_token_mismatches},
                 {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
+  info.extra.update(steady_state_json(steady));
   if (plan.output.save_detailed) {
     add_detailed_arrays(result, info.extra);
   }
-  const auto path = plan.output.dir / (out.stem + ".json");
-  report::write_json_file(path.string(), report::results_json(summary, info));
-  log::info("results written to {}", path.string());
+  return report::results_json(summary, info);
 }
 
 }  // namespace
@@ -130,12 +130,17 @@ json run_effective_config(const RunFlags& f, const RunPlan& plan, std::size_t sa
 }
 
 int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
-               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out) {
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out,
+               PointReport* point) {
   const auto summary = metrics::summarize(result.records, plan.report.summary);
+  const auto steady = steady_state(result.records, f.window_s, plan.report.percentiles);
   auto copt =
       console_options(f, plan.report.rate, plan.report.percentile_metrics, plan.report.summary.slo);
   add_load_lines(plan, result, summary, copt);
-  report::print_console(stdout, summary, copt);
+  copt.load_lines.push_back(stability_line(steady));
+  if (point == nullptr) {
+    report::print_console(stdout, summary, copt);
+  }
   if (summary.lateness_ms.count > 0 && summary.lateness_ms.max > 10.0 &&
       std::isfinite(plan.report.rate) && f.max_concurrency <= 0) {
     log::warn(
@@ -143,8 +148,20 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
         "with the schedule; see lateness_ms in the results",
         summary.lateness_ms.max, summary.lateness_ms.mean);
   }
+  json document = results_document(f, plan, w, target, result, out, summary, steady);
+  const auto path = plan.output.dir / (out.stem + ".json");
   if (plan.output.save_result) {
-    write_results(f, plan, w, target, result, out, summary);
+    report::write_json_file(path.string(), document);
+    log::info("results written to {}", path.string());
+  }
+  const int code = (summary.failed > 0 || result.interrupted) ? 1 : 0;
+  if (point != nullptr) {
+    *point = PointReport{.summary = summary,
+                         .steady = steady,
+                         .results = std::move(document),
+                         .results_path = plan.output.save_result ? path : "",
+                         .exit_code = code,
+                         .interrupted = result.interrupted};
   }
   if (out.records && out.records->lost() > 0) {
     log::error(
@@ -152,12 +169,14 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
         "counts every request",
         out.records->lost(), out.records->lost() + out.records->written(),
         out.records_path.string(), out.records->error());
+    if (point != nullptr)
+      point->exit_code = 1;
     return 1;
   }
   if (out.records) {
     log::info("per-request records written to {}", out.records_path.string());
   }
-  return (summary.failed > 0 || result.interrupted) ? 1 : 0;
+  return code;
 }
 
 }  // namespace llmbench::cli

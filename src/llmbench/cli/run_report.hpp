@@ -6,6 +6,7 @@
 
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/run_plan.hpp"
+#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record_file.hpp"
 #include "llmbench/server/server.hpp"
@@ -53,10 +54,13 @@ struct RunOutputs {
 nlohmann::json run_effective_config(const RunFlags& flags, const RunPlan& plan,
                                     std::size_t samples);
 
-/// Summarizes `result`, prints the console table (with the requested and achieved send rates,
-/// connections, local token counts), writes the results JSON with `--save-result`, and returns
-/// the exit code: 1 when a request failed or the run was interrupted, else 0.
+/// Summarizes `result` and its time windows (`--window-s`), prints the console table (with the
+/// requested and achieved send rates, connections, local token counts, the stability verdict),
+/// writes the results JSON with `--save-result`, and returns the exit code: 1 when a request
+/// failed or the run was interrupted, else 0. With `point` (a sweep's point) the console table is
+/// not printed and the summary, windows and results document are stored there.
 int report_run(const RunFlags& flags, const RunPlan& plan, const RunWorkload& workload,
-               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& outputs);
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& outputs,
+               PointReport* point = nullptr);
 
 }  // namespace llmbench::cli
