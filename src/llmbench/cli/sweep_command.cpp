@@ -211,6 +211,9 @@ int execute_sweep(const SweepFlags& f) {
   Sweep sweep(f, parse_sweep_axes(f.sweep));
   const SweepSignals signals;
   run_ladder(sweep);
+  std::vector<std::string> lines;
+  sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
+  for (const auto& line : lines) std::printf("%s\n", line.c_str());
   sweep.write();
   if (sweep.stopped())
     log::warn("sweep stopped early: {} point(s) finished and kept", sweep.rows().size());

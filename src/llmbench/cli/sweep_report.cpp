@@ -1,5 +1,6 @@
 #include "llmbench/cli/sweep_report.hpp"
 
+#include "llmbench/analysis/knee.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/report/report.hpp"
 
@@ -164,6 +165,74 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
                        const json& document, const std::string& csv) {
   report::write_json_file((dir / (stem + ".sweep.json")).string(), document);
   write_text(dir / (stem + ".sweep.csv"), csv);
+}
+
+json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                 std::vector<std::string>& lines) {
+  std::size_t load = axes.size();
+  for (std::size_t i = 0; i < axes.size() && load == axes.size(); ++i) {
+    if (axis_info(axes[i].axis).load)
+      load = i;
+  }
+  if (load == axes.size())
+    return nullptr;
+  const std::string load_name(axis_info(axes[load].axis).name);
+  // Groups: the values of every other axis, in the order their first point ran.
+  std::vector<std::pair<std::string, std::vector<const PointRow*>>> groups;
+  for (const auto& row : rows) {
+    if (row.status != PointStatus::Ok || row.values.size() != axes.size())
+      continue;
+    std::string key;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (i != load)
+        key += fmt::format("{}{}={}", key.empty() ? "" : " ", axis_info(axes[i].axis).name,
+                           row.values[i].text);
+    }
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end())
+      it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(&row);
+  }
+  json out = json::array();
+  for (const auto& [key, members] : groups) {
+    std::vector<std::pair<double, double>> tput;
+    std::vector<std::pair<double, double>> latency;
+    double saturation = std::nan("");
+    for (const PointRow* row : members) {
+      const double t = metric(*row, "output_throughput");
+      tput.emplace_back(row->values[load].number, t);
+      latency.emplace_back(t, metric(*row, "p99_ttft_ms"));
+      if (std::isfinite(t) && !(t <= saturation))
+        saturation = t;
+    }
+    const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
+    const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});
+    json g{{"group", key},
+           {"load_axis", load_name},
+           {"saturation_output_throughput", saturation},
+           {"throughput_knee",
+            {{"found", tk.found},
+             {"load", tk.found ? json(tk.x) : json(nullptr)},
+             {"output_throughput", tk.found ? json(tk.y) : json(nullptr)},
+             {"reason", tk.reason}}},
+           {"latency_knee",
+            {{"found", lk.found},
+             {"output_throughput", lk.found ? json(lk.x) : json(nullptr)},
+             {"p99_ttft_ms", lk.found ? json(lk.y) : json(nullptr)},
+             {"reason", lk.reason}}},
+           {"method", "Kneedle (Satopaa et al. 2011), S = 1"}};
+    out.push_back(std::move(g));
+    std::string line = key.empty() ? "Knee:" : fmt::format("Knee ({}):", key);
+    line += tk.found ? fmt::format(" throughput stops growing at {}={:g} ({:.1f} tok/s)", load_name,
+                                   tk.x, tk.y)
+                     : " no throughput knee (" + tk.reason + ")";
+    line += fmt::format("; saturation {:.1f} tok/s", saturation);
+    line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
+                     : "; no latency knee";
+    lines.push_back(std::move(line));
+  }
+  return out;
 }
 
 std::string table_header(const std::vector<SweepAxis>& axes) {

@@ -73,6 +73,14 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
 void write_sweep_files(const std::filesystem::path& dir, const std::string& stem,
                        const nlohmann::json& document, const std::string& csv);
 
+/// The knees of a ladder (docs/sweep.md "Knee"): for each combination of the axes other than the
+/// first load axis (max-concurrency or request-rate), Kneedle on output_throughput against the
+/// load (concave) and on p99_ttft_ms against output_throughput (convex), over the points that
+/// ran; with the saturation throughput (the highest output_throughput of the group). A JSON
+/// array (null when no axis is a load axis); `lines` gets one console line per group.
+nlohmann::json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                           std::vector<std::string>& lines);
+
 /// The console table's header (the axis names, then req/s, tok/s, TTFT, TPOT, ITL, stable).
 std::string table_header(const std::vector<SweepAxis>& axes);
 /// One console row.
