@@ -107,6 +107,35 @@ TEST_F(SweepTest, SimulateSweepsAnEngineKnobAndTheLoad) {
   EXPECT_GT(tput(4), tput(3));
   EXPECT_GT(tput(5), 3 * tput(2));
   EXPECT_LE(p[2].at("max_concurrent_requests").get<int>(), 16);
+  // One knee entry per max-num-seqs value, each over the concurrency axis.
+  ASSERT_EQ(doc.at("knee").size(), 2U);
+  EXPECT_EQ(doc.at("knee")[0].at("group"), "max-num-seqs=2");
+  EXPECT_EQ(doc.at("knee")[0].at("load_axis"), "max-concurrency");
+  EXPECT_DOUBLE_EQ(doc.at("knee")[1].at("saturation_output_throughput").get<double>(), tput(5));
+}
+
+TEST_F(SweepTest, SloSearchWithSimulate) {
+  ASSERT_EQ(sweep({"--simulate", "--sweep", "request-rate=1:64", "--slo",
+                   "p99_ttft_ms<=2000,p99_tpot_ms<=80", "--num-prompts", "1000"}),
+            0)
+      << read_file(log().string());
+  const json doc = sweep_json();
+  const json& s = doc.at("slo_search");
+  ASSERT_TRUE(s.at("answer").is_number()) << s.dump();
+  EXPECT_TRUE(s.at("converged").get<bool>()) << s.dump();
+  const double answer = s.at("answer").get<double>();
+  const double failing = s.at("first_failing").get<double>();
+  EXPECT_LE(failing - answer, 0.05 * answer);
+  EXPECT_LE(doc.at("points").size(), 10U);
+  EXPECT_EQ(s.at("points").size(), doc.at("points").size());
+  // The point at the answer meets both constraints; the first failing one misses one.
+  for (const auto& p : doc.at("points")) {
+    const double rate = p.at("axes").at("request-rate").get<double>();
+    const bool meets =
+        p.at("p99_ttft_ms").get<double>() <= 2000 && p.at("p99_tpot_ms").get<double>() <= 80;
+    EXPECT_EQ(meets, rate <= answer) << p.dump();
+    EXPECT_EQ(p.at("samples"), 1000);
+  }
 }
 
 TEST_F(SweepTest, AFailedPointIsReportedAndTheSweepGoesOn) {

@@ -64,12 +64,12 @@ std::optional<double> to_number(std::string_view item, bool allow_inf) {
   return v;
 }
 
-/// `v` as text: an integer without a fraction, else 12 significant digits (so 0.1 × 3 is "0.3").
+/// `v` as text: an integer without a fraction, else 6 significant digits (so 0.1 × 3 is "0.3").
 AxisValue value_of(AxisType type, double v) {
   if (type == AxisType::Count)
     v = std::round(v);
   const std::string text = type == AxisType::Count ? fmt::format("{}", static_cast<std::int64_t>(v))
-                                                   : fmt::format("{:.12g}", v);
+                                                   : fmt::format("{:.6g}", v);
   return AxisValue{.number = std::strtod(text.c_str(), nullptr), .text = text};
 }
 
@@ -139,6 +139,10 @@ std::string axis_names() {
     out += (out.empty() ? "" : ", ") + std::string(info.name);
   }
   return out;
+}
+
+AxisValue axis_value(Axis axis, double number) {
+  return value_of(axis_info(axis).type, number);
 }
 
 SweepAxis parse_sweep_axis(std::string_view text) {

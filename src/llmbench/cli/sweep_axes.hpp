@@ -88,6 +88,10 @@ struct AxisValue {
   bool operator==(const AxisValue&) const = default;
 };
 
+/// The value `number` of `axis` as a range would make it (a whole number for a count axis, 6
+/// significant digits otherwise).
+AxisValue axis_value(Axis axis, double number);
+
 /// One `--sweep AXIS=...`: the ladder's values, or (for `LO:HI`) the range of an SLO search.
 struct SweepAxis {
   Axis axis = Axis::MaxConcurrency;

@@ -2,6 +2,7 @@
 // `--simulate`), one results JSON and records file per point as `run` writes them, a sweep JSON
 // and CSV rewritten after every point, and a console row per point (docs/sweep.md).
 
+#include "llmbench/analysis/slo_search.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
@@ -15,14 +16,18 @@
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,8 +115,11 @@ class Sweep {
       stem += fmt::format("-{}={}", axis_info(axes_[i].axis).name, file_safe(values[i].text));
     }
     PointRow row;
+    last_results_ = nullptr;
     try {
-      row = point_row(index, values, measure(values, stem));
+      PointReport report = measure(values, stem);
+      row = point_row(index, values, report);
+      last_results_ = std::move(report.results);
     } catch (const Exception& e) {
       row = PointRow{};
       row.index = index;
@@ -146,6 +154,8 @@ class Sweep {
   }
 
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
+  /// The results document of the last point (null when it failed).
+  [[nodiscard]] const json& last_results() const noexcept { return last_results_; }
   [[nodiscard]] const std::vector<PointRow>& rows() const noexcept { return rows_; }
   [[nodiscard]] const std::vector<SweepAxis>& axes() const noexcept { return axes_; }
   /// Keys added to the sweep JSON at the top level (the knee, the SLO search).
@@ -182,6 +192,7 @@ class Sweep {
   std::unique_ptr<RunSession> session_;
   std::vector<PointRow> rows_;
   json extra_ = json::object();
+  json last_results_ = nullptr;
   bool stopped_ = false;
 };
 
@@ -206,13 +217,107 @@ void run_ladder(Sweep& sweep) {
   }
 }
 
+/// The constrained metrics of the last point's results; throws `Exception` naming `--slo` when
+/// a constraint names no number of the results JSON.
+analysis::SloMeasurement slo_measurement(const Sweep& sweep,
+                                         const std::vector<analysis::SloConstraint>& constraints) {
+  const PointRow& row = sweep.rows().back();
+  analysis::SloMeasurement m{
+      .metrics = {}, .samples = row.samples, .ran = row.status == PointStatus::Ok};
+  if (!m.ran)
+    return m;
+  const json& results = sweep.last_results();
+  for (const auto& c : constraints) {
+    const auto it = results.find(c.metric);
+    if (it == results.end() || !(it->is_number() || it->is_null())) {
+      throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
+                                        "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
+                                        "output_throughput; see {})",
+                                        c.metric, row.results_file),
+                            "--slo", -1});
+    }
+    m.metrics[c.metric] = it->is_null() ? std::nan("") : it->get<double>();
+  }
+  return m;
+}
+
+/// `--slo`: the search over the one `--sweep AXIS=LO:HI` (analysis::slo_search); its answer goes
+/// into the sweep JSON (`slo_search`) and `lines`.
+void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
+  const auto constraints = analysis::parse_slo_constraints(f.slo);
+  const auto& axes = sweep.axes();
+  if (axes.size() != 1 || !axes[0].search_range || !axis_info(axes[0].axis).load) {
+    throw Exception(
+        Error{"--slo searches one load axis: give one --sweep max-concurrency=LO:HI "
+              "or --sweep request-rate=LO:HI",
+              "--sweep", -1});
+  }
+  const Axis axis = axes[0].axis;
+  const analysis::SloSearchOptions options{
+      .lo = axes[0].search_range->first,
+      .hi = axes[0].search_range->second,
+      .resolution = f.slo_resolution,
+      .max_points = static_cast<std::size_t>(std::max(0, f.max_points)),
+      .integer = axis_info(axis).type == AxisType::Count};
+  const auto result = analysis::slo_search(
+      constraints, options, [&](double load) -> std::optional<analysis::SloMeasurement> {
+        if (sweep.stopped())
+          return std::nullopt;
+        log::info("SLO search point {}: {}={}", sweep.rows().size() + 1, axis_info(axis).name,
+                  axis_value(axis, load).text);
+        const AxisValue value = axis_value(axis, load);
+        sweep.run({value});
+        if (sweep.stopped())
+          return std::nullopt;
+        auto m = slo_measurement(sweep, constraints);
+        m.load = value.number;  // the rounded value the point ran at
+        return m;
+      });
+  std::vector<std::string> names;
+  for (const auto& c : constraints) names.push_back(analysis::to_string(c));
+  json points = json::array();
+  std::string samples;
+  for (const auto& p : result.points) {
+    points.push_back({{"load", p.load},
+                      {"meets", p.meets},
+                      {"margin", std::isfinite(p.margin) ? json(p.margin) : json(nullptr)},
+                      {"samples", p.measurement.samples},
+                      {"ran", p.measurement.ran}});
+    samples += (samples.empty() ? "" : ", ") + std::to_string(p.measurement.samples);
+  }
+  sweep.extra()["slo_search"] = {
+      {"constraints", names},
+      {"axis", axis_info(axis).name},
+      {"range", {options.lo, options.hi}},
+      {"resolution", options.resolution},
+      {"max_points", options.max_points},
+      {"method",
+       "bracket, then regula falsi on the smallest relative constraint margin (failing end "
+       "floored at -1, 10% minimum step, bisection after two moves of one end)"},
+      {"answer", result.best ? json(*result.best) : json(nullptr)},
+      {"first_failing", result.first_failing ? json(*result.first_failing) : json(nullptr)},
+      {"converged", result.converged},
+      {"stopped", result.stopped},
+      {"reason", result.reason},
+      {"points", points}};
+  lines.push_back(
+      fmt::format("SLO {}: highest {} meeting it: {} ({}); {} point(s), samples per point: {}",
+                  fmt::join(names.begin(), names.end(), ", "), axis_info(axis).name,
+                  result.best ? axis_value(axis, *result.best).text : std::string("none"),
+                  result.reason, result.points.size(), samples));
+}
+
 int execute_sweep(const SweepFlags& f) {
   check_sweep_flags(f);
   Sweep sweep(f, parse_sweep_axes(f.sweep));
   const SweepSignals signals;
-  run_ladder(sweep);
   std::vector<std::string> lines;
-  sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
+  if (f.slo.empty()) {
+    run_ladder(sweep);
+    sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
+  } else {
+    run_slo_search(sweep, f, lines);
+  }
   for (const auto& line : lines) std::printf("%s\n", line.c_str());
   sweep.write();
   if (sweep.stopped())
