@@ -23,10 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 /// The shared workload and engine: 64 random prompts of 256 tokens, 64 output tokens, closed
 /// loop at concurrency 8, DeepSeek-R1 (V3 shape) TP8 on H200.
 const std::vector<std::string> kWorkload = {"--dataset-name",
@@ -97,24 +93,22 @@ void compare(const fs::path& dir, const std::vector<std::string>& workload,
   for (int attempt = 1; attempt <= 3; ++attempt) {
     const fs::path at = dir / fmt::format("attempt{}", attempt);
     fs::create_directories(at);
-    Process server(
-        concat({binary(), "serve", "--port", "0", "--port-file", (at / "port").string()}, kEngine),
-        (at / "server.log").string());
-    const int port = wait_for_port_file((at / "port").string(), server, std::chrono::seconds(20));
-    ASSERT_GT(port, 0) << read_file((at / "server.log").string());
+    ServeProcess server(at, kEngine);
+    const int port = server.port();
+    ASSERT_GT(port, 0) << server.log();
     {
       Process client(
-          concat(concat({binary(), "run", "--base-url", fmt::format("http://127.0.0.1:{}", port),
-                         "--backend", "vllm", "--continuous-usage", "--quiet", "--save-result",
-                         "--result-dir", (at / "run").string(), "--result-filename", "run.json"},
+          concat(concat({binary(), "run", "--base-url", server.base_url(), "--backend", "vllm",
+                         "--continuous-usage", "--quiet", "--save-result", "--result-dir",
+                         (at / "run").string(), "--result-filename", "run.json"},
                         workload),
                  {}),
           (at / "run.log").string());
       ASSERT_EQ(client.wait(std::chrono::seconds(120)), 0) << read_file((at / "run.log").string());
     }
     out.metrics = fetch_text(port, "/metrics");  // counters after the run, before stopping
-    server.signal(SIGTERM);
-    ASSERT_EQ(server.wait(std::chrono::seconds(10)), 0) << read_file((at / "server.log").string());
+    server.process().signal(SIGTERM);
+    ASSERT_EQ(server.process().wait(std::chrono::seconds(10)), 0) << server.log();
     out.run = json::parse(read_file((at / "run" / "run.json").string()));
     bool agree = true;
     out.tables += fmt::format("attempt {}: metric | simulate | run vs serve | diff\n", attempt);

@@ -20,10 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 class CliExitTest : public ScratchDirTest {
  protected:
   CliExitTest() : ScratchDirTest("cli") {}

@@ -33,10 +33,6 @@ constexpr int kRequests = 200;
 constexpr double kRate = 0.25;
 constexpr std::uint64_t kSeed = 11;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 /// What one run left behind.
 struct RunResult {
   int exit_code = -1;
@@ -61,13 +57,7 @@ class FaultMatrix : public ScratchDirTest {
   RunResult run_against(const std::string& name, const std::string& fault) {
     const fs::path d = dir_ / name;
     fs::create_directories(d);
-    std::vector<std::string> serve{binary(),
-                                   "serve",
-                                   "--port",
-                                   "0",
-                                   "--port-file",
-                                   (d / "port").string(),
-                                   "--timing",
+    std::vector<std::string> serve{"--timing",
                                    "fixed",
                                    "--ttft-ms",
                                    "10",
@@ -89,17 +79,16 @@ class FaultMatrix : public ScratchDirTest {
       serve.push_back("--fault");
       serve.push_back(fault);
     }
-    Process server(serve, (d / "server.log").string());
-    const int port = wait_for_port_file((d / "port").string(), server, std::chrono::seconds(20));
+    ServeProcess server(d, serve);
     RunResult r;
-    if (port <= 0) {
-      ADD_FAILURE() << name << ": server did not start\n" << read_file((d / "server.log").string());
+    if (server.port() <= 0) {
+      ADD_FAILURE() << name << ": server did not start\n" << server.log();
       return r;
     }
     Process client({binary(),
                     "run",
                     "--base-url",
-                    fmt::format("http://127.0.0.1:{}", port),
+                    server.base_url(),
                     "--backend",
                     "vllm",
                     "--num-prompts",
@@ -123,8 +112,8 @@ class FaultMatrix : public ScratchDirTest {
                    (d / "client.log").string());
     r.exit_code = client.wait(std::chrono::seconds(120));  // -1: the run did not end by itself
     r.log = read_file((d / "client.log").string());
-    server.signal(SIGTERM);
-    server.wait(std::chrono::seconds(10));
+    server.process().signal(SIGTERM);
+    server.process().wait(std::chrono::seconds(10));
     const std::string results = read_file((d / "run.json").string());
     if (!results.empty())
       r.results = json::parse(results);

@@ -1,12 +1,12 @@
 #include "process.hpp"
 
+#include "llmbench/core/file.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <fstream>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sstream>
 #include <stdexcept>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -76,11 +76,13 @@ void Process::signal(int sig) {
   }
 }
 
+std::string binary() {
+  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
+}
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = llmbench::read_file(path);
+  return text ? std::move(*text) : std::string();
 }
 
 int wait_for_port_file(const std::string& path, Process& server,
@@ -120,6 +122,31 @@ std::string fetch_text(int port, const std::string& path) {
   ::close(fd);
   const auto body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+namespace {
+
+std::vector<std::string> serve_argv(const std::filesystem::path& dir,
+                                    const std::vector<std::string>& args) {
+  std::vector<std::string> argv{binary(), "serve",       "--port",
+                                "0",      "--port-file", (dir / "port").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
+ServeProcess::ServeProcess(const std::filesystem::path& dir, const std::vector<std::string>& args)
+    : dir_(dir), process_(serve_argv(dir, args), (dir / "server.log").string()) {
+  port_ = wait_for_port_file((dir_ / "port").string(), process_, std::chrono::seconds(20));
+}
+
+std::string ServeProcess::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string ServeProcess::log() const {
+  return read_file((dir_ / "server.log").string());
 }
 
 void ScratchDirTest::SetUp() {

@@ -37,7 +37,11 @@ class Process {
   int status_ = -1;
 };
 
-/// Reads a whole file ("" if missing).
+/// The `llmbench` binary under test: `<build>/llmbench` (LLMBENCH_TEST_BINARY_DIR, set by
+/// `llmbench_add_test`).
+std::string binary();
+
+/// Reads a whole file ("" if missing or unreadable), through llmbench's one file reader.
 std::string read_file(const std::string& path);
 
 /// Polls until `path` holds a port number or `timeout` passes; returns 0 on timeout.
@@ -46,6 +50,30 @@ int wait_for_port_file(const std::string& path, Process& server, std::chrono::mi
 /// `GET path` from 127.0.0.1:port over HTTP/1.0 (connection closed by the server); returns the
 /// body, or "" on any failure.
 std::string fetch_text(int port, const std::string& path);
+
+/// `llmbench serve` as a child process on a free 127.0.0.1 port: started as `llmbench serve
+/// --port 0 --port-file <dir>/port <args...>` with its output in `<dir>/server.log`, then waited
+/// for until it has written its port file (at most 20 s) or died. Stopped (SIGTERM, then SIGKILL)
+/// on destruction, like any `Process`.
+class ServeProcess {
+ public:
+  ServeProcess(const std::filesystem::path& dir, const std::vector<std::string>& args);
+
+  /// The port it listens on; 0 when it died or did not write the port file in time (`log()`
+  /// says why).
+  [[nodiscard]] int port() const noexcept { return port_; }
+  /// `http://127.0.0.1:<port>`, for `run --base-url`.
+  [[nodiscard]] std::string base_url() const;
+  /// Its output so far (`<dir>/server.log`).
+  [[nodiscard]] std::string log() const;
+  /// The child itself (signals, exit code).
+  Process& process() noexcept { return process_; }
+
+ private:
+  std::filesystem::path dir_;
+  Process process_;
+  int port_ = 0;
+};
 
 /// A test fixture with a fresh scratch folder per test in `dir_`:
 /// `<temp>/llmbench-<prefix>-<pid>-<test name>`, removed after a passing test and kept after a

@@ -27,10 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -52,16 +48,12 @@ class RecordsSafetyTest : public ScratchDirTest {
 
   /// `serve --timing fixed` with TTFT 20 ms, ITL 5 ms and an emission log; returns its port.
   int start_server() {
-    server_ = std::make_unique<Process>(
-        std::vector<std::string>{binary(), "serve", "--port", "0", "--port-file",
-                                 (dir_ / "port").string(), "--timing", "fixed", "--ttft-ms", "20",
-                                 "--itl-ms", "5", "--max-num-seqs", "64", "--emission-log",
-                                 (dir_ / "emission.jsonl").string()},
-        (dir_ / "server.log").string());
-    const int port =
-        wait_for_port_file((dir_ / "port").string(), *server_, std::chrono::seconds(20));
-    EXPECT_GT(port, 0) << read_file((dir_ / "server.log").string());
-    return port;
+    server_ = std::make_unique<ServeProcess>(
+        dir_, std::vector<std::string>{"--timing", "fixed", "--ttft-ms", "20", "--itl-ms", "5",
+                                       "--max-num-seqs", "64", "--emission-log",
+                                       (dir_ / "emission.jsonl").string()});
+    EXPECT_GT(server_->port(), 0) << server_->log();
+    return server_->port();
   }
 
   /// `run` against `port`: `prompts` requests of 16 output tokens at concurrency 4.
@@ -90,7 +82,7 @@ class RecordsSafetyTest : public ScratchDirTest {
         (dir_ / "client.log").string());
   }
 
-  std::unique_ptr<Process> server_;
+  std::unique_ptr<ServeProcess> server_;
 };
 
 TEST_F(RecordsSafetyTest, KillNineKeepsEveryRecordFinishedBeforeTheLastFlushInterval) {
@@ -108,9 +100,8 @@ TEST_F(RecordsSafetyTest, KillNineKeepsEveryRecordFinishedBeforeTheLastFlushInte
   const std::int64_t killed_ns = steady_ns();
   client->signal(SIGKILL);
   EXPECT_EQ(client->wait(std::chrono::seconds(10)), 128 + SIGKILL);
-  server_->signal(SIGTERM);
-  ASSERT_EQ(server_->wait(std::chrono::seconds(10)), 0)
-      << read_file((dir_ / "server.log").string());
+  server_->process().signal(SIGTERM);
+  ASSERT_EQ(server_->process().wait(std::chrono::seconds(10)), 0) << server_->log();
 
   // No torn line except possibly the last (parse_record_file throws on any other).
   const metrics::RecordFile file = metrics::parse_record_file(read_file(records.string()), "jsonl");
@@ -184,13 +175,10 @@ TEST_F(RecordsSafetyTest, SighupStopsTheRunLikeSigterm) {
 TEST_F(RecordsSafetyTest, DurationBoundsTheWholeRunNotOnlyTheSending) {
   // Issue 14: each request takes 60 s (100 tokens, 600 ms apart); `--duration 1` used to stop
   // sending at 1 s and then wait for them. Now they get the stated 10 s grace and are cancelled.
-  server_ = std::make_unique<Process>(
-      std::vector<std::string>{binary(), "serve", "--port", "0", "--port-file",
-                               (dir_ / "port").string(), "--timing", "fixed", "--ttft-ms", "20",
-                               "--itl-ms", "600"},
-      (dir_ / "server.log").string());
-  const int port = wait_for_port_file((dir_ / "port").string(), *server_, std::chrono::seconds(20));
-  ASSERT_GT(port, 0) << read_file((dir_ / "server.log").string());
+  server_ = std::make_unique<ServeProcess>(
+      dir_, std::vector<std::string>{"--timing", "fixed", "--ttft-ms", "20", "--itl-ms", "600"});
+  const int port = server_->port();
+  ASSERT_GT(port, 0) << server_->log();
   const auto start = std::chrono::steady_clock::now();
   Process client(
       {binary(), "run", "--base-url", fmt::format("http://127.0.0.1:{}", port), "--backend", "vllm",

@@ -25,10 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 struct ServerChunks {
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks;  // (abs ns, tokens)
 };
@@ -62,16 +58,12 @@ class ServeRunTest : public ScratchDirTest {
 
   /// Starts the server with TTFT 40 ms, ITL 4 ms, 3 tokens per chunk; returns its port.
   int start_server() {
-    server_ = std::make_unique<Process>(
-        std::vector<std::string>{binary(), "serve", "--port", "0", "--port-file",
-                                 (dir_ / "port").string(), "--timing", "fixed", "--ttft-ms", "40",
-                                 "--itl-ms", "4", "--tokens-per-chunk", "3", "--max-num-seqs", "64",
-                                 "--emission-log", (dir_ / "emission.jsonl").string()},
-        (dir_ / "server.log").string());
-    const int port =
-        wait_for_port_file((dir_ / "port").string(), *server_, std::chrono::seconds(20));
-    EXPECT_GT(port, 0) << read_file((dir_ / "server.log").string());
-    return port;
+    server_ = std::make_unique<ServeProcess>(
+        dir_, std::vector<std::string>{"--timing", "fixed", "--ttft-ms", "40", "--itl-ms", "4",
+                                       "--tokens-per-chunk", "3", "--max-num-seqs", "64",
+                                       "--emission-log", (dir_ / "emission.jsonl").string()});
+    EXPECT_GT(server_->port(), 0) << server_->log();
+    return server_->port();
   }
 
   /// Runs the client; returns its exit code.
@@ -102,9 +94,8 @@ class ServeRunTest : public ScratchDirTest {
   /// Compares client records with the server's emission log; `per_token` also checks per-chunk
   /// token counts (known exactly when the server streams usage per chunk).
   void compare(bool per_token) {
-    server_->signal(SIGTERM);
-    ASSERT_EQ(server_->wait(std::chrono::seconds(10)), 0)
-        << read_file((dir_ / "server.log").string());
+    server_->process().signal(SIGTERM);
+    ASSERT_EQ(server_->process().wait(std::chrono::seconds(10)), 0) << server_->log();
     const auto results = json::parse(read_file((dir_ / "results" / "run.json").string()));
     const auto run_start = results.at("run_start_steady_ns").get<std::int64_t>();
     EXPECT_EQ(results.at("completed").get<int>(), 200);
@@ -174,7 +165,7 @@ class ServeRunTest : public ScratchDirTest {
     EXPECT_NEAR(pct(itl_ms, 50), 4.0, 1.0);
   }
 
-  std::unique_ptr<Process> server_;
+  std::unique_ptr<ServeProcess> server_;
 };
 
 TEST_F(ServeRunTest, Concurrency8PerChunkUsage) {

@@ -137,8 +137,9 @@ void discover_model(RunPlan& plan, RunTarget& target) {
         lo.url, lo.url.path_prefix + models_path, lo.client,
         std::min<std::chrono::milliseconds>(
             std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
-    // The answer is stored in the results: a server that echoes the key must not put it there.
-    body = protocol::Redactor(lo.secrets).redact(body);
+    // The answer is stored in the results: a server that echoes the key must not put it there,
+    // even spelled with JSON escapes (its strings are redacted once decoded).
+    body = protocol::redact_json_text(body, protocol::Redactor(lo.secrets));
     if (status == 200) {
       discovered_model = dialect.first_model(body);
       target.server_models = json::parse(body, nullptr, false);
@@ -153,11 +154,11 @@ void discover_model(RunPlan& plan, RunTarget& target) {
                           protocol::Redactor(lo.secrets).redact(e.what()));
     log::warn("{}", failure);
   }
-  if (lo.model.empty() && discovered_model) {
-    lo.model = *discovered_model;
-    log::info("--model not given: using '{}' from {}", lo.model, models_path);
+  if (lo.request.model.empty() && discovered_model) {
+    lo.request.model = *discovered_model;
+    log::info("--model not given: using '{}' from {}", lo.request.model, models_path);
   }
-  if (lo.model.empty()) {
+  if (lo.request.model.empty()) {
     throw Exception(Error{failure.empty()
                               ? "not given and the server's " + models_path + " named none"
                               : "not given, and " + failure,
@@ -183,7 +184,7 @@ RunOutputs open_outputs(const RunFlags& f, const RunPlan& plan) {
   out.start_time = std::chrono::system_clock::now();
   out.stem = !plan.output.stem.empty()
                  ? plan.output.stem
-                 : default_result_stem(f, plan.report.rate, plan.load.model,
+                 : default_result_stem(f, plan.report.rate, plan.load.request.model,
                                        std::chrono::system_clock::to_time_t(out.start_time));
   if (plan.output.save_records) {
     prepare_result_dir(plan.output.dir);
@@ -197,7 +198,8 @@ void log_run_start(const RunFlags& f, const RunPlan& plan) {
   const auto& lo = plan.load;
   const double rate = plan.report.rate;
   log::info(
-      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint, lo.model,
+      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint,
+      lo.request.model,
       f.duration_s > 0 ? fmt::format("duration {}s", f.duration_s) : std::to_string(f.num_prompts),
       f.num_warmups > 0 ? fmt::format(" + {} warm-up", f.num_warmups) : "",
       std::isinf(rate)
@@ -248,6 +250,9 @@ int execute_run(const RunFlags& f) {
   for (const auto& warning : plan.warnings) {
     log::warn("{}", warning);
   }
+  for (const auto& warning : unhonoured_flag_warnings(plan.load)) {
+    log::warn("{}", warning);
+  }
   const RunWorkload workload = load_workload(plan, f);
   std::unique_ptr<server::Server> builtin;
   RunTarget target = start_target(plan, builtin);
@@ -275,6 +280,9 @@ PointReport RunSession::run_point(const RunFlags& f) {
     log::warn("{}", warning);
   }
   if (!workload_) {
+    for (const auto& warning : unhonoured_flag_warnings(plan.load)) {
+      log::warn("{}", warning);
+    }
     workload_ = load_workload(plan, f);
   } else {
     plan.load.tokenizer = workload_->tokenizer ? &*workload_->tokenizer : nullptr;

@@ -21,7 +21,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--duration", f.duration_s, "Send for this many seconds instead of a count");
   app.add_option("--num-warmups", f.num_warmups, "Warm-up requests, excluded from results")
       ->capture_default_str();
-  app.add_flag("--ignore-eos", f.ignore_eos, "Ask the server to ignore EOS (vllm/sglang/llamacpp)");
+  app.add_flag("--ignore-eos", f.ignore_eos,
+               "Ask the server to ignore EOS (every backend but deepseek)");
   app.add_option("--min-tokens", f.min_tokens, "min_tokens for backends that support it");
   app.add_option("--temperature", f.temperature, "Sampling temperature sent with each request");
   app.add_option("--top-p", f.top_p, "top_p sent with each request");

@@ -3,6 +3,7 @@
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/protocol/openai.hpp"
 #include "llmbench/server/server.hpp"
 
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 #include <strings.h>
 #include <thread>
 
@@ -93,8 +95,8 @@ void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
       throw Exception(Error{"header lines must not contain CR or LF", "--header",
                             static_cast<std::int64_t>(h.find_first_of("\r\n"))});
     }
-    std::string value = h.substr(colon + 1);
-    value.erase(0, std::min(value.size(), value.find_first_not_of(' ')));
+    // A field value excludes the whitespace (OWS: SP, HTAB) around it (RFC 9110 section 5.5).
+    const std::string value(trim(std::string_view(h).substr(colon + 1), " \t"));
     lo.client.headers.emplace_back(h.substr(0, colon), value);
     lo.secrets.push_back(value);  // header values may be credentials: never echoed back
   }
@@ -111,20 +113,31 @@ void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   }
 }
 
-/// Request shape, timeouts and load shape, copied from the flags.
+/// Request shape, timeouts and load shape from the flags, with the request template every body
+/// is built from (`LoadOptions::request`); the URL, headers and secrets are added by
+/// `resolve_target` and `resolve_headers`.
 void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   auto& lo = plan.load;
   lo.backend = protocol::parse_backend(f.backend);
   lo.endpoint =
       f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend)) : f.endpoint;
-  lo.chat = protocol::is_chat_backend(lo.backend) || lo.endpoint.find("chat") != std::string::npos;
-  lo.client.insecure = f.insecure;
-  lo.client.ca_cert_file = f.ca_cert;
+  lo.request = protocol::GenRequest{.model = f.model,
+                                    .chat = protocol::is_chat_backend(lo.backend) ||
+                                            lo.endpoint.find("chat") != std::string::npos,
+                                    .stream = !f.no_stream,
+                                    .continuous_usage = f.continuous_usage,
+                                    .ignore_eos = f.ignore_eos,
+                                    .min_tokens = f.min_tokens,
+                                    .temperature = f.temperature,
+                                    .top_p = f.top_p,
+                                    .extra_body_json = f.extra_body};
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
-  lo.client.connect_timeout = ms(f.connect_timeout_s);
-  lo.client.first_byte_timeout = ms(f.first_byte_timeout_s);
-  lo.client.idle_timeout = ms(f.idle_timeout_s);
-  lo.client.total_timeout = ms(f.timeout_s);
+  lo.client = http::ClientOptions{.insecure = f.insecure,
+                                  .ca_cert_file = f.ca_cert,
+                                  .connect_timeout = ms(f.connect_timeout_s),
+                                  .first_byte_timeout = ms(f.first_byte_timeout_s),
+                                  .idle_timeout = ms(f.idle_timeout_s),
+                                  .total_timeout = ms(f.timeout_s)};
   lo.num_prompts = f.num_prompts;
   lo.num_warmups = f.num_warmups;
   lo.max_concurrency = f.max_concurrency;
@@ -136,18 +149,10 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   lo.drain_timeout_s = f.timeout_s + 5;
   lo.seed = f.seed;
   lo.client_threads = f.client_threads > 0 ? f.client_threads : env.hardware_threads;
-  lo.stream = !f.no_stream;
-  lo.continuous_usage = f.continuous_usage;
-  lo.ignore_eos = f.ignore_eos;
-  lo.min_tokens = f.min_tokens;
-  lo.temperature = f.temperature;
-  lo.top_p = f.top_p;
-  lo.extra_body_json = f.extra_body;
   lo.prewarm_connections = !f.no_prewarm;
-  // Fail on a bad --extra-body now, before any server is started or contacted.
-  protocol::GenRequest probe;
-  probe.extra_body_json = f.extra_body;
-  (void)protocol::build_request_body(lo.backend, probe);
+  // Fail on a bad --extra-body now, before any server is started or contacted: the template
+  // is a whole request body, without a prompt.
+  (void)protocol::build_request_body(lo.backend, lo.request);
   if (f.extra_body.find("\"stream\"") != std::string::npos) {
     plan.warnings.emplace_back(
         "--extra-body sets \"stream\": use --no-stream instead, or every request will be parsed "
@@ -166,8 +171,8 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
     plan.builtin = BuiltinServerPlan{
         .options = resolve_server_options(f.server, env.data_dir, kServerFlagPrefix)};
     // The built-in server streams usage with every chunk when asked, as vLLM does.
-    plan.load.continuous_usage =
-        plan.load.continuous_usage || plan.load.backend == protocol::Backend::Vllm;
+    plan.load.request.continuous_usage =
+        plan.load.request.continuous_usage || plan.load.backend == protocol::Backend::Vllm;
     return;
   }
   auto url = http::parse_url(base_url);
@@ -239,7 +244,7 @@ RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
   const std::int64_t sample_count =
       (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
       f.num_warmups;
-  plan.dataset = dataset_options(f, sample_count, nullptr, plan.load.chat);
+  plan.dataset = dataset_options(f, sample_count, nullptr, plan.load.request.chat);
   plan.dataset.data_dir = env.data_dir;
   check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
   plan.tokenizer = f.tokenizer;

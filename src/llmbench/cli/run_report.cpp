@@ -4,6 +4,7 @@
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/metrics/summary.hpp"
+#include "llmbench/protocol/dialect.hpp"
 #include "llmbench/report/report.hpp"
 
 #include <fmt/chrono.h>
@@ -58,27 +59,6 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
   }
 }
 
-/// `--save-detailed`: per measured request, TTFT (s), input and output lengths and the error.
-void add_detailed_arrays(const loadgen::LoadResult& result, json& extra) {
-  json ttfts = json::array();
-  json in_lens = json::array();
-  json out_lens = json::array();
-  json errors = json::array();
-  for (const auto& r : result.records) {
-    if (r.warmup)
-      continue;
-    const auto lat = metrics::request_latency(r);
-    ttfts.push_back(std::isnan(lat.ttft_ms) ? json(nullptr) : json(lat.ttft_ms / 1000.0));
-    in_lens.push_back(metrics::input_token_count(r));
-    out_lens.push_back(metrics::output_token_count(r));
-    errors.push_back(r.error_message);
-  }
-  extra["ttfts"] = ttfts;
-  extra["input_lens"] = in_lens;
-  extra["output_lens"] = out_lens;
-  extra["errors"] = errors;
-}
-
 json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
                       const RunTarget& target, const loadgen::LoadResult& result,
                       const RunOutputs& out, const metrics::Summary& summary,
@@ -88,8 +68,8 @@ json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload&
   info.date = fmt::format("{:%Y%m%d-%H%M%S}",
                           fmt::localtime(std::chrono::system_clock::to_time_t(out.start_time)));
   info.backend = f.backend;
-  info.model_id = lo.model;
-  info.tokenizer_id = f.tokenizer.empty() ? lo.model : f.tokenizer;
+  info.model_id = lo.request.model;
+  info.tokenizer_id = f.tokenizer.empty() ? lo.request.model : f.tokenizer;
   info.base_url = lo.url.origin() + lo.url.path_prefix;
   info.endpoint = lo.endpoint;
   info.num_prompts = f.num_prompts;
@@ -112,12 +92,62 @@ json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload&
                 {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
   info.extra.update(steady_state_json(steady));
   if (plan.output.save_detailed) {
-    add_detailed_arrays(result, info.extra);
+    info.extra.update(detailed_arrays(result.records));
   }
   return report::results_json(summary, info);
 }
 
+/// Seconds, or null when undefined (NaN).
+json seconds_or_null(double ms) {
+  return std::isnan(ms) ? json(nullptr) : json(ms / 1000.0);
+}
+
 }  // namespace
+
+json detailed_arrays(const std::vector<metrics::RequestRecord>& records) {
+  json ttfts = json::array();
+  json tpots = json::array();
+  json e2els = json::array();
+  json itls = json::array();
+  json in_lens = json::array();
+  json out_lens = json::array();
+  json errors = json::array();
+  std::vector<double> itl_ms;
+  for (const auto& r : records) {
+    if (r.warmup)
+      continue;
+    // A failed request has no latencies: they enter no figure of the summary either.
+    const auto lat = r.ok() ? metrics::request_latency(r) : metrics::RequestLatency{};
+    ttfts.push_back(seconds_or_null(lat.ttft_ms));
+    tpots.push_back(seconds_or_null(lat.tpot_ms));
+    e2els.push_back(seconds_or_null(lat.e2el_ms));
+    itl_ms.clear();
+    if (r.ok())
+      metrics::append_itl_ms(r, itl_ms);
+    json gaps = json::array();
+    for (const double ms : itl_ms) gaps.push_back(ms / 1000.0);
+    itls.push_back(std::move(gaps));
+    in_lens.push_back(metrics::input_token_count(r));
+    out_lens.push_back(metrics::output_token_count(r));
+    errors.push_back(r.error_message);
+  }
+  return {{"ttfts", std::move(ttfts)},        {"tpots", std::move(tpots)},
+          {"e2els", std::move(e2els)},        {"itls", std::move(itls)},
+          {"input_lens", std::move(in_lens)}, {"output_lens", std::move(out_lens)},
+          {"errors", std::move(errors)}};
+}
+
+std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load) {
+  const protocol::GenRequest& request = load.request;
+  std::vector<std::string> warnings;
+  for (const std::string_view flag : protocol::unhonoured_flags(load.backend, request)) {
+    warnings.push_back(fmt::format(
+        "{} is not honoured: the {} backend does not send the field (its server does not "
+        "accept it); the run goes on without it",
+        flag, protocol::to_string(load.backend)));
+  }
+  return warnings;
+}
 
 json run_effective_config(const RunFlags& f, const RunPlan& plan, std::size_t samples) {
   json j = dataset_json(plan.dataset, f);

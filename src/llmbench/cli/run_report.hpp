@@ -54,6 +54,19 @@ struct RunOutputs {
 nlohmann::json run_effective_config(const RunFlags& flags, const RunPlan& plan,
                                     std::size_t samples);
 
+/// `--save-detailed`'s per-request arrays, one entry per measured (non-warm-up) record in
+/// order, named as `vllm bench serve` names them where it has them: `ttfts`, `tpots`, `e2els`
+/// (seconds; null where undefined: TPOT for N < 2 or output in one chunk, docs/metrics.md, and
+/// every latency of a failed request, which enters no figure), `itls` (per request the
+/// per-token ITL samples the summary's ITL is made of, in seconds: `metrics::append_itl_ms`;
+/// vLLM lists one gap per chunk; empty for a failed request), `input_lens`, `output_lens`
+/// (`metrics::input_token_count`, `output_token_count`) and `errors` ("" when it completed).
+nlohmann::json detailed_arrays(const std::vector<metrics::RequestRecord>& records);
+
+/// One warning per flag of `load`'s request shape that its backend cannot send
+/// (`protocol::unhonoured_flags`), naming the flag and the backend; printed once before the run.
+std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load);
+
 /// Summarizes `result` and its time windows (`--window-s`), prints the console table (with the
 /// requested and achieved send rates, connections, local token counts, the stability verdict),
 /// writes the results JSON with `--save-result`, and returns the exit code: 1 when a request

@@ -1,6 +1,7 @@
 #include "llmbench/cli/sim_requests.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -28,8 +29,8 @@ std::vector<sim::SimRequest> to_sim_requests(const std::vector<workload::Sample>
     }
     std::string text = s.prompt;
     for (const auto& m : s.messages) text += m.content;
-    r.prompt_len = std::max<std::int64_t>(
-        1, s.prompt_len >= 0 ? s.prompt_len : workload::estimate_tokens(text));
+    r.prompt_len =
+        std::max<std::int64_t>(1, s.prompt_len >= 0 ? s.prompt_len : estimate_text_tokens(text));
     r.prompt_tokens = sim::prompt_cache_ids(s.prompt_token_ids, text, r.prompt_len, i + 1);
   }
   return requests;

@@ -14,8 +14,8 @@
 namespace llmbench::cli {
 
 /// One simulated request per sample, arriving at `arrivals[i]` (ns of virtual time; one per
-/// sample). Prompt length: the sample's count, else `workload::estimate_tokens` of its text
-/// (prompt and chat messages), at least 1; output length at least 1. Prefix-cache identity:
+/// sample). Prompt length: the sample's count, else `estimate_text_tokens` (core/text.hpp) of its
+/// text (prompt and chat messages), at least 1; output length at least 1. Prefix-cache identity:
 /// random prompts keyed by their corpus offset (`content_key` ≥ 0) get
 /// `sim::synthetic_block_hashes` with `shared_prefix_len` tokens common to all (`--random-prefix-
 /// len`) for KV blocks of `block_size`; the others `sim::prompt_cache_ids` of their token ids and

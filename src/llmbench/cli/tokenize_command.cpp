@@ -8,19 +8,19 @@
 
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/file.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmbench::cli {
@@ -57,14 +57,29 @@ tokenizer::Encoding encode_or_throw(const tokenizer::Tokenizer& tok, std::string
   return std::move(*enc);
 }
 
-void run_jsonl(const tokenizer::Tokenizer& tok, std::istream& in, const std::string& name,
+/// The whole input: `file` through the one file reader (core/file.hpp), or stdin when `file`
+/// is empty (read to its end: a pipe, a terminal or a redirected file). Throws `Exception`
+/// naming the file ("<stdin>") when it cannot be read.
+std::string read_input(const std::string& file) {
+  auto text = read_file(file.empty() ? std::string("/dev/stdin") : file);
+  if (!text) {
+    Error e = text.error();
+    e.source = file.empty() ? "<stdin>" : file;
+    throw Exception(e);
+  }
+  return std::move(*text);
+}
+
+void run_jsonl(const tokenizer::Tokenizer& tok, std::string_view text, const std::string& name,
                const tokenizer::EncodeOptions& options, tokenizer::Scratch& scratch) {
-  std::string line;
   std::string out;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+    if (is_blank(line)) {
       continue;
     }
     const std::string where = fmt::format("{}:{}", name, line_no);
@@ -88,10 +103,9 @@ void run_jsonl(const tokenizer::Tokenizer& tok, std::istream& in, const std::str
   }
 }
 
-void run_plain(const tokenizer::Tokenizer& tok, std::istream& in, const std::string& name,
+void run_plain(const tokenizer::Tokenizer& tok, std::string_view text, const std::string& name,
                const tokenizer::EncodeOptions& options, tokenizer::Scratch& scratch,
                bool print_name) {
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto enc = encode_or_throw(tok, text, options, scratch, name);
   std::string out;
   if (print_name) {
@@ -131,22 +145,20 @@ Command add_tokenize_command(CLI::App& app) {
     options.add_special_tokens = opts->add_special_tokens;
     options.want_tokens = true;
     tokenizer::Scratch scratch;
-    auto run_one = [&](std::istream& in, const std::string& name) {
+    auto run_one = [&](const std::string& file) {
+      const std::string text = read_input(file);
+      const std::string name = file.empty() ? "<stdin>" : file;
       if (opts->jsonl) {
-        run_jsonl(tok, in, name, options, scratch);
+        run_jsonl(tok, text, name, options, scratch);
       } else {
-        run_plain(tok, in, name, options, scratch, opts->files.size() > 1);
+        run_plain(tok, text, name, options, scratch, opts->files.size() > 1);
       }
     };
     if (opts->files.empty()) {
-      run_one(std::cin, "<stdin>");
+      run_one("");
     }
     for (const auto& file : opts->files) {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) {
-        throw Exception(Error{"cannot open file", file, -1});
-      }
-      run_one(in, file);
+      run_one(file);
     }
     std::fflush(stdout);
     return 0;

@@ -2,6 +2,7 @@
 
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
@@ -119,7 +120,7 @@ ReportSetup report_setup(const WorkloadFlags& f) {
   }
   report::check_percentile_metrics(s.percentile_metrics);
   for (const auto& item : f.goodput) {
-    if (item.find_first_not_of(" \t") == std::string::npos) {
+    if (is_blank(item)) {
       throw Exception(Error{"an empty SLO: give KEY:MS, e.g. ttft:500", "--goodput", -1});
     }
   }
@@ -130,24 +131,23 @@ ReportSetup report_setup(const WorkloadFlags& f) {
 
 workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,
                                          const tokenizer::Tokenizer* tok, bool chat) {
-  workload::DatasetOptions d;
-  d.tokenizer = tok;
-  d.count_special_tokens = !chat;
-  d.random_prompt_kind = workload::parse_random_prompt_kind(f.random_prompt_kind);
-  d.kind = workload::parse_dataset_kind(f.dataset_name);
-  d.path = f.dataset_path;
-  d.num_prompts = num_prompts;
-  d.seed = f.seed;
-  d.output_len = f.output_len;
-  d.random_input_len = f.random_input_len;
-  d.random_output_len = f.random_output_len;
-  d.random_range_ratio = f.random_range_ratio;
-  d.random_prefix_len = f.random_prefix_len;
-  d.sonnet_input_len = f.sonnet_input_len;
-  d.sonnet_output_len = f.sonnet_output_len;
-  d.sonnet_prefix_len = f.sonnet_prefix_len;
-  d.data_dir = data_dir();
-  return d;
+  return workload::DatasetOptions{
+      .kind = workload::parse_dataset_kind(f.dataset_name),
+      .path = f.dataset_path,
+      .num_prompts = num_prompts,
+      .seed = f.seed,
+      .output_len = f.output_len,
+      .random_input_len = f.random_input_len,
+      .random_output_len = f.random_output_len,
+      .random_range_ratio = f.random_range_ratio,
+      .random_prefix_len = f.random_prefix_len,
+      .sonnet_input_len = f.sonnet_input_len,
+      .sonnet_output_len = f.sonnet_output_len,
+      .sonnet_prefix_len = f.sonnet_prefix_len,
+      .data_dir = data_dir(),
+      .tokenizer = tok,
+      .random_prompt_kind = workload::parse_random_prompt_kind(f.random_prompt_kind),
+      .count_special_tokens = !chat};
 }
 
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {

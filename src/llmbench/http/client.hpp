@@ -36,8 +36,8 @@ struct ClientOptions {
   /// self-signed server's own certificate. Empty: the system store. Unreadable: the pool's
   /// constructor throws `Exception` naming the file.
   std::string ca_cert_file;
-  std::vector<Header> headers;  ///< sent with every request (`--header K:V`); may hold secrets,
-                                ///< so never logged
+  std::vector<Header> headers{};  ///< sent with every request (`--header K:V`); may hold secrets,
+                                  ///< so never logged
   std::chrono::milliseconds connect_timeout{10'000};      ///< TCP + TLS handshake
   std::chrono::milliseconds first_byte_timeout{600'000};  ///< request written → response headers
   std::chrono::milliseconds idle_timeout{300'000};        ///< max silence between body reads

@@ -87,21 +87,11 @@ struct Run {
   void build_bodies() {
     bodies.reserve(samples.size());
     for (const auto& s : samples) {
-      protocol::GenRequest g;
-      g.model = opt.model;
-      g.chat = opt.chat;
+      protocol::GenRequest g = opt.request;
       g.prompt = s.prompt;
       g.prompt_token_ids = s.prompt_token_ids;
       g.messages = s.messages;
       g.max_tokens = s.output_len;
-      g.stream = opt.stream;
-      g.include_usage = true;
-      g.continuous_usage = opt.continuous_usage;
-      g.ignore_eos = opt.ignore_eos;
-      g.min_tokens = opt.min_tokens;
-      g.temperature = opt.temperature;
-      g.top_p = opt.top_p;
-      g.extra_body_json = opt.extra_body_json;
       bodies.push_back(protocol::build_request_body(opt.backend, g));
     }
   }
@@ -116,16 +106,16 @@ struct Run {
     const auto& sample = samples[job.sample];
     rec.prompt_len = sample.prompt_len;
     rec.max_tokens = sample.output_len;
-    if (sample.prompt_len_exact && !opt.chat) {
+    if (sample.prompt_len_exact && !opt.request.chat) {
       // The workload counted it as a completions server does (special tokens included).
       rec.input_tokens_local = sample.prompt_len;
     }
     http::Request req;
     req.target = target();
     req.body = bodies[job.sample];
-    req.accept = opt.stream ? "text/event-stream" : "application/json";
+    req.accept = opt.request.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
-    RecordingHandler handler(rec, *w.decoder, opt.stream, clock.start_ns());
+    RecordingHandler handler(rec, *w.decoder, opt.request.stream, clock.start_ns());
     handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);

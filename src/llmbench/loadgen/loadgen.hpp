@@ -28,8 +28,10 @@ struct LoadOptions {
   http::Url url;         ///< `--base-url`
   std::string endpoint;  ///< path after the URL prefix, e.g. "/v1/completions"
   protocol::Backend backend = protocol::Backend::OpenAI;
-  std::string model;                  ///< `--model`
-  bool chat = false;                  ///< send `messages` (chat endpoint)
+  /// The request every body is built from, set once from the flags: `model` (`--model`, or the
+  /// first of /v1/models), `chat` (send `messages`), `stream`, the usage options, the sampling
+  /// knobs and `--extra-body`. `run_load` fills in each sample's prompt and `max_tokens`.
+  protocol::GenRequest request;
   http::ClientOptions client;         ///< headers (API key inside), TLS, timeouts
   std::int64_t num_prompts = 0;       ///< measured requests (ignored when `duration_s` > 0)
   std::int64_t num_warmups = 0;       ///< sent first, recorded with warmup=true, not measured
@@ -43,15 +45,7 @@ struct LoadOptions {
   double duration_grace_s = 10;
   double drain_timeout_s = 600;  ///< after the last send, wait this long for stragglers
   std::uint64_t seed = 0;
-  int client_threads = 0;  ///< worker threads; 0 = hardware concurrency
-  // request shape
-  bool stream = true;
-  bool continuous_usage = false;  ///< ask for per-chunk usage (vLLM continuous_usage_stats)
-  bool ignore_eos = false;
-  std::optional<std::int64_t> min_tokens;
-  std::optional<double> temperature;
-  std::optional<double> top_p;
-  std::string extra_body_json;
+  int client_threads = 0;            ///< worker threads; 0 = hardware concurrency
   std::vector<std::string> secrets;  ///< credential values to redact from recorded messages
   bool prewarm_connections = true;   ///< closed loop: open min(cap, prompts) connections first
   /// `--tokenizer`: count each response's output tokens locally (`RecordingHandler::

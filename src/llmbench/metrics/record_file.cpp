@@ -1,6 +1,8 @@
 #include "llmbench/metrics/record_file.hpp"
 
+#include "llmbench/core/file.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/metrics/record_io.hpp"
 
 #include <fmt/core.h>
@@ -8,8 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
-#include <sstream>
 #include <unistd.h>
 #include <utility>
 
@@ -83,7 +83,7 @@ RecordFile parse_record_file(std::string_view text, const std::string& name) {
     const std::string_view line = text.substr(at, last ? std::string_view::npos : newline - at);
     at = last ? text.size() : newline + 1;
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+    if (is_blank(line)) {
       continue;
     }
     auto record = record_from_json_line(line);
@@ -106,16 +106,8 @@ RecordFile parse_record_file(std::string_view text, const std::string& name) {
 }
 
 RecordFile read_record_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Exception(Error{fmt::format("cannot open: {}", std::strerror(errno)), path, -1});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw Exception(Error{"read failed", path, -1});
-  }
-  RecordFile file = parse_record_file(text.str(), path);
+  // The one file reader (core/file.hpp): a missing, unreadable or oversized file throws naming it.
+  RecordFile file = parse_record_file(read_file(path).value(), path);
   if (!file.warning.empty()) {
     log::warn("{}", file.warning);
   }

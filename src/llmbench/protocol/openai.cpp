@@ -1,5 +1,6 @@
 #include "llmbench/protocol/openai.hpp"
 
+#include "llmbench/core/text.hpp"
 #include "llmbench/protocol/redact.hpp"
 
 #include <fmt/core.h>
@@ -17,16 +18,6 @@ namespace llmbench::protocol {
 namespace {
 
 constexpr std::size_t kMaxErrorBodyBytes = 512;
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const std::size_t begin = text.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  const std::size_t end = text.find_last_not_of(kSpace);
-  return text.substr(begin, end - begin + 1);
-}
 
 // The message of a FastAPI validation `detail` array: the `msg` fields joined with "; ".
 std::string join_detail_messages(const nlohmann::json& detail) {

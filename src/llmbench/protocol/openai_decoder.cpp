@@ -18,6 +18,7 @@
 /// `dom::parser::parse(buf, len, false)` requires, so steady-state decoding does not allocate
 /// beyond the strings of the returned `Delta`.
 
+#include "llmbench/core/text.hpp"
 #include "llmbench/protocol/detail/json_error.hpp"
 #include "llmbench/protocol/openai.hpp"
 
@@ -41,15 +42,6 @@ constexpr std::string_view kEventSource = "stream event";
 constexpr std::string_view kBodySource = "response body";
 
 enum class Mode { kEvent, kBody };
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const std::size_t begin = text.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
-}
 
 // ---- shape checks ----
 // A field of the wrong JSON type is an error naming the field's path ("choices[0].text"); `null`

@@ -1,5 +1,9 @@
 #include "llmbench/protocol/redact.hpp"
 
+#include "llmbench/core/utf8.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstring>
 
@@ -12,6 +16,40 @@ std::uint64_t window(const char* p) noexcept {
   std::uint64_t w = 0;
   std::memcpy(&w, p, sizeof w);
   return w;
+}
+
+/// `text` (already redacted) cut to `max_bytes`, never inside a mark.
+std::string cut_keeping_marks(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes || max_bytes == 0) {
+    return cut_utf8(text, max_bytes);
+  }
+  const std::string_view mark = Redactor::kMark;
+  const std::size_t start = text.rfind(mark, max_bytes - 1);
+  if (start == std::string_view::npos || start + mark.size() <= max_bytes) {
+    return cut_utf8(text, max_bytes);
+  }
+  if (max_bytes < mark.size()) {
+    return cut_utf8(text.substr(0, start), max_bytes);
+  }
+  return cut_utf8(text.substr(0, start), max_bytes - mark.size()) + std::string(mark);
+}
+
+/// Redacts every string of `value`, member names included, in place.
+void redact_strings(nlohmann::json& value, const Redactor& redactor) {
+  if (value.is_string()) {
+    value = redactor.redact(value.get_ref<const std::string&>());
+  } else if (value.is_array()) {
+    for (auto& element : value) {
+      redact_strings(element, redactor);
+    }
+  } else if (value.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto& [name, member] : value.items()) {
+      redact_strings(member, redactor);
+      out[redactor.redact(name)] = std::move(member);
+    }
+    value = std::move(out);
+  }
 }
 
 }  // namespace
@@ -92,17 +130,13 @@ std::string cut_utf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) {
     return std::string(text);
   }
-  std::size_t end = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) so the cut lands on a lead byte.
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) {
-    --end;
-  }
-  return std::string(text.substr(0, end));
+  // Back over continuation bytes (core/utf8.hpp), so the cut lands on a lead byte.
+  return std::string(text.substr(0, utf8_floor(text, max_bytes)));
 }
 
 std::string server_text(std::string_view text, const Redactor& redactor, std::size_t max_bytes) {
   if (redactor.empty()) {
-    return cut_utf8(text, max_bytes);
+    return cut_keeping_marks(text, max_bytes);
   }
   // Bounded work for a huge string: only the head can be kept. A fragment of 8 or more bytes is
   // found wherever it lies, so this first cut can leave at most 7 bytes of a secret at its end,
@@ -110,7 +144,19 @@ std::string server_text(std::string_view text, const Redactor& redactor, std::si
   // redaction shortens it by at most that much only if it was all secret).
   constexpr std::size_t kWorkBytes = std::size_t{1} << 16;
   const std::string_view head = text.substr(0, std::min(text.size(), max_bytes + kWorkBytes));
-  return cut_utf8(redactor.redact(head), max_bytes);
+  return cut_keeping_marks(redactor.redact(head), max_bytes);
+}
+
+std::string redact_json_text(std::string_view body, const Redactor& redactor) {
+  if (redactor.empty()) {
+    return std::string(body);
+  }
+  nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return redactor.redact(body);
+  }
+  redact_strings(parsed, redactor);
+  return parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace llmbench::protocol

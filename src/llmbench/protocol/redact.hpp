@@ -47,8 +47,16 @@ class Redactor {
 
 /// A server-controlled string ready to store: secrets removed first (`redactor`), then cut to at
 /// most `max_bytes` without splitting a UTF-8 sequence. Redacting before the cut is what keeps a
-/// secret's prefix out of a cut message.
+/// secret's prefix out of a cut message. A cut never splits a `Redactor::kMark`: when one
+/// straddles it, the text before the mark is cut shorter so the whole mark still fits (or, with
+/// `max_bytes` under the mark's size, the text ends before it).
 std::string server_text(std::string_view text, const Redactor& redactor, std::size_t max_bytes);
+
+/// A server's JSON answer (the `/v1/models` list) ready to store: when `body` is JSON, every
+/// string in it, member names too, is redacted after decoding (so a secret spelled with `\u`
+/// escapes, RFC 8259 §7, is found as well) and the result is serialized again (compact);
+/// otherwise `body` is redacted as text.
+std::string redact_json_text(std::string_view body, const Redactor& redactor);
 
 /// Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence (RFC 3629 §3: a cut
 /// never lands on a continuation byte 10xxxxxx).

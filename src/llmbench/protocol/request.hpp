@@ -13,15 +13,15 @@ namespace llmbench::protocol {
 
 /// What to ask the server for, independent of backend.
 struct GenRequest {
-  std::string model;
-  bool chat = false;      ///< send `messages` to a chat endpoint, else `prompt`
-  std::string prompt;     ///< completions prompt (chat: used as one user message if
-                          ///< `messages` is empty)
-  ChatMessages messages;  ///< chat history
+  std::string model{};
+  bool chat = false;        ///< send `messages` to a chat endpoint, else `prompt`
+  std::string prompt{};     ///< completions prompt (chat: used as one user message if
+                            ///< `messages` is empty)
+  ChatMessages messages{};  ///< chat history
   /// Completions only: when non-empty, sent as `"prompt": [id, ...]` instead of `prompt` (OpenAI
   /// "Create completion": prompt may be an array of tokens; vLLM and SGLang use the ids as given,
   /// adding no special tokens).
-  std::vector<std::uint32_t> prompt_token_ids;
+  std::vector<std::uint32_t> prompt_token_ids{};
   std::int64_t max_tokens = -1;  ///< output length; -1 = leave to the server
   bool stream = true;
   bool include_usage = true;               ///< `stream_options.include_usage`

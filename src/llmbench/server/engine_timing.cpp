@@ -10,7 +10,6 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <string_view>
 #include <variant>
 
@@ -19,13 +18,6 @@ namespace {
 
 namespace net = boost::asio;
 using namespace boost::asio::experimental::awaitable_operators;  // a || b: first to complete
-
-/// Prompt length as `llmbench simulate` counts it: ids one each, text by the 4-bytes rule.
-std::int64_t engine_prompt_len(const GenerationParams& p) {
-  const auto ids = static_cast<std::int64_t>(p.prompt_ids.size());
-  const std::int64_t text = p.prompt_text.empty() ? 0 : estimate_text_tokens(p.prompt_text);
-  return std::max<std::int64_t>(1, ids + text);
-}
 
 /// Appends the engine's families: vLLM V1 names, types and buckets
 /// (`vllm/v1/metrics/loggers.py`; docs/simulator.md "Sources", Prometheus metrics).
@@ -104,19 +96,11 @@ void append_engine_metrics(std::string& out, const RealtimeEngine& engine,
 /// The engine behind every request of the server.
 class EngineTiming final : public TimingModel {
  public:
-  explicit EngineTiming(const ServerState& state)
-      : engine_(*state.options.engine), exact_prompts_(state.options.tokenizer != nullptr) {}
+  explicit EngineTiming(const ServerState& state) : engine_(*state.options.engine) {}
 
   void start() override { engine_.start(); }
   void stop() noexcept override { engine_.stop(); }
   [[nodiscard]] bool keep_prompt() const noexcept override { return true; }
-
-  void fit(GenerationParams& params) const override {
-    // Without a tokenizer: the estimate `llmbench simulate` uses (so both see the same
-    // lengths); with one, the exact count `parse_generation_request` made.
-    if (!exact_prompts_)
-      params.prompt_tokens = engine_prompt_len(params);
-  }
 
   [[nodiscard]] std::optional<Error> refuse(const GenerationParams& params) const override {
     const std::int64_t total = params.output_tokens;
@@ -153,7 +137,6 @@ class EngineTiming final : public TimingModel {
 
  private:
   RealtimeEngine engine_;
-  const bool exact_prompts_;
 };
 
 /// One request in the engine: one piece per engine step that produced one of its tokens.

@@ -260,7 +260,6 @@ net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& r
                                       "NotFoundError", "model", 404));
     co_return;
   }
-  state.timing->fit(*parsed);
   if (auto refused = check_limits(state, *parsed)) {
     co_await reject_request(state, writer, *refused);
     co_return;

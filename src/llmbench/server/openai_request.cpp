@@ -1,5 +1,7 @@
 #include "llmbench/server/openai_request.hpp"
 
+#include "llmbench/core/text.hpp"
+
 #include <fmt/core.h>
 #include <simdjson.h>
 
@@ -111,7 +113,10 @@ std::optional<Error> check_token_id(std::int64_t id, const tokenizer::Tokenizer*
   return std::nullopt;
 }
 
-/// Prompt tokens of a completions `prompt`; `keep` (optional) collects the text and ids.
+/// Prompt tokens of a completions `prompt`: with `tok` counted exactly, else llmbench's one
+/// text-token estimate (`TextTokenEstimate`, core/text.hpp: the rule `workload` and `simulate`
+/// use) of the text items together, at least 1, plus one per token id; `keep` (optional) collects
+/// the text and ids.
 Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* keep,
                                       const tokenizer::Tokenizer* tok) {
   if (prompt.type() == element_type::STRING) {
@@ -120,12 +125,12 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
       keep->prompt_text.assign(text);
     if (tok != nullptr)
       return count_tokens(*tok, text, true, "prompt");
-    return estimate_prompt_tokens(text.size());
+    return std::max<std::int64_t>(1, estimate_text_tokens(text));
   }
   if (prompt.type() != element_type::ARRAY) {
     return field_error("prompt", "must be a string or an array");
   }
-  std::size_t bytes = 0;
+  TextTokenEstimate estimate;  // without a tokenizer: of the text items together
   std::int64_t ids = 0;
   std::int64_t strings = 0;
   std::int64_t counted = 0;  // with a tokenizer: tokens of the text items
@@ -145,7 +150,7 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
     if (item.type() == element_type::STRING) {
       ++strings;
       const std::string_view text = item.get_string().value_unsafe();
-      bytes += text.size();
+      estimate.add(text);
       if (keep != nullptr)
         keep->prompt_text.append(text);
       if (tok != nullptr) {
@@ -181,11 +186,12 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
   if (tok != nullptr)
     return ids + counted;
   // Like a string prompt, strings count at least one token (an empty one still gets the BOS).
-  return ids + (strings > 0 ? estimate_prompt_tokens(bytes) : 0);
+  return ids + (strings > 0 ? std::max<std::int64_t>(1, estimate.value()) : 0);
 }
 
-/// Prompt tokens of chat `messages` (content bytes of every message); `keep` (optional)
-/// collects the contents.
+/// Prompt tokens of chat `messages`: the contents of every message, counted exactly with `tok`
+/// (no special tokens), else by the text-token estimate; at least 1. `keep` (optional) collects
+/// the contents.
 Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParams* keep,
                                         const tokenizer::Tokenizer* tok) {
   simdjson::dom::array array;
@@ -194,11 +200,11 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
   }
   if (array.size() == 0)
     return field_error("messages", "must not be empty");
-  std::size_t bytes = 0;
+  TextTokenEstimate estimate;  // without a tokenizer: of the contents together
   std::size_t index = 0;
   std::int64_t counted = 0;  // with a tokenizer: tokens of the contents
   const auto count_content = [&](std::string_view text) -> Result<std::int64_t> {
-    bytes += text.size();
+    estimate.add(text);
     if (keep != nullptr)
       keep->prompt_text.append(text);
     if (tok == nullptr)
@@ -232,9 +238,7 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
       return field_error(where + ".content", "must be a string or an array of parts");
     }
   }
-  if (tok != nullptr)
-    return std::max<std::int64_t>(1, counted);
-  return estimate_prompt_tokens(bytes);
+  return std::max<std::int64_t>(1, tok != nullptr ? counted : estimate.value());
 }
 
 // ---- fields the simulator does not implement ----
@@ -372,25 +376,6 @@ std::optional<Error> check_fields(const simdjson::dom::object& object) {
 }
 
 }  // namespace
-
-std::int64_t estimate_text_tokens(std::string_view text) noexcept {
-  std::int64_t ascii = 0;
-  std::int64_t non_ascii = 0;
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x80)
-      ++ascii;
-    else if ((b & 0xC0) != 0x80)
-      ++non_ascii;  // a lead byte starts one code point
-  }
-  const std::int64_t tokens = (ascii + 3) / 4 + non_ascii;
-  return tokens < 1 ? 1 : tokens;
-}
-
-std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept {
-  const auto tokens = static_cast<std::int64_t>((bytes + 3) / 4);
-  return tokens < 1 ? 1 : tokens;
-}
 
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
                                                   std::int64_t default_output_len, bool keep_prompt,

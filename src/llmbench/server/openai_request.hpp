@@ -26,23 +26,15 @@ struct GenerationParams {
   bool continuous_usage = false;   ///< `stream_options.continuous_usage_stats` (vLLM)
   std::int64_t output_tokens = 0;  ///< N: `max_tokens`, else `max_completion_tokens` (chat),
                                    ///< else `n_predict` ≥ 0 (llama.cpp), else the server default
-  /// Prompt tokens: exact with a tokenizer (`parse_generation_request`), else the estimate of
-  /// `estimate_prompt_tokens`.
+  /// Prompt tokens: exact with a tokenizer (`parse_generation_request`), else llmbench's text
+  /// estimate of the prompt text (`estimate_text_tokens`, core/text.hpp; at least 1) plus one
+  /// per token id, the lengths `llmbench simulate` gives the same prompt.
   std::int64_t prompt_tokens = 1;
   /// Only with `keep_prompt`: the prompt strings (completions) or message contents (chat)
   /// concatenated in order, and the token ids of a completions prompt given as ids.
   std::string prompt_text;
   std::vector<std::uint32_t> prompt_ids;
 };
-
-/// Token estimate of prompt text, the same rule as `workload::estimate_tokens` (so the engine
-/// behind `llmbench serve` sees the lengths `llmbench simulate` sees): ceil(ASCII bytes / 4) plus
-/// one per non-ASCII code point (counted at UTF-8 lead bytes), at least 1.
-std::int64_t estimate_text_tokens(std::string_view text) noexcept;
-
-/// Prompt-token estimate from text size: ceil(bytes / 4), at least 1 (the common "4 bytes per
-/// token" rule of thumb for English BPE vocabularies).
-std::int64_t estimate_prompt_tokens(std::size_t bytes) noexcept;
 
 /// Parses a request body. Accepted shapes: completions `prompt` = string | [string] | [int] |
 /// [[int]] (token ids count one each); chat `messages` = non-empty array of objects whose

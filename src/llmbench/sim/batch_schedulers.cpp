@@ -68,18 +68,12 @@ void BatchScheduler::update_into(const SchedulerOutput& output, StepResult& resu
   result.emitted.clear();
   result.finished.clear();
   for (const auto& s : output.seqs) {
-    RequestState* req = s.request;
-    LLMBENCH_ASSERT(req->status == RequestStatus::Running, "updating a request not running");
-    const bool samples = s.samples();
-    req->num_computed_tokens += s.num_new_tokens;
-    if (!samples)
+    if (!detail::apply_step(s))
       continue;
-    ++req->num_output_tokens;
-    result.emitted.push_back(req);
-    if (req->num_output_tokens >= req->output_len) {
-      req->status = RequestStatus::Finished;
-      blocks_.free(req->id);
-      result.finished.push_back(req);
+    result.emitted.push_back(s.request);
+    if (s.request->status == RequestStatus::Finished) {
+      blocks_.free(s.request->id);
+      result.finished.push_back(s.request);
     }
   }
   if (!result.finished.empty()) {

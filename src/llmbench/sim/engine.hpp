@@ -72,8 +72,9 @@ struct SimRequest {
 };
 
 /// Deterministic pseudo token ids for a prompt text: `count` ids, id i hashing bytes
-/// [4i, 4i + 4) of `text` (about one BPE token per 4 bytes, as `workload::estimate_tokens`);
-/// positions past the text's end hash (salt, i), so equal text prefixes give equal id prefixes.
+/// [4i, 4i + 4) of `text` (about one BPE token per 4 bytes, as `estimate_text_tokens` counts ASCII
+/// text); positions past the text's end hash (salt, i), so equal text prefixes give equal id
+/// prefixes.
 std::vector<std::uint32_t> pseudo_tokens(std::string_view text, std::int64_t count,
                                          std::uint64_t salt);
 

@@ -1,6 +1,7 @@
 #include "llmbench/sim/profiles.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/file.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -8,8 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace llmbench::sim {
 
@@ -108,13 +107,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Exception(Error{"cannot open", path.string(), -1});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+/// The text of a profile file, through the one file reader (core/file.hpp): a missing, unreadable
+/// or oversized file throws `Exception` naming the path. Profiles are a few KiB; 1 MiB is a bound
+/// that only a wrong path (`/dev/zero`, a dataset) reaches.
+std::string read_profile(const std::filesystem::path& path) {
+  constexpr std::uint64_t kMaxProfileBytes = std::uint64_t{1} << 20;
+  return read_file(path, kMaxProfileBytes).value();
 }
 
 /// Finds the file for `name` in `<data_dir>/sim/<kind>`: exact file name, then any profile whose
@@ -124,17 +122,17 @@ Profile load_named(const std::string& data_dir, const std::string& kind, const s
                    Parse parse) {
   const std::filesystem::path direct(name);
   if (direct.extension() == ".json" && std::filesystem::exists(direct)) {
-    return parse(read_file(direct), direct.string());
+    return parse(read_profile(direct), direct.string());
   }
   const std::filesystem::path dir = std::filesystem::path(data_dir) / "sim" / kind;
   const auto exact = dir / (lower(name) + ".json");
   if (std::filesystem::exists(exact))
-    return parse(read_file(exact), exact.string());
+    return parse(read_profile(exact), exact.string());
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".json")
       continue;
-    Profile p = parse(read_file(entry.path()), entry.path().string());
+    Profile p = parse(read_profile(entry.path()), entry.path().string());
     if (lower(p.name) == lower(name))
       return p;
     for (const auto& a : p.aliases) {

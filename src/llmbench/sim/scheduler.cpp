@@ -230,18 +230,11 @@ void VllmV1Scheduler::update_into(const SchedulerOutput& output, StepResult& res
   RequestState** const emitted = result.emitted.data();
   std::size_t num_emitted = 0;
   for (const auto& s : output.seqs) {
-    RequestState* req = s.request;
-    LLMBENCH_ASSERT(req->status == RequestStatus::Running, "updating a request not running");
-    const bool samples = s.samples();
-    req->num_computed_tokens += s.num_new_tokens;
-    if (!samples)
+    if (!detail::apply_step(s))
       continue;
-    ++req->num_output_tokens;
-    emitted[num_emitted++] = req;
-    if (req->num_output_tokens >= req->output_len) {
-      req->status = RequestStatus::Finished;
-      result.finished.push_back(req);
-    }
+    emitted[num_emitted++] = s.request;
+    if (s.request->status == RequestStatus::Finished)
+      result.finished.push_back(s.request);
   }
   result.emitted.resize(num_emitted);
   const std::size_t explicit_finished = result.finished.size();

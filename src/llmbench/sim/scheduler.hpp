@@ -7,6 +7,7 @@
 /// Schedulers are chosen by `SchedulerKind` through a registry (docs/simulator.md "Structure").
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/error.hpp"
 #include "llmbench/sim/batch_sums.hpp"
 #include "llmbench/sim/block_manager.hpp"
 #include "llmbench/sim/decode_lane.hpp"
@@ -141,6 +142,24 @@ RequestState* take_by_id(Queue& queue, std::int64_t id) {
   RequestState* r = *it;
   queue.erase(it);
   return r;
+}
+
+/// The end of a step for one scheduled sequence, the same under every policy (vLLM V1
+/// `Scheduler.update_from_output`): its new tokens are computed; when the step samples, the
+/// request gains one output token and becomes `Finished` once it has `output_len`. Returns
+/// whether it sampled. Freeing a finished request's blocks is left to the caller (the policies
+/// free in different orders).
+inline bool apply_step(const ScheduledSeq& s) {
+  RequestState* req = s.request;
+  LLMBENCH_ASSERT(req->status == RequestStatus::Running, "updating a request not running");
+  const bool samples = s.samples();
+  req->num_computed_tokens += s.num_new_tokens;
+  if (!samples)
+    return false;
+  ++req->num_output_tokens;
+  if (req->num_output_tokens >= req->output_len)
+    req->status = RequestStatus::Finished;
+  return true;
 }
 }  // namespace detail
 

@@ -6,7 +6,6 @@
 
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/file.hpp"
-#include "llmbench/core/text.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -97,12 +96,5 @@ inline constexpr std::int64_t kMaxNumPrompts = 10'000'000;
 /// order). Deterministic for a given seed. Throws `Exception` naming the file and the line/byte
 /// offset on unreadable or malformed input, or an empty dataset.
 std::vector<Sample> load_samples(const DatasetOptions& options);
-
-/// Approximate token count of text for a BPE tokenizer when no tokenizer is given: the one
-/// text-token estimate of llmbench (`estimate_text_tokens`, core/text.hpp): ceil(ASCII bytes / 4)
-/// plus one per non-ASCII code point; 0 for empty text.
-inline std::int64_t estimate_tokens(std::string_view text) noexcept {
-  return estimate_text_tokens(text);
-}
 
 }  // namespace llmbench::workload

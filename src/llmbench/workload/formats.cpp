@@ -229,9 +229,9 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
     }
     Sample sample;
     sample.prompt = std::string(prompt);
-    sample.prompt_len = estimate_tokens(prompt);
+    sample.prompt_len = estimate_text_tokens(prompt);
     sample.output_len = choose_output_len(
-        output_len, have_reply ? std::max<std::int64_t>(1, estimate_tokens(reply)) : -1);
+        output_len, have_reply ? std::max<std::int64_t>(1, estimate_text_tokens(reply)) : -1);
     sample.source_id = std::move(source_id);
     samples.push_back(std::move(sample));
   }
@@ -260,7 +260,7 @@ std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path
     }
     Sample sample;
     sample.prompt = (*turns)[0].get<std::string>();
-    sample.prompt_len = estimate_tokens(sample.prompt);
+    sample.prompt_len = estimate_text_tokens(sample.prompt);
     sample.output_len = choose_output_len(output_len, -1);
     sample.source_id = "mtbench:" + (id->is_string() ? id->get<std::string>() : id->dump());
     samples.push_back(std::move(sample));
@@ -335,7 +335,7 @@ std::vector<Sample> parse_custom(std::string_view text, const std::string& path,
                   line.offset);
       }
     }
-    sample.prompt_len = sample.messages.empty() ? estimate_tokens(sample.prompt)
+    sample.prompt_len = sample.messages.empty() ? estimate_text_tokens(sample.prompt)
                                                 : estimate_messages(sample.messages);
     sample.output_len = choose_output_len(output_len, own);
     sample.source_id = fmt::format("line {}", line.number);

@@ -265,7 +265,7 @@ std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
   // The instruction vLLM's SonnetDataset puts before the poem lines.
   constexpr std::string_view kInstruction =
       "Pick as many lines as you can from these poem lines:\n";
-  const auto instruction_len = estimate_tokens(kInstruction);
+  const auto instruction_len = estimate_text_tokens(kInstruction);
   if (options.sonnet_output_len <= 0) {
     invalid(fmt::format("--sonnet-output-len must be > 0, got {}", options.sonnet_output_len));
   }

@@ -138,7 +138,7 @@ TEST(ConfigJson, EffectiveConfigIsThePlanThatRan) {
   f.server.engine.model_profile = "deepseek-r1-distill-llama-8b";
   f.server.engine.tp = 2;
   RunPlan plan = resolve_run(f, env_with_data());
-  plan.load.model = "deepseek-r1";  // as discovered from /v1/models
+  plan.load.request.model = "deepseek-r1";  // as discovered from /v1/models
   const json j = run_effective_config(f, plan, 200);
   EXPECT_EQ(j.at("model"), "deepseek-r1");
   EXPECT_EQ(j.at("backend"), "openai");

@@ -63,8 +63,8 @@ TEST(ResolveRun, DefaultsStartTheBuiltInEngineServer) {
   EXPECT_DOUBLE_EQ(plan.builtin->options.engine->admission_window_ms, 5.0);
   EXPECT_EQ(plan.load.backend, protocol::Backend::OpenAI);
   EXPECT_EQ(plan.load.endpoint, "/v1/completions");
-  EXPECT_FALSE(plan.load.chat);
-  EXPECT_FALSE(plan.load.continuous_usage);
+  EXPECT_FALSE(plan.load.request.chat);
+  EXPECT_FALSE(plan.load.request.continuous_usage);
   EXPECT_EQ(plan.load.num_prompts, 200);
   EXPECT_EQ(plan.load.max_concurrency, -1);
   EXPECT_TRUE(std::isinf(plan.load.request_rate));
@@ -72,7 +72,7 @@ TEST(ResolveRun, DefaultsStartTheBuiltInEngineServer) {
   EXPECT_EQ(plan.load.client.connect_timeout, std::chrono::milliseconds(10'000));
   EXPECT_EQ(plan.load.client.total_timeout, std::chrono::milliseconds(3'600'000));
   EXPECT_DOUBLE_EQ(plan.load.drain_timeout_s, 3605);
-  EXPECT_TRUE(plan.load.stream);
+  EXPECT_TRUE(plan.load.request.stream);
   EXPECT_TRUE(plan.load.prewarm_connections);
   EXPECT_TRUE(plan.load.client.headers.empty());
   EXPECT_EQ(plan.dataset.kind, workload::DatasetKind::MtBench);
@@ -98,7 +98,7 @@ TEST(ResolveRun, GivenUrlIsParsedAndNoServerIsPlanned) {
   EXPECT_EQ(plan.load.url.port, 8443);
   EXPECT_EQ(plan.load.url.path_prefix, "/api");
   EXPECT_EQ(plan.load.endpoint, "/v1/chat/completions");
-  EXPECT_TRUE(plan.load.chat);
+  EXPECT_TRUE(plan.load.request.chat);
 }
 
 TEST(ResolveRun, TrailingV1OfTheUrlIsDroppedWithAWarning) {
@@ -125,18 +125,46 @@ TEST(ResolveRun, HostAndPortMakeTheUrl) {
 TEST(ResolveRun, ChatEndpointMakesChatRequests) {
   RunFlags f = remote();
   f.endpoint = "/v1/chat/completions";
-  EXPECT_TRUE(resolve_run(f, test_env()).load.chat);
+  EXPECT_TRUE(resolve_run(f, test_env()).load.request.chat);
+}
+
+/// Every request flag reaches the template the bodies are built from (`--model` was once lost
+/// on the way, so `run` used the first model of /v1/models whatever was typed).
+TEST(ResolveRun, RequestFlagsMakeTheRequestTemplate) {
+  RunFlags f = remote();
+  f.model = "my-model";
+  f.no_stream = true;
+  f.continuous_usage = true;
+  f.ignore_eos = true;
+  f.min_tokens = 3;
+  f.temperature = 0.5;
+  f.top_p = 0.9;
+  f.extra_body = R"({"seed": 7})";
+  const protocol::GenRequest& r = resolve_run(f, test_env()).load.request;
+  EXPECT_EQ(r.model, "my-model");
+  EXPECT_FALSE(r.chat);
+  EXPECT_FALSE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_TRUE(r.continuous_usage);
+  EXPECT_TRUE(r.ignore_eos);
+  EXPECT_EQ(r.min_tokens, 3);
+  EXPECT_EQ(r.temperature, 0.5);
+  EXPECT_EQ(r.top_p, 0.9);
+  EXPECT_EQ(r.extra_body_json, R"({"seed": 7})");
+  EXPECT_TRUE(r.prompt.empty());  // filled per sample by run_load
+  EXPECT_EQ(r.max_tokens, -1);
+  EXPECT_EQ(resolve_run(remote(), test_env()).load.request.model, "");  // = read /v1/models
 }
 
 TEST(ResolveRun, VllmBackendAsksTheBuiltInServerForUsageOnEveryChunk) {
   RunFlags f;
   f.backend = "vllm";
   f.server.timing = "fixed";
-  EXPECT_TRUE(resolve_run(f, test_env()).load.continuous_usage);
+  EXPECT_TRUE(resolve_run(f, test_env()).load.request.continuous_usage);
   // A given target is asked only when --continuous-usage says so.
   RunFlags g = remote();
   g.backend = "vllm";
-  EXPECT_FALSE(resolve_run(g, test_env()).load.continuous_usage);
+  EXPECT_FALSE(resolve_run(g, test_env()).load.request.continuous_usage);
 }
 
 TEST(ResolveRun, TargetConflicts) {
@@ -240,11 +268,11 @@ TEST(ResolveRun, AuthorizationHeaderWinsOverTheApiKey) {
   env.api_key = "env-key";
   RunFlags f = remote();
   f.api_key = "flag-key";
-  f.headers = {"authorization:   Token abc", "X-Team: perf"};
+  f.headers = {"authorization:   Token abc", "X-Team:\tperf \t"};
   const RunPlan plan = resolve_run(f, env);
   ASSERT_EQ(plan.load.client.headers.size(), 2U);
   EXPECT_EQ(header(plan, "authorization"), "Token abc");  // leading spaces dropped
-  EXPECT_EQ(header(plan, "X-Team"), "perf");
+  EXPECT_EQ(header(plan, "X-Team"), "perf");  // OWS around the value dropped (RFC 9110 5.5)
   EXPECT_EQ(header(plan, "Authorization"), "<none>");
   // Header values are secrets; the unsent key is not among them (it is never sent).
   EXPECT_EQ(plan.load.secrets, (std::vector<std::string>{"Token abc", "perf"}));

@@ -56,6 +56,42 @@ TEST(Redactor, RedactsBeforeTheCut) {
   EXPECT_TRUE(has_fragment(error_message_from_body(body), kKey));
 }
 
+// A second cut of an already redacted text (the console's "HTTP 401: " + message) kept
+// "[redacted" and lost the sign that a secret was there; the mark now stays whole.
+TEST(Redactor, CutNeverSplitsTheMark) {
+  const Redactor r({kKey});
+  const std::string message = "HTTP 401: " + server_text(std::string(498, 'x') + kKey, r, 512);
+  const std::string stored = server_text(message, r, 512);
+  EXPECT_LE(stored.size(), 512U);
+  EXPECT_EQ(stored, "HTTP 401: " + std::string(492, 'x') + "[redacted]");
+  // A mark that fits is kept as it is, and a cut shorter than the mark ends before it.
+  EXPECT_EQ(server_text("ab[redacted]cd", r, 12), "ab[redacted]");
+  EXPECT_EQ(server_text("ab[redacted]cd", r, 11), "a[redacted]");
+  EXPECT_EQ(server_text("ab[redacted]cd", r, 5), "ab");
+}
+
+// A key spelled with JSON \u escapes is the key once decoded: the /v1/models answer kept it
+// because only its raw text was redacted.
+TEST(Redactor, JsonTextIsRedactedAfterDecoding) {
+  const Redactor r({"Bearer " + kKey});
+  std::string escaped;
+  for (const char c : kKey) {
+    escaped += "\\u00";
+    escaped += "0123456789abcdef"[static_cast<unsigned char>(c) >> 4U];
+    escaped += "0123456789abcdef"[static_cast<unsigned char>(c) & 15U];
+  }
+  const std::string body = R"({"data":[{"id":")" + escaped + R"(","owned_by":"Bearer )" + kKey +
+                           R"(","n":3}],")" + kKey + R"(":true})";
+  const std::string stored = redact_json_text(body, r);
+  EXPECT_FALSE(has_fragment(stored, kKey)) << stored;
+  EXPECT_EQ(
+      stored,
+      R"({"[redacted]":true,"data":[{"id":"[redacted]","n":3,"owned_by":"Bearer [redacted]"}]})");
+  // Not JSON: redacted as text.
+  EXPECT_EQ(redact_json_text("no json " + kKey, r), "no json [redacted]");
+  EXPECT_EQ(redact_json_text(body, Redactor{}), body);
+}
+
 TEST(Redactor, CutNeverSplitsUtf8) {
   const std::string text = "ab\xC3\xA9";  // "abé"
   EXPECT_EQ(cut_utf8(text, 3), "ab");

@@ -3,6 +3,7 @@
 // is valid Prometheus text with vLLM's names, types and buckets.
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/server/openai_request.hpp"
 #include "llmbench/server/prometheus.hpp"
 #include "llmbench/server/realtime_engine.hpp"
@@ -221,6 +222,52 @@ TEST(EngineServer, StreamsOneTokenPerStepAndExposesVllmMetrics) {
   server.stop();
 }
 
+/// The usage.prompt_tokens a server answers for `body` at `target` (a non-streamed request).
+std::int64_t answered_prompt_tokens(std::uint16_t port, const std::string& target,
+                                    const json& body) {
+  test::TestClient client(port);
+  const auto reply = client.post(target, body.dump());
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  return json::parse(reply.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+}
+
+/// Without a tokenizer, fixed and engine timing count a prompt by the same rule (the text-token
+/// estimate of core/text.hpp that `simulate` uses), so `usage.prompt_tokens` agrees between them.
+/// Mixed-script text, where the old bytes/4 rule of the fixed timing gave other counts.
+TEST(EngineServer, FixedAndEngineTimingAnswerTheSamePromptTokens) {
+  ServerOptions fixed_options;
+  fixed_options.model = "deepseek-r1";
+  fixed_options.ttft_ms = 1;
+  fixed_options.itl_ms = 1;
+  ServerOptions engine_options = fixed_options;
+  engine_options.timing = Timing::Engine;
+  engine_options.engine = r1_settings(1.0);
+  Server fixed(fixed_options);
+  Server engine(engine_options);
+  const auto fixed_port = fixed.start();
+  const auto engine_port = engine.start();
+  const std::string mixed = "Hello, \xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C";
+  const std::vector<std::pair<std::string, json>> requests = {
+      {"/v1/completions", json{{"prompt", mixed}, {"max_tokens", 2}}},
+      {"/v1/completions", json{{"prompt", json::array({mixed, "abc"})}, {"max_tokens", 2}}},
+      {"/v1/completions", json{{"prompt", json::array({1, 2, 3})}, {"max_tokens", 2}}},
+      {"/v1/chat/completions",
+       json{{"messages", json::array({json{{"role", "system"}, {"content", "be brief"}},
+                                      json{{"role", "user"}, {"content", mixed}}})},
+            {"max_tokens", 2}}}};
+  const std::vector<std::int64_t> expected = {estimate_text_tokens(mixed),
+                                              estimate_text_tokens(mixed + "abc"), 3,
+                                              estimate_text_tokens("be brief" + mixed)};
+  EXPECT_EQ(expected[0], 2 + 5);  // ceil(7 ASCII bytes / 4) + 5 code points; bytes/4 gave 6
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& [target, body] = requests[i];
+    EXPECT_EQ(answered_prompt_tokens(fixed_port, target, body), expected[i]) << "fixed, " << i;
+    EXPECT_EQ(answered_prompt_tokens(engine_port, target, body), expected[i]) << "engine, " << i;
+  }
+  fixed.stop();
+  engine.stop();
+}
+
 TEST(EngineServer, ValidateNeedsEngineSettings) {
   ServerOptions options;
   options.timing = Timing::Engine;
@@ -228,8 +275,6 @@ TEST(EngineServer, ValidateNeedsEngineSettings) {
   EXPECT_EQ(parse_timing("fixed", "--timing"), Timing::Fixed);
   EXPECT_EQ(parse_timing("engine", "--timing"), Timing::Engine);
   EXPECT_THROW(parse_timing("fast", "--timing"), llmbench::Exception);
-  EXPECT_EQ(estimate_text_tokens("abcdefghi"), 3);
-  EXPECT_EQ(estimate_text_tokens("\xe6\x95\xb0\xe6\x8d\xae ab"), 2 + 1);  // 2 code points + 3 ASCII
 }
 
 }  // namespace

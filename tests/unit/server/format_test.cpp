@@ -93,12 +93,24 @@ TEST(ErrorBody, OpenAiShape) {
   EXPECT_EQ(p["error"]["param"], "prompt");
 }
 
-TEST(PromptEstimate, CeilBytesOverFourAtLeastOne) {
-  EXPECT_EQ(estimate_prompt_tokens(0), 1);
-  EXPECT_EQ(estimate_prompt_tokens(1), 1);
-  EXPECT_EQ(estimate_prompt_tokens(4), 1);
-  EXPECT_EQ(estimate_prompt_tokens(5), 2);
-  EXPECT_EQ(estimate_prompt_tokens(400), 100);
+TEST(PromptEstimate, TextTokenEstimateOfThePromptAtLeastOne) {
+  // Without a tokenizer: ceil(ASCII bytes / 4) + one per non-ASCII code point (core/text.hpp),
+  // over the text items (completions) or message contents (chat) together.
+  const auto completions = [](const std::string& body) {
+    return parse_generation_request(body, false, 16)->prompt_tokens;
+  };
+  EXPECT_EQ(completions(R"({"prompt":""})"), 1);
+  EXPECT_EQ(completions(R"({"prompt":"abcde"})"), 2);
+  // 你好 is 6 bytes (ceil(6/4) = 2 by bytes alone) but 2 code points; with "ab": ceil(2/4) + 2.
+  EXPECT_EQ(completions(R"({"prompt":"ab\u4f60\u597d"})"), 3);
+  EXPECT_EQ(completions("{\"prompt\":[\"ab\",\"\xE4\xBD\xA0\xE5\xA5\xBD\xE5\x90\x97\"]}"),
+            1 + 3);  // ["ab", "你好吗"]: the items together, not ceil(11 bytes / 4)
+  const auto chat =
+      parse_generation_request(
+          "{\"messages\":[{\"role\":\"user\",\"content\":\"\xE6\x95\xB0\xE6\x8D\xAE ab\"}]}", true,
+          16)
+          ->prompt_tokens;
+  EXPECT_EQ(chat, 2 + 1);  // 数据 + " ab": 2 code points + ceil(3/4)
 }
 
 TEST(ParseRequest, CompletionPromptShapesAndLengths) {

@@ -4,6 +4,7 @@
 // one each, chat message contents without special tokens. Uses the shared tokenizer data
 // ($LLMBENCH_SOURCE_DIR/../shared/data/tokenizers); skipped when it is absent.
 
+#include "llmbench/core/text.hpp"
 #include "llmbench/server/openai_request.hpp"
 
 #include <gtest/gtest.h>
@@ -36,10 +37,10 @@ TEST(PromptCount, CompletionsTextIsCountedWithTheBos) {
   const std::int64_t plain = ids_of(*tok, text, false);
   EXPECT_EQ(exact->prompt_tokens, plain + 1);  // + <｜begin▁of▁sentence｜>
   EXPECT_EQ(exact->prompt_tokens, ids_of(*tok, text, true));
-  // Without a tokenizer: the byte estimate, ceil(bytes / 4).
+  // Without a tokenizer: llmbench's text-token estimate (core/text.hpp).
   auto estimate = parse_generation_request(body, false, 16);
   ASSERT_TRUE(estimate);
-  EXPECT_EQ(estimate->prompt_tokens, static_cast<std::int64_t>((text.size() + 3) / 4));
+  EXPECT_EQ(estimate->prompt_tokens, estimate_text_tokens(text));
   // Digits: DeepSeek-V3 splits them in groups of at most three, so 20 digits are 7 tokens + BOS
   // where the byte rule says 5.
   const std::string digits = R"({"prompt":"12345678901234567890"})";

@@ -1,6 +1,7 @@
 #include "llmbench/workload/dataset.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
 #include <gtest/gtest.h>
@@ -50,19 +51,19 @@ TEST(ParseDatasetKind, KnownNames) {
 }
 
 TEST(EstimateTokens, AsciiIsBytesOverFourRoundedUp) {
-  EXPECT_EQ(estimate_tokens(""), 0);
-  EXPECT_EQ(estimate_tokens("a"), 1);
-  EXPECT_EQ(estimate_tokens("abcd"), 1);
-  EXPECT_EQ(estimate_tokens("abcde"), 2);
-  EXPECT_EQ(estimate_tokens(std::string(1000, 'x')), 250);
+  EXPECT_EQ(estimate_text_tokens(""), 0);
+  EXPECT_EQ(estimate_text_tokens("a"), 1);
+  EXPECT_EQ(estimate_text_tokens("abcd"), 1);
+  EXPECT_EQ(estimate_text_tokens("abcde"), 2);
+  EXPECT_EQ(estimate_text_tokens(std::string(1000, 'x')), 250);
 }
 
 TEST(EstimateTokens, NonAsciiIsOnePerCodePoint) {
-  EXPECT_EQ(estimate_tokens("\xE4\xBD\xA0\xE5\xA5\xBD"), 2);  // 你好: 6 bytes, 2 code points
-  EXPECT_EQ(estimate_tokens("ab\xE4\xBD\xA0"), 2);            // ceil(2/4) + 1
+  EXPECT_EQ(estimate_text_tokens("\xE4\xBD\xA0\xE5\xA5\xBD"), 2);  // 你好: 6 bytes, 2 code points
+  EXPECT_EQ(estimate_text_tokens("ab\xE4\xBD\xA0"), 2);            // ceil(2/4) + 1
   // “Hi”: two 3-byte quotes + 2 ASCII bytes = 2 + 1.
-  EXPECT_EQ(estimate_tokens("\xE2\x80\x9CHi\xE2\x80\x9D"), 3);
-  EXPECT_EQ(estimate_tokens("\xF0\x9F\x98\x80"), 1);  // one 4-byte emoji
+  EXPECT_EQ(estimate_text_tokens("\xE2\x80\x9CHi\xE2\x80\x9D"), 3);
+  EXPECT_EQ(estimate_text_tokens("\xF0\x9F\x98\x80"), 1);  // one 4-byte emoji
 }
 
 // ---- ShareGPT ----
@@ -128,7 +129,7 @@ TEST(MtBench, BundledFileHasEightyQuestions) {
   EXPECT_TRUE(
       q81->prompt.starts_with("Compose an engaging travel blog post about a recent trip "
                               "to Hawaii"));
-  EXPECT_EQ(q81->prompt_len, estimate_tokens(q81->prompt));
+  EXPECT_EQ(q81->prompt_len, estimate_text_tokens(q81->prompt));
   for (const auto& s : samples) {
     EXPECT_EQ(s.output_len, 256);
   }

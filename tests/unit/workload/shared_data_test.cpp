@@ -3,6 +3,7 @@
 
 #include "shared_data.hpp"
 
+#include "llmbench/core/text.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <gtest/gtest.h>
@@ -108,7 +109,7 @@ TEST_F(SharedData, SonnetFromLlmperfPoem) {
                              "Shall I compare thee to a summer's day?\n"
                              "Thou art more lovely and more temperate:\n"));
     EXPECT_LE(s.prompt_len, 550);
-    EXPECT_EQ(s.prompt_len, estimate_tokens(s.prompt));
+    EXPECT_EQ(s.prompt_len, estimate_text_tokens(s.prompt));
   }
 }
 
@@ -127,14 +128,14 @@ TEST_F(SharedData, RandomFromGutenbergAndEssayFolder) {
   for (const auto& x : s) {
     EXPECT_GE(x.prompt_len, 100 + 1600);
     EXPECT_LE(x.prompt_len, 100 + 2400);
-    EXPECT_GE(estimate_tokens(x.prompt), x.prompt_len);
-    EXPECT_LE(estimate_tokens(x.prompt), x.prompt_len + 10);
+    EXPECT_GE(estimate_text_tokens(x.prompt), x.prompt_len);
+    EXPECT_LE(estimate_text_tokens(x.prompt), x.prompt_len + 10);
     EXPECT_TRUE(x.prompt.starts_with(prefix));
   }
   o.path = file("long_context/paul_graham_essays");
   o.random_prefix_len = 0;
   for (const auto& x : load_samples(o)) {
-    EXPECT_GE(estimate_tokens(x.prompt), x.prompt_len);
+    EXPECT_GE(estimate_text_tokens(x.prompt), x.prompt_len);
   }
 }
 

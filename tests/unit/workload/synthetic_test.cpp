@@ -1,4 +1,5 @@
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/workload/dataset.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
@@ -124,7 +125,7 @@ TEST(RandomDataset, LengthsInBoundsAndTextReachesTarget) {
     out_max = std::max(out_max, s.output_len);
     // Words are taken until the estimate reaches the target; one more word (<= 6 bytes with
     // its separator) can overshoot by at most 2.
-    const auto est = estimate_tokens(s.prompt);
+    const auto est = estimate_text_tokens(s.prompt);
     EXPECT_GE(est, s.prompt_len);
     EXPECT_LE(est, s.prompt_len + 2);
     // Starts at a word boundary.
@@ -159,7 +160,7 @@ TEST(RandomDataset, SharedPrefixFromCorpusStart) {
   for (const auto& s : load_samples(options)) {
     ASSERT_TRUE(s.prompt.starts_with(prefix)) << s.prompt;
     EXPECT_EQ(s.prompt_len, 44);
-    EXPECT_GE(estimate_tokens(s.prompt), 44);
+    EXPECT_GE(estimate_text_tokens(s.prompt), 44);
   }
 }
 
@@ -170,7 +171,7 @@ TEST(RandomDataset, WrapsAroundShortCorpus) {
   options.random_range_ratio = 0.0;
   options.num_prompts = 5;
   for (const auto& s : load_samples(options)) {
-    EXPECT_GE(estimate_tokens(s.prompt), 100);
+    EXPECT_GE(estimate_text_tokens(s.prompt), 100);
     EXPECT_NE(s.prompt.find("gamma\n\nalpha"), std::string::npos);
   }
 }
@@ -208,7 +209,7 @@ TEST(RandomDataset, FolderCorpusAndBundledDefault) {
   options.data_dir = bundled_data_dir();
   const auto samples = load_samples(options);
   ASSERT_EQ(samples.size(), 300U);
-  EXPECT_GE(estimate_tokens(samples[0].prompt), 8);
+  EXPECT_GE(estimate_text_tokens(samples[0].prompt), 8);
 }
 
 TEST(RandomDataset, RejectsBadSettings) {

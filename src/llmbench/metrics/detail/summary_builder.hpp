@@ -4,6 +4,7 @@
 /// token_runs_summary.cpp for the simulator's token runs): the per-request latency rule and the
 /// builder that gathers counts, totals and latency samples. Internal to the metrics module.
 
+#include "llmbench/core/utf8.hpp"
 #include "llmbench/metrics/summary.hpp"
 
 #include <algorithm>
@@ -70,11 +71,7 @@ inline std::string cut_message(const std::string& message) {
   if (message.size() <= kErrorMessageChars) {
     return message;
   }
-  std::size_t end = kErrorMessageChars;
-  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0U) == 0x80U) {
-    --end;  // a continuation byte: step back to the start of its sequence
-  }
-  return message.substr(0, end) + "\u2026";
+  return message.substr(0, utf8_floor(message, kErrorMessageChars)) + "\u2026";
 }
 
 /// The `kTopErrorsPerKind` most frequent messages of `counts`, the most frequent first (ties in

@@ -1,5 +1,7 @@
 #include "llmbench/protocol/detail/json_error.hpp"
 
+#include "llmbench/core/utf8.hpp"
+
 #include <string_view>
 #include <utility>
 
@@ -10,47 +12,6 @@ namespace llmbench::protocol::detail {
 namespace {
 
 namespace ondemand = simdjson::ondemand;
-
-// Offset of the first byte that does not start a valid UTF-8 sequence (RFC 3629 section 4); the
-// size when all are valid.
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char lead = byte(i);
-    std::size_t length = 0;
-    unsigned char low = 0x80;  // allowed range of the second byte
-    unsigned char high = 0xBF;
-    if (lead < 0x80) {
-      length = 1;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      low = lead == 0xE0 ? 0xA0 : 0x80;   // no overlong forms
-      high = lead == 0xED ? 0x9F : 0xBF;  // no surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      low = lead == 0xF0 ? 0x90 : 0x80;
-      high = lead == 0xF4 ? 0x8F : 0xBF;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) {
-      return i;
-    }
-    for (std::size_t k = 1; k < length; ++k) {
-      const unsigned char c = byte(i + k);
-      const unsigned char lo = k == 1 ? low : 0x80;
-      const unsigned char hi = k == 1 ? high : 0xBF;
-      if (c < lo || c > hi) {
-        return i;
-      }
-    }
-    i += length;
-  }
-  return text.size();
-}
 
 // For string errors found by simdjson's first stage: the first control character inside a string,
 // else the opening quote of a string that never closes; the size when neither exists.
@@ -135,7 +96,7 @@ std::int64_t JsonErrorLocator::locate(const char* json, std::size_t len,
                                       simdjson::error_code code) {
   const std::string_view text(json, len);
   if (code == simdjson::UTF8_ERROR) {
-    const std::size_t at = first_invalid_utf8(text);
+    const std::size_t at = utf8_first_invalid(text);
     return at < len ? static_cast<std::int64_t>(at) : 0;
   }
   if (code == simdjson::UNCLOSED_STRING || code == simdjson::UNESCAPED_CHARS) {

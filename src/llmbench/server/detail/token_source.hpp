@@ -68,8 +68,6 @@ class TimingModel {
   virtual void stop() noexcept {}
   /// Whether requests must keep their prompt text and ids (`parse_generation_request`).
   [[nodiscard]] virtual bool keep_prompt() const noexcept { return false; }
-  /// Fits `params` to this timing (the engine's prompt estimate), before any check.
-  virtual void fit(GenerationParams& params) const { (void)params; }
   /// Refuses what this timing cannot run, after the context-length check (so both lengths are
   /// at most `max_model_len`): an error naming the field, or nullopt.
   [[nodiscard]] virtual std::optional<Error> refuse(const GenerationParams& params) const {

@@ -1,0 +1,107 @@
+// `run`'s report pieces (cli/run_report.hpp): `--save-detailed`'s per-request arrays, with null
+// where a latency is undefined, and the warnings for flags a backend cannot honour.
+
+#include "llmbench/cli/run_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+namespace {
+
+using metrics::Chunk;
+using metrics::RequestRecord;
+using nlohmann::json;
+
+constexpr TimeNs kMs = 1'000'000;
+
+/// A completed request sent at 10 ms whose chunks arrive at `times_ms` with `tokens` each.
+RequestRecord completed(std::int64_t id, const std::vector<TimeNs>& times_ms,
+                        const std::vector<std::int32_t>& tokens) {
+  RequestRecord r;
+  r.id = id;
+  r.scheduled_ns = 10 * kMs;
+  r.slot_ns = 10 * kMs;
+  r.sent_ns = 10 * kMs;
+  r.headers_ns = 12 * kMs;
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < times_ms.size(); ++i) {
+    r.chunks.push_back(Chunk{.time_ns = times_ms[i] * kMs, .tokens = tokens[i], .bytes = 4});
+    n += tokens[i];
+  }
+  r.done_ns = times_ms.back() * kMs + kMs;
+  r.http_status = 200;
+  r.input_tokens = 7;
+  r.output_tokens = n;
+  r.max_tokens = n;
+  r.finish_reason = "length";
+  return r;
+}
+
+TEST(DetailedArrays, EveryRequestHasItsLatenciesOrNull) {
+  std::vector<RequestRecord> records;
+  RequestRecord warmup = completed(0, {50, 60}, {1, 1});
+  warmup.warmup = true;
+  records.push_back(warmup);
+  records.push_back(completed(1, {110, 130, 150}, {1, 1, 1}));
+  // All four tokens in one chunk (N >= 2): TPOT is undefined, not 0 (issue 14).
+  records.push_back(completed(2, {210}, {4}));
+  // A chunk of three tokens after the first: three ITL samples of a third of its gap each.
+  records.push_back(completed(3, {40, 70}, {1, 3}));
+  // Failed with partial output: no latency of it is reported.
+  RequestRecord failed = completed(4, {100, 120}, {1, 1});
+  failed.error_kind = metrics::ErrorKind::StreamError;
+  failed.error_message = "stream ended before it was complete";
+  records.push_back(failed);
+
+  const json d = detailed_arrays(records);
+  ASSERT_EQ(d.at("ttfts").size(), 4U) << "the warm-up is left out";
+  EXPECT_EQ(d.at("ttfts"), json::parse("[0.1, 0.2, 0.03, null]"));
+  EXPECT_EQ(d.at("tpots").at(0).get<double>(), 0.02);
+  EXPECT_TRUE(d.at("tpots").at(1).is_null()) << d.at("tpots");
+  EXPECT_DOUBLE_EQ(d.at("tpots").at(2).get<double>(), 0.03 / 3);
+  EXPECT_TRUE(d.at("tpots").at(3).is_null());
+  EXPECT_EQ(d.at("e2els"), json::parse("[0.14, 0.2, 0.06, null]"));
+  EXPECT_EQ(d.at("itls").at(0), json::parse("[0.02, 0.02]"));
+  EXPECT_EQ(d.at("itls").at(1), json::array());
+  ASSERT_EQ(d.at("itls").at(2).size(), 3U);
+  for (const auto& gap : d.at("itls").at(2)) EXPECT_DOUBLE_EQ(gap.get<double>(), 0.01);
+  EXPECT_EQ(d.at("itls").at(3), json::array());
+  EXPECT_EQ(d.at("input_lens"), json::parse("[7, 7, 7, 7]"));
+  EXPECT_EQ(d.at("output_lens"), json::parse("[3, 4, 4, 2]"));
+  EXPECT_EQ(d.at("errors"), json::parse(R"(["", "", "", "stream ended before it was complete"])"));
+}
+
+TEST(UnhonouredFlags, EachFlagTheBackendCannotSendIsNamedWithTheBackend) {
+  loadgen::LoadOptions load;
+  load.backend = protocol::Backend::OpenAI;
+  load.request.min_tokens = 3;
+  load.request.continuous_usage = true;
+  load.request.ignore_eos = true;  // sent by openai
+  const auto warnings = unhonoured_flag_warnings(load);
+  ASSERT_EQ(warnings.size(), 2U);
+  EXPECT_EQ(warnings[0].rfind("--min-tokens is not honoured: the openai backend", 0), 0U)
+      << warnings[0];
+  EXPECT_EQ(warnings[1].rfind("--continuous-usage is not honoured: the openai backend", 0), 0U)
+      << warnings[1];
+
+  load.backend = protocol::Backend::Deepseek;
+  load.request.chat = true;
+  load.request.min_tokens.reset();
+  load.request.continuous_usage = false;
+  const auto deepseek = unhonoured_flag_warnings(load);
+  ASSERT_EQ(deepseek.size(), 1U);
+  EXPECT_EQ(deepseek[0].rfind("--ignore-eos is not honoured: the deepseek backend", 0), 0U)
+      << deepseek[0];
+
+  load.backend = protocol::Backend::Vllm;
+  load.request.chat = false;
+  load.request.min_tokens = 3;
+  load.request.continuous_usage = true;
+  EXPECT_TRUE(unhonoured_flag_warnings(load).empty());
+}
+
+}  // namespace
+}  // namespace llmbench::cli
