@@ -274,6 +274,7 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
         return m;
       });
   std::vector<std::string> names;
+  names.reserve(constraints.size());
   for (const auto& c : constraints) names.push_back(analysis::to_string(c));
   json points = json::array();
   std::string samples;
