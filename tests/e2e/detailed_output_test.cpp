@@ -21,10 +21,6 @@ using nlohmann::json;
 constexpr int kRequests = 3;
 constexpr int kOutputLen = 4;
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 /// How often `needle` occurs in `text`.
 int count(const std::string& text, const std::string& needle) {
   int n = 0;

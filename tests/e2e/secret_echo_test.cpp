@@ -219,10 +219,6 @@ class EchoServer {
   std::atomic<int> without_key_{0};
 };
 
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
 /// Where `key` or one of its 8-byte substrings occurs in `text`: "" when nowhere, else the
 /// fragment and its context.
 std::string find_fragment(const std::string& text, const std::string& key) {

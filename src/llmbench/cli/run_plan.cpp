@@ -168,8 +168,13 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   }
   if (base_url.empty()) {
     check_serve_flags(f.server, kServerFlagPrefix);
+    // The built-in server serves the model `--model` names (it answers 404 to any other, as
+    // vLLM does), else the profile's name.
+    ServeFlags server = f.server;
+    if (server.model.empty())
+      server.model = f.model;
     plan.builtin = BuiltinServerPlan{
-        .options = resolve_server_options(f.server, env.data_dir, kServerFlagPrefix)};
+        .options = resolve_server_options(server, env.data_dir, kServerFlagPrefix)};
     // The built-in server streams usage with every chunk when asked, as vLLM does.
     plan.load.request.continuous_usage =
         plan.load.request.continuous_usage || plan.load.backend == protocol::Backend::Vllm;

@@ -138,9 +138,8 @@ json detailed_arrays(const std::vector<metrics::RequestRecord>& records) {
 }
 
 std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load) {
-  const protocol::GenRequest& request = load.request;
   std::vector<std::string> warnings;
-  for (const std::string_view flag : protocol::unhonoured_flags(load.backend, request)) {
+  for (const std::string_view flag : protocol::unhonoured_flags(load.backend, load.request)) {
     warnings.push_back(fmt::format(
         "{} is not honoured: the {} backend does not send the field (its server does not "
         "accept it); the run goes on without it",

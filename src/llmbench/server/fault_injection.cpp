@@ -163,10 +163,13 @@ net::awaitable<FaultyOutput::Step> FaultyOutput::before_events(std::int64_t emit
     co_return Step::Faulted;
   }
   if (fault_ == FaultKind::HugeEvent) {
-    // JSON allows any whitespace after '{' (RFC 8259 §2), so the event stays valid.
+    // JSON allows any whitespace after '{' (RFC 8259 §2), so the event stays valid. `out` may
+    // hold several events when tokens fell due together: only the first one is padded.
     const auto pad = static_cast<std::size_t>(settings_.huge_event_bytes);
-    if (out.rfind("data: {", 0) == 0 && pad > out.size())
-      out.insert(7, pad - out.size(), ' ');
+    const std::size_t first_end = out.find("\n\n");
+    const std::size_t first_size = first_end == std::string::npos ? out.size() : first_end + 2;
+    if (out.rfind("data: {", 0) == 0 && pad > first_size)
+      out.insert(7, pad - first_size, ' ');
     co_return Step::Go;
   }
   if (fault_ == FaultKind::EarlyClose) {

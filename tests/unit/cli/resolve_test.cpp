@@ -156,6 +156,15 @@ TEST(ResolveRun, RequestFlagsMakeTheRequestTemplate) {
   EXPECT_EQ(resolve_run(remote(), test_env()).load.request.model, "");  // = read /v1/models
 }
 
+TEST(ResolveRun, TheBuiltInServerServesTheModelRunAsksFor) {
+  RunFlags f;
+  f.model = "my-model";
+  const RunPlan plan = resolve_run(f, test_env());
+  ASSERT_TRUE(plan.builtin.has_value());
+  EXPECT_EQ(plan.builtin->options.model, "my-model");  // else every request would get a 404
+  EXPECT_EQ(plan.load.request.model, "my-model");
+}
+
 TEST(ResolveRun, VllmBackendAsksTheBuiltInServerForUsageOnEveryChunk) {
   RunFlags f;
   f.backend = "vllm";
