@@ -133,6 +133,7 @@ json run_flags_json(const RunFlags& f) {
                 {"continuous_usage", f.continuous_usage},
                 {"prewarm", !f.no_prewarm},
                 {"quiet", f.quiet},
+                {"window_s", f.window_s},
                 {"server", serve_flags_json(f.server)}});
   j.update(telemetry_flags_json(f.telemetry));
   return j;
@@ -146,7 +147,8 @@ json simulate_flags_json(const SimulateFlags& f) {
                 {"save_result", f.save_result},
                 {"result_dir", f.result_dir},
                 {"result_filename", f.result_filename},
-                {"trace", f.trace_path}});
+                {"trace", f.trace_path},
+                {"window_s", f.window_s}});
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/run_plan.hpp"
+#include "llmbench/cli/run_point.hpp"
 #include "llmbench/cli/run_report.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
@@ -214,9 +215,8 @@ void log_run_start(const RunFlags& f, const RunPlan& plan) {
 }
 
 /// Runs the load with SIGINT/SIGTERM/SIGHUP ending it early (in-flight requests cancelled and
-/// recorded), writing each record to the JSONL as it finishes; stops the built-in server.
-loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w,
-                                  const RunTarget& target, RunOutputs& out) {
+/// recorded), writing each record to the JSONL as it finishes.
+loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w, RunOutputs& out) {
   loadgen::RecordSink sink;
   if (out.records) {
     sink.write = [&out](const metrics::RequestRecord& r) { out.records->append(r); };
@@ -245,9 +245,6 @@ loadgen::LoadResult run_benchmark(const RunPlan& plan, const RunWorkload& w,
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
-  if (target.builtin) {
-    target.builtin->stop();
-  }
   if (result.interrupted) {
     const auto cancelled =
         std::count_if(result.records.begin(), result.records.end(),
@@ -272,11 +269,53 @@ int execute_run(const RunFlags& f) {
   RunOutputs outputs = open_outputs(f, plan);
   outputs.telemetry = std::make_unique<RunTelemetry>(f.telemetry, plan.load);
   log_run_start(f, plan);
-  loadgen::LoadResult result = run_benchmark(plan, workload, target, outputs);
+  loadgen::LoadResult result = run_benchmark(plan, workload, outputs);
+  if (target.builtin) {
+    target.builtin->stop();
+  }
   return report_run(f, plan, workload, target, result, outputs);
 }
 
 }  // namespace
+
+RunSession::RunSession() = default;
+
+RunSession::~RunSession() {
+  if (builtin_)
+    builtin_->stop();
+}
+
+PointReport RunSession::run_point(const RunFlags& f) {
+  RunPlan plan = resolve_run(f, ResolveEnv::current());
+  for (const auto& warning : plan.warnings) {
+    log::warn("{}", warning);
+  }
+  if (!workload_) {
+    for (const auto& warning : unhonoured_flag_warnings(plan.load)) {
+      log::warn("{}", warning);
+    }
+    workload_ = load_workload(plan, f);
+  } else {
+    plan.load.tokenizer = workload_->tokenizer ? &*workload_->tokenizer : nullptr;
+    plan.dataset.tokenizer = plan.load.tokenizer;
+  }
+  RunTarget target;
+  if (plan.builtin) {
+    if (!builtin_) {
+      builtin_ = start_builtin(plan);
+      builtin_url_ = plan.load.url.origin();
+    }
+    plan.load.url = http::parse_url(builtin_url_).value();
+    target.builtin = builtin_.get();
+  }
+  discover_model(plan, target);
+  RunOutputs outputs = open_outputs(f, plan);
+  log_run_start(f, plan);
+  loadgen::LoadResult result = run_benchmark(plan, *workload_, outputs);
+  PointReport point;
+  report_run(f, plan, *workload_, target, result, outputs, &point);
+  return point;
+}
 
 Command add_run_command(CLI::App& app) {
   auto* sub = app.add_subcommand(

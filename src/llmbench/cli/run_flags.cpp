@@ -53,6 +53,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                "Ask for usage on every chunk (vLLM continuous_usage_stats)");
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
+  add_window_flag(app, f.window_s);
   add_server_flags(app, f.server, kServerFlagPrefix);
   add_telemetry_flags(app, f.telemetry);
   std::string footer = "Backends (--backend):\n";

@@ -6,6 +6,7 @@
 /// (run_plan.hpp) turns them into a plan.
 
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/telemetry_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
@@ -53,6 +54,7 @@ struct RunFlags : WorkloadFlags {
   ServeFlags server;  ///< the built-in server (no --base-url): the `--server-*` flags
   /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
   TelemetryFlags telemetry;
+  double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).

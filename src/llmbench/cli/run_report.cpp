@@ -59,9 +59,10 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
   }
 }
 
-void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
-                   const RunTarget& target, const loadgen::LoadResult& result,
-                   const RunOutputs& out, const metrics::Summary& summary) {
+json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
+                      const RunTarget& target, const loadgen::LoadResult& result,
+                      const RunOutputs& out, const metrics::Summary& summary,
+                      const SteadyState& steady) {
   const auto& lo = plan.load;
   report::RunInfo info;
   info.date = fmt::format("{:%Y%m%d-%H%M%S}",
@@ -89,14 +90,13 @@ void write_results(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
                 {"records_file", out.records_path.filename().string()},
                 {"prompt_token_mismatches", summary.prompt_token_mismatches},
                 {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
+  info.extra.update(steady_state_json(steady));
   if (plan.output.save_detailed) {
     info.extra.update(detailed_arrays(result.records));
   }
   if (out.telemetry)
     info.extra["telemetry"] = out.telemetry->json();
-  const auto path = plan.output.dir / (out.stem + ".json");
-  report::write_json_file(path.string(), report::results_json(summary, info));
-  log::info("results written to {}", path.string());
+  return report::results_json(summary, info);
 }
 
 /// Seconds, or null when undefined (NaN).
@@ -161,14 +161,19 @@ json run_effective_config(const RunFlags& f, const RunPlan& plan, std::size_t sa
 }
 
 int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
-               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out) {
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& out,
+               PointReport* point) {
   const auto summary = metrics::summarize(result.records, plan.report.summary);
   if (out.telemetry)
     out.telemetry->finish(result);
+  const auto steady = steady_state(result.records, f.window_s, plan.report.percentiles);
   auto copt =
       console_options(f, plan.report.rate, plan.report.percentile_metrics, plan.report.summary.slo);
   add_load_lines(plan, result, summary, copt);
-  report::print_console(stdout, summary, copt);
+  copt.load_lines.push_back(stability_line(steady));
+  if (point == nullptr) {
+    report::print_console(stdout, summary, copt);
+  }
   // Lateness is sent − slot (docs/metrics.md): the wait behind --max-concurrency is not in it,
   // so a late client is a late client with a cap too.
   if (summary.lateness_ms.count > 0 && summary.lateness_ms.max > 10.0 &&
@@ -178,8 +183,20 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
         "with the schedule; see lateness_ms in the results",
         summary.lateness_ms.max, summary.lateness_ms.mean);
   }
+  json document = results_document(f, plan, w, target, result, out, summary, steady);
+  const auto path = plan.output.dir / (out.stem + ".json");
   if (plan.output.save_result) {
-    write_results(f, plan, w, target, result, out, summary);
+    report::write_json_file(path.string(), document);
+    log::info("results written to {}", path.string());
+  }
+  const int code = (summary.failed > 0 || result.interrupted) ? 1 : 0;
+  if (point != nullptr) {
+    *point = PointReport{.summary = summary,
+                         .steady = steady,
+                         .results = std::move(document),
+                         .results_path = plan.output.save_result ? path : "",
+                         .exit_code = code,
+                         .interrupted = result.interrupted};
   }
   if (out.records && out.records->lost() > 0) {
     log::error(
@@ -187,12 +204,14 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
         "counts every request",
         out.records->lost(), out.records->lost() + out.records->written(),
         out.records_path.string(), out.records->error());
+    if (point != nullptr)
+      point->exit_code = 1;
     return 1;
   }
   if (out.records) {
     log::info("per-request records written to {}", out.records_path.string());
   }
-  return (summary.failed > 0 || result.interrupted) ? 1 : 0;
+  return code;
 }
 
 }  // namespace llmbench::cli

@@ -7,6 +7,7 @@
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/run_plan.hpp"
 #include "llmbench/cli/run_telemetry.hpp"
+#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record_file.hpp"
 #include "llmbench/server/server.hpp"
@@ -71,10 +72,13 @@ nlohmann::json detailed_arrays(const std::vector<metrics::RequestRecord>& record
 /// (`protocol::unhonoured_flags`), naming the flag and the backend; printed once before the run.
 std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load);
 
-/// Summarizes `result`, prints the console table (with the requested and achieved send rates,
-/// connections, local token counts), writes the results JSON with `--save-result`, and returns
-/// the exit code: 1 when a request failed or the run was interrupted, else 0.
+/// Summarizes `result` and its time windows (`--window-s`), prints the console table (with the
+/// requested and achieved send rates, connections, local token counts, the stability verdict),
+/// writes the results JSON with `--save-result`, and returns the exit code: 1 when a request
+/// failed or the run was interrupted, else 0. With `point` (a sweep's point) the console table is
+/// not printed and the summary, windows and results document are stored there.
 int report_run(const RunFlags& flags, const RunPlan& plan, const RunWorkload& workload,
-               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& outputs);
+               const RunTarget& target, loadgen::LoadResult& result, const RunOutputs& outputs,
+               PointReport* point = nullptr);
 
 }  // namespace llmbench::cli

@@ -5,6 +5,7 @@
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/run_point.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/sim_requests.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
@@ -180,10 +181,12 @@ json simulation_extra(const sim::SimResult& result, double wall_s,
 }
 
 /// Writes <stem>.records.jsonl (the format of `run`'s, virtual ns from 0, so measured and
-/// simulated runs are compared record by record with the same code) and <stem>.json.
+/// simulated runs are compared record by record with the same code) and <stem>.json (with the
+/// time windows of `steady`); stores the document and its path in `point`.
 void save_simulation(const SimRun& run, sim::SimResult& result, const metrics::Summary& summary,
                      const std::vector<sim::TimelineBucket>& timeline,
-                     const std::filesystem::path& dir) {
+                     const std::filesystem::path& dir, const SteadyState& steady,
+                     PointReport& point) {
   const auto& f = run.flags;
   const auto& model = run.setup.engine.model;
   const auto now = std::chrono::system_clock::now();
@@ -219,8 +222,11 @@ void save_simulation(const SimRun& run, sim::SimResult& result, const metrics::S
   info.config_requested = simulate_flags_json(f);
   info.config_effective = simulate_effective_config(run);
   info.extra = simulation_extra(result, run.wall_s, timeline, records_path);
+  info.extra.update(steady_state_json(steady));
   const auto path = dir / (stem + ".json");
-  report::write_json_file(path.string(), report::results_json(summary, info));
+  point.results = report::results_json(summary, info);
+  report::write_json_file(path.string(), point.results);
+  point.results_path = path;
   log::info("results written to {}, per-request records to {}", path.string(),
             records_path.string());
 }
@@ -234,7 +240,9 @@ void write_trace(const std::string& path, const sim::SimResult& result) {
   log::info("step trace ({} steps) written to {}", result.steps.size(), path);
 }
 
-int execute_simulate(const SimulateFlags& f) {
+}  // namespace
+
+PointReport simulate_point(const SimulateFlags& f, bool console) {
   const std::string data = data_dir();
   const ReportSetup report = report_setup(f);
   check_workload_flags(f);
@@ -267,16 +275,26 @@ int execute_simulate(const SimulateFlags& f) {
   auto result = engine.run(std::move(requests));
   const double wall_s = ns_to_s(steady_now_ns() - wall_start);
 
-  const auto summary = metrics::summarize(result.records, result.tokens, report.summary);
+  PointReport point{
+      .summary = metrics::summarize(result.records, result.tokens, report.summary),
+      .steady = steady_state(result.records, result.tokens, f.window_s, report.percentiles),
+      .results = nullptr,
+      .results_path = {},
+      .exit_code = 0,
+      .interrupted = false};
+  const auto& summary = point.summary;
   auto copt = console_options(f, report.rate, report.percentile_metrics, report.summary.slo);
   add_engine_lines(result, setup.options, wall_s, copt);
-  report::print_console(stdout, summary, copt);
+  copt.load_lines.push_back(stability_line(point.steady));
+  if (console)
+    report::print_console(stdout, summary, copt);
   const TimeNs interval =
       f.timeline_interval_s > 0
           ? std::max<TimeNs>(1, static_cast<TimeNs>(f.timeline_interval_s * 1e9))
           : std::max<TimeNs>(1, (result.stats.end_ns + 9) / 10);
   const auto timeline = sim::summarize_timeline(result.steps, interval);
-  print_timeline(timeline);
+  if (console)
+    print_timeline(timeline);
   if (!f.trace_path.empty())
     write_trace(f.trace_path, result);
   if (saving) {
@@ -287,9 +305,16 @@ int execute_simulate(const SimulateFlags& f) {
                      .samples = samples.size(),
                      .wall_s = wall_s,
                      .timeline_interval_ns = interval};
-    save_simulation(run, result, summary, timeline, dir);
+    save_simulation(run, result, summary, timeline, dir, point.steady, point);
   }
-  return summary.failed > 0 ? 1 : 0;
+  point.exit_code = summary.failed > 0 ? 1 : 0;
+  return point;
+}
+
+namespace {
+
+int execute_simulate(const SimulateFlags& f) {
+  return simulate_point(f, true).exit_code;
 }
 
 }  // namespace

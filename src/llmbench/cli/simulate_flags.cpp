@@ -17,6 +17,7 @@ void add_simulate_flags(CLI::App& app, SimulateFlags& f) {
   app.add_option("--result-filename", f.result_filename);
   app.add_option("--trace", f.trace_path,
                  "Write the engine steps as a Chrome trace (chrome://tracing, Perfetto)");
+  add_window_flag(app, f.window_s);
 }
 
 }  // namespace llmbench::cli

@@ -4,6 +4,7 @@
 /// (`EngineFlags`, plain names) and the simulation's own outputs.
 
 #include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,7 +23,8 @@ struct SimulateFlags : WorkloadFlags {
   bool save_result = false;
   std::string result_dir;
   std::string result_filename;
-  std::string trace_path;  ///< `--trace`: Chrome trace of the engine steps ("" = none)
+  std::string trace_path;             ///< `--trace`: Chrome trace of the engine steps ("" = none)
+  double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
 };
 
 /// Registers every `simulate` flag on `app`, bound to `flags` (which must outlive parsing).

@@ -1,0 +1,348 @@
+// `llmbench sweep`: a ladder of `run` points against one target (or of `simulate` points with
+// `--simulate`), one results JSON and records file per point as `run` writes them, a sweep JSON
+// and CSV rewritten after every point, and a console row per point (docs/sweep.md).
+
+#include "llmbench/analysis/slo_search.hpp"
+#include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/config_json.hpp"
+#include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/run_point.hpp"
+#include "llmbench/cli/sweep_axes.hpp"
+#include "llmbench/cli/sweep_flags.hpp"
+#include "llmbench/cli/sweep_report.hpp"
+#include "llmbench/core/build_info.hpp"
+#include "llmbench/core/error.hpp"
+#include "llmbench/core/log.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+std::atomic<bool> g_sweep_stop{false};
+extern "C" void on_sweep_signal(int /*sig*/) {
+  g_sweep_stop.store(true);
+}
+
+/// SIGINT / SIGTERM / SIGHUP between points end the sweep after the point in flight (a `run`
+/// point installs its own handlers while it sends, and is itself cut short); restored on exit.
+class SweepSignals {
+ public:
+  SweepSignals() {
+    g_sweep_stop.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_sweep_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGHUP, &sa, &old_hup_);
+  }
+  ~SweepSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
+  }
+  SweepSignals(const SweepSignals&) = delete;
+  SweepSignals& operator=(const SweepSignals&) = delete;
+  SweepSignals(SweepSignals&&) = delete;
+  SweepSignals& operator=(SweepSignals&&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
+};
+
+/// `text` with every character that is not safe in a file name replaced by '_'.
+std::string file_safe(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == '+' || c == '=';
+    if (!safe)
+      c = '_';
+  }
+  return out;
+}
+
+/// The points of one sweep: runs each (against one `RunSession`, or as a simulation), keeps its
+/// row, prints it, and rewrites the sweep's files after each.
+class Sweep {
+ public:
+  Sweep(const SweepFlags& flags, std::vector<SweepAxis> axes)
+      : f_(flags),
+        axes_(std::move(axes)),
+        dir_(flags.run.result_dir.empty() ? "." : flags.run.result_dir) {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    date_ = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(now));
+    stem_ = flags.run.result_filename.empty()
+                ? "sweep-" + date_
+                : std::filesystem::path(flags.run.result_filename).replace_extension().string();
+    for (const auto& axis : axes_) {
+      if (axis_info(axis.axis).simulate_only && !f_.simulate) {
+        WorkloadFlags scratch;
+        apply_axis(axis.axis, AxisValue{}, scratch, nullptr);  // throws, naming the axis
+      }
+    }
+    prepare_result_dir(dir_);
+    if (!f_.simulate)
+      session_ = std::make_unique<RunSession>();
+  }
+
+  /// Runs the point with `values` (one per axis), prints and stores its row, rewrites the files.
+  const PointRow& run(const std::vector<AxisValue>& values) {
+    const std::size_t index = rows_.size();
+    std::string stem = fmt::format("{}-p{:02}", stem_, index);
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      stem += fmt::format("-{}={}", axis_info(axes_[i].axis).name, file_safe(values[i].text));
+    }
+    PointRow row;
+    last_results_ = nullptr;
+    try {
+      PointReport report = measure(values, stem);
+      row = point_row(index, values, report);
+      last_results_ = std::move(report.results);
+    } catch (const Exception& e) {
+      row = PointRow{};
+      row.index = index;
+      row.values = values;
+      row.status = PointStatus::Failed;
+      row.error = e.what();
+      log::error("point {} failed: {}", index, e.what());
+    }
+    if (row.status == PointStatus::Interrupted || g_sweep_stop.load())
+      stopped_ = true;
+    if (rows_.empty())
+      std::printf("%s\n", table_header(axes_).c_str());
+    rows_.push_back(std::move(row));
+    std::printf("%s\n", table_row(axes_, rows_.back()).c_str());
+    std::fflush(stdout);
+    write();
+    return rows_.back();
+  }
+
+  /// Rewrites the sweep JSON and CSV with every row so far and `extra_` (knee, SLO answer).
+  void write() const {
+    json extra = extra_;
+    extra["date"] = date_;
+    extra["tool_version"] = std::string(build_info::version());
+    extra["git_sha"] = std::string(build_info::git_sha());
+    extra["config_requested"] =
+        f_.simulate ? simulate_flags_json(simulate_flags_of(f_)) : run_flags_json(f_.run);
+    extra["stopped_early"] = stopped_;
+    write_sweep_files(dir_, stem_,
+                      sweep_json(f_.simulate ? "simulate" : "run", axes_, rows_, extra),
+                      sweep_csv(axes_, rows_));
+  }
+
+  [[nodiscard]] bool stopped() const noexcept { return stopped_; }
+  /// The results document of the last point (null when it failed).
+  [[nodiscard]] const json& last_results() const noexcept { return last_results_; }
+  [[nodiscard]] const std::vector<PointRow>& rows() const noexcept { return rows_; }
+  [[nodiscard]] const std::vector<SweepAxis>& axes() const noexcept { return axes_; }
+  /// Keys added to the sweep JSON at the top level (the knee, the SLO search).
+  json& extra() noexcept { return extra_; }
+  [[nodiscard]] std::filesystem::path json_path() const { return dir_ / (stem_ + ".sweep.json"); }
+
+ private:
+  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem) {
+    if (f_.simulate) {
+      SimulateFlags s = simulate_flags_of(f_);
+      for (std::size_t i = 0; i < axes_.size(); ++i) {
+        apply_axis(axes_[i].axis, values[i], s, &s.engine);
+      }
+      s.result_dir = dir_.string();
+      s.result_filename = stem + ".json";
+      return simulate_point(s, false);
+    }
+    RunFlags r = f_.run;
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      apply_axis(axes_[i].axis, values[i], r, nullptr);
+    }
+    r.save_result = true;
+    r.result_dir = dir_.string();
+    r.result_filename = stem + ".json";
+    r.quiet = true;
+    return session_->run_point(r);
+  }
+
+  const SweepFlags& f_;
+  std::vector<SweepAxis> axes_;
+  std::filesystem::path dir_;
+  std::string date_;
+  std::string stem_;
+  std::unique_ptr<RunSession> session_;
+  std::vector<PointRow> rows_;
+  json extra_ = json::object();
+  json last_results_ = nullptr;
+  bool stopped_ = false;
+};
+
+/// Runs every point of the ladder in order until the end or a signal.
+void run_ladder(Sweep& sweep) {
+  for (const auto& axis : sweep.axes()) {
+    if (axis.search_range) {
+      throw Exception(Error{fmt::format("{}: LO:HI is the range of an --slo search; a ladder "
+                                        "range is LO:HI:xF or LO:HI:+S",
+                                        axis_info(axis.axis).name),
+                            "--sweep", -1});
+    }
+  }
+  const auto points = sweep_points(sweep.axes());
+  for (std::size_t i = 0; i < points.size() && !sweep.stopped(); ++i) {
+    std::string where;
+    for (std::size_t a = 0; a < points[i].size(); ++a) {
+      where += fmt::format(" {}={}", axis_info(sweep.axes()[a].axis).name, points[i][a].text);
+    }
+    log::info("sweep point {}/{}:{}", i + 1, points.size(), where);
+    sweep.run(points[i]);
+  }
+}
+
+/// The constrained metrics of the last point's results; throws `Exception` naming `--slo` when
+/// a constraint names no number of the results JSON.
+analysis::SloMeasurement slo_measurement(const Sweep& sweep,
+                                         const std::vector<analysis::SloConstraint>& constraints) {
+  const PointRow& row = sweep.rows().back();
+  analysis::SloMeasurement m{
+      .metrics = {}, .samples = row.samples, .ran = row.status == PointStatus::Ok};
+  if (!m.ran)
+    return m;
+  const json& results = sweep.last_results();
+  for (const auto& c : constraints) {
+    const auto it = results.find(c.metric);
+    if (it == results.end() || !(it->is_number() || it->is_null())) {
+      throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
+                                        "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
+                                        "output_throughput; see {})",
+                                        c.metric, row.results_file),
+                            "--slo", -1});
+    }
+    m.metrics[c.metric] = it->is_null() ? std::nan("") : it->get<double>();
+  }
+  return m;
+}
+
+/// `--slo`: the search over the one `--sweep AXIS=LO:HI` (analysis::slo_search); its answer goes
+/// into the sweep JSON (`slo_search`) and `lines`.
+void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
+  const auto constraints = analysis::parse_slo_constraints(f.slo);
+  const auto& axes = sweep.axes();
+  if (axes.size() != 1 || !axes[0].search_range || !axis_info(axes[0].axis).load) {
+    throw Exception(
+        Error{"--slo searches one load axis: give one --sweep max-concurrency=LO:HI "
+              "or --sweep request-rate=LO:HI",
+              "--sweep", -1});
+  }
+  const Axis axis = axes[0].axis;
+  const analysis::SloSearchOptions options{
+      .lo = axes[0].search_range->first,
+      .hi = axes[0].search_range->second,
+      .resolution = f.slo_resolution,
+      .max_points = static_cast<std::size_t>(std::max(0, f.max_points)),
+      .integer = axis_info(axis).type == AxisType::Count};
+  const auto result = analysis::slo_search(
+      constraints, options, [&](double load) -> std::optional<analysis::SloMeasurement> {
+        if (sweep.stopped())
+          return std::nullopt;
+        log::info("SLO search point {}: {}={}", sweep.rows().size() + 1, axis_info(axis).name,
+                  axis_value(axis, load).text);
+        const AxisValue value = axis_value(axis, load);
+        sweep.run({value});
+        if (sweep.stopped())
+          return std::nullopt;
+        auto m = slo_measurement(sweep, constraints);
+        m.load = value.number;  // the rounded value the point ran at
+        return m;
+      });
+  std::vector<std::string> names;
+  names.reserve(constraints.size());
+  for (const auto& c : constraints) names.push_back(analysis::to_string(c));
+  json points = json::array();
+  std::string samples;
+  for (const auto& p : result.points) {
+    points.push_back({{"load", p.load},
+                      {"meets", p.meets},
+                      {"margin", std::isfinite(p.margin) ? json(p.margin) : json(nullptr)},
+                      {"samples", p.measurement.samples},
+                      {"ran", p.measurement.ran}});
+    samples += (samples.empty() ? "" : ", ") + std::to_string(p.measurement.samples);
+  }
+  sweep.extra()["slo_search"] = {
+      {"constraints", names},
+      {"axis", axis_info(axis).name},
+      {"range", {options.lo, options.hi}},
+      {"resolution", options.resolution},
+      {"max_points", options.max_points},
+      {"method",
+       "bracket, then regula falsi on the smallest relative constraint margin (failing end "
+       "floored at -1, 10% minimum step, bisection after two moves of one end)"},
+      {"answer", result.best ? json(*result.best) : json(nullptr)},
+      {"first_failing", result.first_failing ? json(*result.first_failing) : json(nullptr)},
+      {"converged", result.converged},
+      {"stopped", result.stopped},
+      {"reason", result.reason},
+      {"points", points}};
+  lines.push_back(
+      fmt::format("SLO {}: highest {} meeting it: {} ({}); {} point(s), samples per point: {}",
+                  fmt::join(names.begin(), names.end(), ", "), axis_info(axis).name,
+                  result.best ? axis_value(axis, *result.best).text : std::string("none"),
+                  result.reason, result.points.size(), samples));
+}
+
+int execute_sweep(const SweepFlags& f) {
+  check_sweep_flags(f);
+  Sweep sweep(f, parse_sweep_axes(f.sweep));
+  const SweepSignals signals;
+  std::vector<std::string> lines;
+  if (f.slo.empty()) {
+    run_ladder(sweep);
+    sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
+  } else {
+    run_slo_search(sweep, f, lines);
+  }
+  for (const auto& line : lines) std::printf("%s\n", line.c_str());
+  sweep.write();
+  if (sweep.stopped())
+    log::warn("sweep stopped early: {} point(s) finished and kept", sweep.rows().size());
+  log::info("sweep written to {} (and .sweep.csv)", sweep.json_path().string());
+  for (const auto& row : sweep.rows()) {
+    if (row.status != PointStatus::Ok)
+      return 1;
+  }
+  return sweep.stopped() ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("sweep",
+                                 "Run a ladder of load points (run, or simulate with --simulate): "
+                                 "knee, SLO search, stability");
+  auto f = std::make_shared<SweepFlags>();
+  add_sweep_flags(*sub, *f);
+  return [f, sub] {
+    f->run.given = given_flags(*sub);
+    return execute_sweep(*f);
+  };
+}
+
+}  // namespace llmbench::cli

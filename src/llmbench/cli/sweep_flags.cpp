@@ -1,0 +1,98 @@
+#include "llmbench/cli/sweep_flags.hpp"
+
+#include "llmbench/cli/sweep_axes.hpp"
+#include "llmbench/core/error.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <string_view>
+
+namespace llmbench::cli {
+
+namespace {
+
+/// The sweep's own flags (and `--quiet`, which a sweep's points always are), accepted in both
+/// modes.
+constexpr std::array<std::string_view, 7> kSweepOwn{"--sweep",          "--simulate",   "--slo",
+                                                    "--slo-resolution", "--max-points", "--quiet",
+                                                    "--disable-tqdm"};
+
+/// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
+template <typename Fn>
+std::set<std::string> option_names(Fn&& register_flags) {
+  CLI::App app;
+  register_flags(app);
+  std::set<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& name : opt->get_lnames()) out.insert("--" + name);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_sweep_flags(CLI::App& app, SweepFlags& f) {
+  add_run_flags(app, f.run);
+  add_engine_flags(app, f.engine, "", "--simulate: ");
+  app.add_option("--sweep", f.sweep,
+                 "AXIS=LIST (1,2,4,8), AXIS=LO:HI:xF or LO:HI:+S (a ladder), or AXIS=LO:HI (the "
+                 "range of --slo); repeatable, several axes give their product. Axes: " +
+                     axis_names() + " (engine knobs need --simulate)")
+      ->required();
+  app.add_flag("--simulate", f.simulate,
+               "Sweep `simulate` points (virtual time, no HTTP) instead of `run` points");
+  app.add_option("--slo", f.slo,
+                 "Search the highest load meeting every constraint, e.g. "
+                 "'p99_ttft_ms<=2000,p99_tpot_ms<=80' (any number of the results JSON)");
+  app.add_option("--slo-resolution", f.slo_resolution,
+                 "--slo: stop when the bracket is narrower than this fraction of its lower end")
+      ->capture_default_str();
+  app.add_option("--max-points", f.max_points, "--slo: most points measured")
+      ->capture_default_str();
+}
+
+void check_sweep_flags(const SweepFlags& f) {
+  const auto& given = f.run.given;
+  const auto own = [](const std::string& name) {
+    return std::find(kSweepOwn.begin(), kSweepOwn.end(), name) != kSweepOwn.end();
+  };
+  if (f.simulate) {
+    SimulateFlags scratch;
+    const auto simulate = option_names([&](CLI::App& app) { add_simulate_flags(app, scratch); });
+    for (const auto& name : given) {
+      if (!own(name) && simulate.count(name) == 0) {
+        throw Exception(
+            Error{"is a `run` flag; a --simulate sweep takes the flags of `simulate`", name, -1});
+      }
+    }
+    return;
+  }
+  EngineFlags scratch;
+  const auto engine = option_names([&](CLI::App& app) { add_engine_flags(app, scratch, "", ""); });
+  for (const auto& name : given) {
+    if (engine.count(name) != 0) {
+      throw Exception(Error{fmt::format("is an engine flag of --simulate; the built-in server's "
+                                        "is --{}{}",
+                                        kServerFlagPrefix, name.substr(2)),
+                            name, -1});
+    }
+  }
+}
+
+SimulateFlags simulate_flags_of(const SweepFlags& f) {
+  SimulateFlags s;
+  static_cast<WorkloadFlags&>(s) = static_cast<const WorkloadFlags&>(f.run);
+  if (!was_given(f.run, "--dataset-name"))
+    s.dataset_name = SimulateFlags{}.dataset_name;
+  s.engine = f.engine;
+  s.ignore_eos = f.run.ignore_eos;
+  s.window_s = f.run.window_s;
+  s.result_dir = f.run.result_dir;
+  s.save_result = true;
+  return s;
+}
+
+}  // namespace llmbench::cli

@@ -1,0 +1,44 @@
+#pragma once
+/// @file
+/// `llmbench sweep`'s flags (docs/sweep.md "Flags"): every `run` flag (`add_run_flags`, the
+/// flags of each point), the engine flags of `simulate` under their plain names for
+/// `--simulate`, and the sweep's own: `--sweep`, `--simulate`, `--slo`, `--slo-resolution`,
+/// `--max-points`.
+
+#include "llmbench/cli/run_flags.hpp"
+#include "llmbench/cli/server_flags.hpp"
+#include "llmbench/cli/simulate_flags.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace llmbench::cli {
+
+/// Everything `llmbench sweep` accepts.
+struct SweepFlags {
+  RunFlags run;        ///< the flags every point starts from (`run`'s, as typed)
+  EngineFlags engine;  ///< `--simulate`: the engine, as `simulate` takes it
+  bool simulate = false;
+  std::vector<std::string> sweep;  ///< `--sweep AXIS=...`, repeatable (sweep_axes.hpp)
+  std::string slo;                 ///< `--slo 'p99_ttft_ms<=2000,...'` ("" = a ladder)
+  double slo_resolution = 0.05;    ///< relative width at which the SLO search stops
+  int max_points = 10;             ///< most points an SLO search measures
+};
+
+/// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).
+void add_sweep_flags(CLI::App& app, SweepFlags& flags);
+
+/// Checks flags that only one mode reads, after parsing (`flags.run.given` filled): `--sweep`
+/// must be given; with `--simulate` every given flag must be one `simulate` has (no target,
+/// backend or `--server-*` flag); without it no plain engine flag (`--gpu`: the built-in
+/// server's is `--server-gpu`). Throws `Exception` naming the flag.
+void check_sweep_flags(const SweepFlags& flags);
+
+/// The `simulate` flags of a `--simulate` point: the workload (the dataset defaults to
+/// `simulate`'s "random" when `--dataset-name` was not given), the engine, `--ignore-eos`,
+/// `--window-s` and the results folder.
+SimulateFlags simulate_flags_of(const SweepFlags& flags);
+
+}  // namespace llmbench::cli

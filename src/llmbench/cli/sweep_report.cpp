@@ -1,0 +1,264 @@
+#include "llmbench/cli/sweep_report.hpp"
+
+#include "llmbench/analysis/knee.hpp"
+#include "llmbench/core/error.hpp"
+#include "llmbench/report/report.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+namespace llmbench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+/// An axis value as JSON: its number when it has one (inf as "inf"), else its text.
+json value_json(const AxisValue& v) {
+  if (std::isnan(v.number))
+    return v.text;
+  return std::isinf(v.number) ? json("inf") : json(v.number);
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos)
+    return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  }
+  return out + "\"";
+}
+
+std::string csv_number(const json& j) {
+  if (j.is_number_integer() || j.is_number_unsigned())
+    return j.dump();
+  if (j.is_number())
+    return fmt::format("{:.6g}", j.get<double>());
+  if (j.is_string())
+    return csv_field(j.get<std::string>());
+  return "";
+}
+
+std::size_t column_width(const SweepAxis& axis) {
+  return std::max<std::size_t>(8, axis_info(axis.axis).name.size());
+}
+
+/// `key` of the row's metrics as a number, NaN when null or absent.
+double metric(const PointRow& row, std::string_view key) {
+  const auto it = row.metrics.find(std::string(key));
+  return it != row.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+std::string cell(double v, int decimals) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : std::string("n/a");
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  const std::string temp = fmt::format("{}.tmp.{}", path.string(), static_cast<long>(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::out | std::ios::trunc | std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::remove(temp.c_str());
+      throw Exception(Error{"cannot write the sweep's CSV", path.string(), -1});
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw Exception(Error{"cannot rename the sweep's CSV into place", path.string(), -1});
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(PointStatus status) noexcept {
+  switch (status) {
+    case PointStatus::Ok:
+      return "ok";
+    case PointStatus::Failed:
+      return "failed";
+    case PointStatus::Interrupted:
+      return "interrupted";
+  }
+  return "failed";
+}
+
+PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
+                   const PointReport& report) {
+  PointRow row{.index = index,
+               .values = values,
+               .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
+               .error = {},
+               .metrics = json::object(),
+               .stable = report.steady.stability.stable,
+               .stability_reason = report.steady.stability.reason,
+               .results_file = report.results_path.filename().string(),
+               .records_file = report.results.value("records_file", std::string()),
+               .samples = report.summary.completed};
+  for (const auto key : kPointMetrics) {
+    const std::string k(key);
+    row.metrics[k] = report.results.is_object() && report.results.contains(k) ? report.results.at(k)
+                                                                              : json(nullptr);
+  }
+  return row;
+}
+
+json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
+                const std::vector<PointRow>& rows, const json& extra) {
+  json axes_j = json::array();
+  for (const auto& axis : axes) {
+    json values = json::array();
+    for (const auto& v : axis.values) values.push_back(value_json(v));
+    json a{{"name", axis_info(axis.axis).name}, {"values", values}};
+    if (axis.search_range)
+      a["search_range"] = {axis.search_range->first, axis.search_range->second};
+    axes_j.push_back(std::move(a));
+  }
+  json points = json::array();
+  for (const auto& row : rows) {
+    json p{{"index", row.index}, {"status", to_string(row.status)}, {"error", row.error}};
+    json at = json::object();
+    for (std::size_t i = 0; i < axes.size() && i < row.values.size(); ++i) {
+      at[std::string(axis_info(axes[i].axis).name)] = value_json(row.values[i]);
+    }
+    p["axes"] = std::move(at);
+    p.update(row.metrics);
+    p["stable"] = row.stable;
+    p["stability"] = row.stability_reason;
+    p["samples"] = row.samples;
+    p["results_file"] = row.results_file;
+    p["records_file"] = row.records_file;
+    points.push_back(std::move(p));
+  }
+  json doc{{"mode", mode}, {"axes", std::move(axes_j)}, {"points", std::move(points)}};
+  if (extra.is_object())
+    doc.update(extra);
+  return doc;
+}
+
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows) {
+  std::string out = "index";
+  for (const auto& axis : axes) out += "," + std::string(axis_info(axis.axis).name);
+  out += ",status";
+  for (const auto key : kPointMetrics) out += "," + std::string(key);
+  out += ",stable,samples,results_file,error\n";
+  for (const auto& row : rows) {
+    out += std::to_string(row.index);
+    for (const auto& v : row.values) out += "," + csv_field(v.text);
+    out += "," + std::string(to_string(row.status));
+    for (const auto key : kPointMetrics) {
+      out += "," + csv_number(row.metrics.value(std::string(key), json(nullptr)));
+    }
+    out += fmt::format(",{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
+                       csv_field(row.results_file), csv_field(row.error));
+  }
+  return out;
+}
+
+void write_sweep_files(const std::filesystem::path& dir, const std::string& stem,
+                       const json& document, const std::string& csv) {
+  report::write_json_file((dir / (stem + ".sweep.json")).string(), document);
+  write_text(dir / (stem + ".sweep.csv"), csv);
+}
+
+json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                 std::vector<std::string>& lines) {
+  std::size_t load = axes.size();
+  for (std::size_t i = 0; i < axes.size() && load == axes.size(); ++i) {
+    if (axis_info(axes[i].axis).load)
+      load = i;
+  }
+  if (load == axes.size())
+    return nullptr;
+  const std::string load_name(axis_info(axes[load].axis).name);
+  // Groups: the values of every other axis, in the order their first point ran.
+  std::vector<std::pair<std::string, std::vector<const PointRow*>>> groups;
+  for (const auto& row : rows) {
+    if (row.status != PointStatus::Ok || row.values.size() != axes.size())
+      continue;
+    std::string key;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (i != load)
+        key += fmt::format("{}{}={}", key.empty() ? "" : " ", axis_info(axes[i].axis).name,
+                           row.values[i].text);
+    }
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end())
+      it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(&row);
+  }
+  json out = json::array();
+  for (const auto& [key, members] : groups) {
+    std::vector<std::pair<double, double>> tput;
+    std::vector<std::pair<double, double>> latency;
+    double saturation = std::nan("");
+    for (const PointRow* row : members) {
+      const double t = metric(*row, "output_throughput");
+      tput.emplace_back(row->values[load].number, t);
+      latency.emplace_back(t, metric(*row, "p99_ttft_ms"));
+      if (std::isfinite(t) && !(t <= saturation))
+        saturation = t;
+    }
+    const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
+    const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});
+    json g{{"group", key},
+           {"load_axis", load_name},
+           {"saturation_output_throughput", saturation},
+           {"throughput_knee",
+            {{"found", tk.found},
+             {"load", tk.found ? json(tk.x) : json(nullptr)},
+             {"output_throughput", tk.found ? json(tk.y) : json(nullptr)},
+             {"reason", tk.reason}}},
+           {"latency_knee",
+            {{"found", lk.found},
+             {"output_throughput", lk.found ? json(lk.x) : json(nullptr)},
+             {"p99_ttft_ms", lk.found ? json(lk.y) : json(nullptr)},
+             {"reason", lk.reason}}},
+           {"method", "Kneedle (Satopaa et al. 2011), S = 1"}};
+    out.push_back(std::move(g));
+    std::string line = key.empty() ? "Knee:" : fmt::format("Knee ({}):", key);
+    line += tk.found ? fmt::format(" throughput stops growing at {}={:g} ({:.1f} tok/s)", load_name,
+                                   tk.x, tk.y)
+                     : " no throughput knee (" + tk.reason + ")";
+    line += fmt::format("; saturation {:.1f} tok/s", saturation);
+    line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
+                     : "; no latency knee";
+    lines.push_back(std::move(line));
+  }
+  return out;
+}
+
+std::string table_header(const std::vector<SweepAxis>& axes) {
+  std::string out = fmt::format("{:>4}", "#");
+  for (const auto& axis : axes) {
+    out += fmt::format(" {:>{}}", axis_info(axis.axis).name, column_width(axis));
+  }
+  out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", "status", "done",
+                     "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p99", "ITL p99", "stable");
+  return out;
+}
+
+std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row) {
+  std::string out = fmt::format("{:>4}", row.index);
+  for (std::size_t i = 0; i < axes.size() && i < row.values.size(); ++i) {
+    out += fmt::format(" {:>{}}", row.values[i].text, column_width(axes[i]));
+  }
+  if (row.status == PointStatus::Failed)
+    return out + fmt::format(" {:>11} {}", "failed", row.error);
+  out +=
+      fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", to_string(row.status),
+                  row.samples, cell(metric(row, "request_throughput"), 2),
+                  cell(metric(row, "output_throughput"), 1), cell(metric(row, "median_ttft_ms"), 1),
+                  cell(metric(row, "p99_ttft_ms"), 1), cell(metric(row, "p99_tpot_ms"), 2),
+                  cell(metric(row, "p99_itl_ms"), 2), row.stable ? "yes" : "no");
+  return out;
+}
+
+}  // namespace llmbench::cli

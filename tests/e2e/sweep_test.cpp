@@ -1,0 +1,163 @@
+// End to end: `llmbench sweep` against the built-in simulated server (started once for the
+// sweep) and with `--simulate`; every point's results and records, the sweep JSON and CSV, and
+// the monotone sanity of a concurrency ladder (docs/sweep.md).
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace llmbench::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string binary() {
+  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
+}
+
+class SweepTest : public ScratchDirTest {
+ protected:
+  SweepTest() : ScratchDirTest("sweep") {}
+
+  /// Runs `llmbench sweep ARGS --result-dir <dir>/out --result-filename s.json`; returns the exit
+  /// code.
+  int sweep(std::vector<std::string> args) {
+    std::vector<std::string> argv{binary(), "sweep"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* a : {"--result-dir", "", "--result-filename", "s.json"}) argv.emplace_back(a);
+    argv[argv.size() - 3] = (dir_ / "out").string();
+    Process p(argv, log().string());
+    return p.wait(std::chrono::seconds(120));
+  }
+  fs::path log() const { return dir_ / "sweep.log"; }
+  json sweep_json() const {
+    return json::parse(read_file((dir_ / "out" / "s.sweep.json").string()));
+  }
+  std::vector<std::string> csv_lines() const {
+    std::istringstream in(read_file((dir_ / "out" / "s.sweep.csv").string()));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  /// Every point's results JSON and records file exist, with the point's completed count.
+  void expect_point_files(const json& doc, std::size_t completed) {
+    for (const auto& p : doc.at("points")) {
+      ASSERT_EQ(p.at("status"), "ok") << p.dump();
+      const fs::path results = dir_ / "out" / p.at("results_file").get<std::string>();
+      ASSERT_TRUE(fs::exists(results)) << results;
+      const json r = json::parse(read_file(results.string()));
+      EXPECT_EQ(r.at("completed").get<std::size_t>(), completed);
+      EXPECT_TRUE(r.at("windows").is_array());
+      EXPECT_FALSE(r.at("windows").empty());
+      EXPECT_TRUE(r.at("stable").is_boolean());
+      std::istringstream records(
+          read_file((dir_ / "out" / p.at("records_file").get<std::string>()).string()));
+      std::size_t lines = 0;
+      for (std::string line; std::getline(records, line);) lines += line.empty() ? 0 : 1;
+      EXPECT_EQ(lines, completed);
+    }
+  }
+};
+
+TEST_F(SweepTest, ConcurrencyLadderAgainstTheBuiltInServer) {
+  ASSERT_EQ(sweep({"--sweep", "max-concurrency=1,4", "--num-prompts", "24", "--dataset-name",
+                   "random", "--random-input-len", "32", "--random-output-len", "16",
+                   "--server-timing", "fixed", "--server-ttft-ms", "20", "--server-itl-ms", "5"}),
+            0)
+      << read_file(log().string());
+  const json doc = sweep_json();
+  EXPECT_EQ(doc.at("mode"), "run");
+  ASSERT_EQ(doc.at("points").size(), 2U);
+  expect_point_files(doc, 24);
+  EXPECT_EQ(csv_lines().size(), 3U);  // header + 2 points
+  const auto& p = doc.at("points");
+  EXPECT_EQ(p[0].at("axes").at("max-concurrency"), 1);
+  EXPECT_EQ(p[1].at("max_concurrent_requests"), 4);
+  // Four requests at once on a server with room for 256: more than twice the throughput.
+  EXPECT_GT(p[1].at("output_throughput").get<double>(),
+            2 * p[0].at("output_throughput").get<double>());
+  // One server for the whole sweep.
+  const std::string text = read_file(log().string());
+  EXPECT_EQ(text.find("started the built-in server"), text.rfind("started the built-in server"));
+}
+
+TEST_F(SweepTest, SimulateSweepsAnEngineKnobAndTheLoad) {
+  ASSERT_EQ(sweep({"--simulate", "--sweep", "max-num-seqs=2,64", "--sweep",
+                   "max-concurrency=1:16:x4", "--num-prompts", "100"}),
+            0)
+      << read_file(log().string());
+  const json doc = sweep_json();
+  EXPECT_EQ(doc.at("mode"), "simulate");
+  ASSERT_EQ(doc.at("points").size(), 6U);
+  expect_point_files(doc, 100);
+  EXPECT_EQ(csv_lines().size(), 7U);
+  const auto& p = doc.at("points");
+  auto tput = [&](std::size_t i) { return p[i].at("output_throughput").get<double>(); };
+  // max-num-seqs 2 caps the batch: concurrency 16 is no faster than 4 there, and much slower
+  // than with max-num-seqs 64.
+  EXPECT_GT(tput(1), tput(0));
+  EXPECT_LT(tput(2), 1.1 * tput(1));
+  EXPECT_GT(tput(4), tput(3));
+  EXPECT_GT(tput(5), 3 * tput(2));
+  EXPECT_LE(p[2].at("max_concurrent_requests").get<int>(), 16);
+  // One knee entry per max-num-seqs value, each over the concurrency axis.
+  ASSERT_EQ(doc.at("knee").size(), 2U);
+  EXPECT_EQ(doc.at("knee")[0].at("group"), "max-num-seqs=2");
+  EXPECT_EQ(doc.at("knee")[0].at("load_axis"), "max-concurrency");
+  EXPECT_DOUBLE_EQ(doc.at("knee")[1].at("saturation_output_throughput").get<double>(), tput(5));
+}
+
+TEST_F(SweepTest, SloSearchWithSimulate) {
+  ASSERT_EQ(sweep({"--simulate", "--sweep", "request-rate=1:64", "--slo",
+                   "p99_ttft_ms<=2000,p99_tpot_ms<=80", "--num-prompts", "1000"}),
+            0)
+      << read_file(log().string());
+  const json doc = sweep_json();
+  const json& s = doc.at("slo_search");
+  ASSERT_TRUE(s.at("answer").is_number()) << s.dump();
+  EXPECT_TRUE(s.at("converged").get<bool>()) << s.dump();
+  const double answer = s.at("answer").get<double>();
+  const double failing = s.at("first_failing").get<double>();
+  EXPECT_LE(failing - answer, 0.05 * answer);
+  EXPECT_LE(doc.at("points").size(), 10U);
+  EXPECT_EQ(s.at("points").size(), doc.at("points").size());
+  // The point at the answer meets both constraints; the first failing one misses one.
+  for (const auto& p : doc.at("points")) {
+    const double rate = p.at("axes").at("request-rate").get<double>();
+    const bool meets =
+        p.at("p99_ttft_ms").get<double>() <= 2000 && p.at("p99_tpot_ms").get<double>() <= 80;
+    EXPECT_EQ(meets, rate <= answer) << p.dump();
+    EXPECT_EQ(p.at("samples"), 1000);
+  }
+}
+
+TEST_F(SweepTest, AFailedPointIsReportedAndTheSweepGoesOn) {
+  EXPECT_EQ(sweep({"--simulate", "--sweep", "gpu=h200,no-such-gpu,mi300x", "--num-prompts", "20"}),
+            1);
+  const json doc = sweep_json();
+  ASSERT_EQ(doc.at("points").size(), 3U);
+  EXPECT_EQ(doc.at("points")[0].at("status"), "ok");
+  EXPECT_EQ(doc.at("points")[1].at("status"), "failed");
+  EXPECT_NE(doc.at("points")[1].at("error").get<std::string>().find("no-such-gpu"),
+            std::string::npos);
+  EXPECT_EQ(doc.at("points")[2].at("status"), "ok");
+}
+
+TEST_F(SweepTest, BadAxisIsAUsageError) {
+  EXPECT_EQ(sweep({"--simulate", "--sweep", "max-concurrency=1,x"}), 2);
+  EXPECT_NE(read_file(log().string()).find("--sweep: 'x' is not a whole number"), std::string::npos)
+      << read_file(log().string());
+  EXPECT_EQ(sweep({"--sweep", "max-num-seqs=1,2"}), 2);  // an engine knob without --simulate
+  EXPECT_EQ(
+      sweep({"--simulate", "--base-url", "http://127.0.0.1:1", "--sweep", "max-concurrency=1"}), 2);
+}
+
+}  // namespace
+}  // namespace llmbench::e2e
