@@ -310,6 +310,7 @@ PointReport RunSession::run_point(const RunFlags& f) {
   }
   discover_model(plan, target);
   RunOutputs outputs = open_outputs(f, plan);
+  outputs.telemetry = std::make_unique<RunTelemetry>(f.telemetry, plan.load);
   log_run_start(f, plan);
   loadgen::LoadResult result = run_benchmark(plan, *workload_, outputs);
   PointReport point;
