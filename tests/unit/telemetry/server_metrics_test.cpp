@@ -98,6 +98,21 @@ TEST(ServerMetrics, MapsLlamaCpp) {
   EXPECT_EQ(value(v, Concept::GenerationTokens), 3469);
 }
 
+/// A scrape of a real llama.cpp `llama-server` (build b4748, Feb 2025, `--metrics`, 4 slots) after
+/// one 16-token completion, taken on 127.0.0.1: the names and types the map relies on are there.
+TEST(ServerMetrics, MapsARealLlamaCppScrape) {
+  const auto e = load("llamacpp_b4748_real.prom");
+  EXPECT_EQ(detect_engine(e), Engine::LlamaCpp);
+  const auto v = map_concepts(e);
+  EXPECT_EQ(value(v, Concept::Running), 0);
+  EXPECT_EQ(value(v, Concept::Waiting), 0);
+  EXPECT_DOUBLE_EQ(value(v, Concept::KvCacheUsage), 0.00219727);
+  EXPECT_EQ(value(v, Concept::BatchSize), 1);
+  EXPECT_EQ(value(v, Concept::PromptTokens), 3);
+  EXPECT_EQ(value(v, Concept::GenerationTokens), 16);
+  EXPECT_EQ(e.type_of("llamacpp:tokens_predicted_total"), MetricType::Counter);
+}
+
 TEST(ServerMetrics, FirstNameOfTheTableWinsForAConcept) {
   // llmbench serve (engine timing) exposes both vLLM KV-usage names with the same value.
   const auto e = parse_exposition(
