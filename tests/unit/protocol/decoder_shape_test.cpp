@@ -120,5 +120,20 @@ TEST(DecoderTest, LlamacppErrorFieldLineIsAnError) {
   EXPECT_FALSE(decoder.decode_field("x-trace", "abc").has_value());
 }
 
+// A server can nest arrays without end. The error locator used to recurse once per level and
+// overflowed the stack on about 12 KB of '[' under ASan (found by the protocol_decoder fuzz target,
+// docs/reliability.md); now it stops at a fixed depth and the event is an ordinary parse error.
+TEST(DecoderTest, DeeplyNestedInvalidJsonIsAParseErrorNotACrash) {
+  Decoder decoder;
+  for (const std::size_t depth : {600U, 20000U, 1000000U}) {
+    const std::string payload = std::string(depth, '[') + "1,]";
+    auto result = decoder.decode_event(payload);
+    ASSERT_FALSE(result.has_value()) << depth;
+    EXPECT_EQ(result.error().message, "invalid JSON in stream event") << depth;
+    EXPECT_GE(result.error().offset, 0) << depth;
+    EXPECT_LE(result.error().offset, static_cast<std::int64_t>(payload.size())) << depth;
+  }
+}
+
 }  // namespace
 }  // namespace llmbench::protocol

@@ -37,7 +37,15 @@ std::size_t first_string_error(std::string_view text) {
 }
 
 // Visits every value of an on-demand value so that the first syntax error surfaces.
-simdjson::error_code walk(ondemand::value value) {
+/// Nesting deeper than this is reported as `DEPTH_ERROR` at the point reached: the walk recurses
+/// once per level, and a server can send megabytes of `[` (a stack overflow the protocol_decoder
+/// fuzz target found; docs/reliability.md).
+constexpr int kMaxWalkDepth = 512;
+
+simdjson::error_code walk(ondemand::value value, int depth = 0) {
+  if (depth > kMaxWalkDepth) {
+    return simdjson::DEPTH_ERROR;
+  }
   ondemand::json_type type{};
   if (auto error = value.type().get(type)) {
     return error;
@@ -57,7 +65,7 @@ simdjson::error_code walk(ondemand::value value) {
         if (auto error = field.unescaped_key().get(key)) {
           return error;
         }
-        if (auto error = walk(field.value())) {
+        if (auto error = walk(field.value(), depth + 1)) {
           return error;
         }
       }
@@ -72,7 +80,7 @@ simdjson::error_code walk(ondemand::value value) {
         if (auto error = element.error()) {
           return error;
         }
-        if (auto error = walk(element.value_unsafe())) {
+        if (auto error = walk(element.value_unsafe(), depth + 1)) {
           return error;
         }
       }
