@@ -282,7 +282,7 @@ void GpuSampler::sample_once() {
 }
 
 void GpuSampler::start() {
-  if (thread_.joinable())
+  if (periodic_.running())
     return;
   open_once();
   if (!nvml_) {
@@ -291,33 +291,12 @@ void GpuSampler::start() {
   }
   for (const auto& note : notes_) log::warn("{}", note);
   sample_once();
-  thread_ = std::thread([this] {
-    name_this_thread("llmb-telem-gpu");
-    loop();
-  });
-}
-
-void GpuSampler::loop() {
-  auto next = std::chrono::steady_clock::now() + options_.interval;
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
-    lock.unlock();
-    sample_once();
-    lock.lock();
-    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
-  }
+  periodic_.start("llmb-telem-gpu", options_.interval, [this] { sample_once(); });
 }
 
 void GpuSampler::stop() {
-  if (!thread_.joinable())
-    return;
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-  sample_once();
+  if (periodic_.stop())
+    sample_once();
 }
 
 }  // namespace llmbench::telemetry

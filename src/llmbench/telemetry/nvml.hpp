@@ -9,6 +9,7 @@
 /// library_path`. Summary arithmetic: gpu_summary.hpp.
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/telemetry/detail/periodic_thread.hpp"
 
 #include <array>
 #include <chrono>
@@ -178,7 +179,6 @@ class GpuSampler {
 
  private:
   void open_once();
-  void loop();
 
   NvmlOptions options_;
   bool opened_ = false;
@@ -188,10 +188,7 @@ class GpuSampler {
   std::string driver_version_;
   std::optional<int> cuda_version_;
   std::vector<GpuSeries> series_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  detail::PeriodicThread periodic_;
 };
 
 }  // namespace llmbench::telemetry

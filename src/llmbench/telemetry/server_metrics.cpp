@@ -220,37 +220,15 @@ void ServerMetricsSampler::scrape_once() {
 }
 
 void ServerMetricsSampler::start() {
-  if (thread_.joinable())
+  if (periodic_.running())
     return;
   scrape_once();
-  thread_ = std::thread([this] {
-    name_this_thread("llmb-telem-scrp");
-    loop();
-  });
-}
-
-void ServerMetricsSampler::loop() {
-  auto next = std::chrono::steady_clock::now() + options_.interval;
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
-    lock.unlock();
-    scrape_once();
-    lock.lock();
-    // A scrape slower than the interval delays the next one instead of piling them up.
-    next = std::max(next + options_.interval, std::chrono::steady_clock::now());
-  }
+  periodic_.start("llmb-telem-scrp", options_.interval, [this] { scrape_once(); });
 }
 
 void ServerMetricsSampler::stop() {
-  if (!thread_.joinable())
-    return;
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-  scrape_once();
+  if (periodic_.stop())
+    scrape_once();
 }
 
 }  // namespace llmbench::telemetry

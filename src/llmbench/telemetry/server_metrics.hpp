@@ -15,6 +15,7 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/http/url.hpp"
+#include "llmbench/telemetry/detail/periodic_thread.hpp"
 #include "llmbench/telemetry/prometheus.hpp"
 #include "llmbench/telemetry/series_stats.hpp"
 
@@ -325,14 +326,9 @@ class ServerMetricsSampler {
   void scrape_once();
 
  private:
-  void loop();
-
   ScrapeOptions options_;
   ServerMetricsSeries series_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  detail::PeriodicThread periodic_;
 };
 
 }  // namespace llmbench::telemetry
