@@ -53,7 +53,14 @@ json workload_flags_json(const WorkloadFlags& f) {
           {"burstiness", f.burstiness},
           {"goodput", f.goodput},
           {"percentile_metrics", f.percentile_metrics},
-          {"metric_percentiles", f.metric_percentiles}};
+          {"metric_percentiles", f.metric_percentiles},
+          {"trace_format", f.trace_format},
+          {"trace_speedup", f.trace_speedup},
+          {"trace_start_s", f.trace_start_s},
+          {"trace_duration_s", number(f.trace_duration_s)},
+          {"trace_spread", f.trace_spread},
+          {"trace_block_size", f.trace_block_size},
+          {"corpus", f.corpus}};
 }
 
 json engine_flags_json(const EngineFlags& f) {

@@ -87,4 +87,14 @@ std::vector<Sample> make_exact_random_samples(const DatasetOptions& options,
 std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
                                         const std::string& poem_path);
 
+/// Samples of the trace at `trace_path` (`--dataset-name trace`, trace.hpp): the rows of
+/// `options.trace`'s window (at most `num_prompts`, first rows first) in trace order, each with
+/// its arrival time (unless `keep_schedule` is off), its output length (`--output-len` when
+/// given) and a prompt cut from `options.trace.corpus_path` (default: the bundled corpus folder):
+/// exactly the row's input length with a tokenizer, Mooncake rows built from one fixed text block
+/// per hash id. Without text (`random_text` off and no tokenizer, `simulate`) only lengths, hash
+/// ids and a `content_key` of the row. Throws `Exception` naming the file and line.
+std::vector<Sample> make_trace_samples(const DatasetOptions& options,
+                                       const std::string& trace_path);
+
 }  // namespace llmbench::workload::detail
