@@ -22,9 +22,12 @@ struct DatasetFlag {
   std::string_view dataset;
 };
 
+constexpr std::string_view kGsp = "generated-shared-prefix";
+constexpr std::string_view kPrep = "prefix_repetition";
+
 /// Every dataset's own flags (workload/dataset.hpp `DatasetOptions`): given with another
 /// dataset they would be silently ignored.
-constexpr std::array<DatasetFlag, 14> kDatasetFlags{{{"--random-input-len", "random"},
+constexpr std::array<DatasetFlag, 27> kDatasetFlags{{{"--random-input-len", "random"},
                                                      {"--random-output-len", "random"},
                                                      {"--random-range-ratio", "random"},
                                                      {"--random-prefix-len", "random"},
@@ -37,7 +40,20 @@ constexpr std::array<DatasetFlag, 14> kDatasetFlags{{{"--random-input-len", "ran
                                                      {"--trace-start-s", "trace"},
                                                      {"--trace-duration-s", "trace"},
                                                      {"--trace-spread", "trace"},
-                                                     {"--trace-block-size", "trace"}}};
+                                                     {"--trace-block-size", "trace"},
+                                                     {"--gsp-num-groups", kGsp},
+                                                     {"--gsp-prompts-per-group", kGsp},
+                                                     {"--gsp-system-prompt-len", kGsp},
+                                                     {"--gsp-question-len", kGsp},
+                                                     {"--gsp-output-len", kGsp},
+                                                     {"--gsp-range-ratio", kGsp},
+                                                     {"--gsp-popularity", kGsp},
+                                                     {"--gsp-zipf-s", kGsp},
+                                                     {"--prefix-repetition-prefix-len", kPrep},
+                                                     {"--prefix-repetition-suffix-len", kPrep},
+                                                     {"--prefix-repetition-num-prefixes", kPrep},
+                                                     {"--prefix-repetition-output-len", kPrep},
+                                                     {"--long-doc-input-len", "long-document"}}};
 
 /// The trace-replay flags (`--dataset-name trace`, docs/workloads.md "Trace replay").
 void add_trace_flags(CLI::App& app, WorkloadFlags& f) {
@@ -59,7 +75,46 @@ void add_trace_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
   app.add_option("--corpus", f.corpus,
                  "Text file or folder of .txt the trace prompts are cut from (default: the "
-                 "bundled corpus)");
+                 "bundled corpus); generated-shared-prefix and prefix_repetition take theirs "
+                 "from --dataset-path");
+}
+
+/// SGLang's `generated-shared-prefix` flags and vLLM's `prefix_repetition` flags.
+void add_prefix_group_flags(CLI::App& app, WorkloadFlags& f) {
+  auto& g = f.gsp;
+  app.add_option("--gsp-num-groups", g.num_groups, "generated-shared-prefix: system prompts")
+      ->capture_default_str();
+  app.add_option("--gsp-prompts-per-group", g.prompts_per_group,
+                 "generated-shared-prefix: questions per system prompt")
+      ->capture_default_str();
+  app.add_option("--gsp-system-prompt-len", g.system_prompt_len,
+                 "generated-shared-prefix: system prompt tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-question-len", g.question_len, "generated-shared-prefix: question tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-output-len", g.output_len, "generated-shared-prefix: output tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-range-ratio", g.range_ratio,
+                 "generated-shared-prefix: lengths uniform in [L*r, L] (SGLang's rule; 1 = exact)")
+      ->capture_default_str();
+  app.add_option("--gsp-popularity", f.gsp_popularity,
+                 "generated-shared-prefix: uniform (every prompt once, shuffled) or zipf (group k "
+                 "asked with weight 1/k^s)")
+      ->capture_default_str();
+  app.add_option("--gsp-zipf-s", g.zipf_s, "generated-shared-prefix: Zipf exponent s")
+      ->capture_default_str();
+  auto& p = f.prefix_repetition;
+  app.add_option("--prefix-repetition-prefix-len", p.prefix_len,
+                 "prefix_repetition: tokens of each shared prefix")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-suffix-len", p.suffix_len,
+                 "prefix_repetition: tokens after the prefix")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-num-prefixes", p.num_prefixes,
+                 "prefix_repetition: distinct prefixes")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-output-len", p.output_len, "prefix_repetition: output tokens")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -124,6 +179,7 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--sonnet-prefix-len", f.sonnet_prefix_len, "sonnet: shared prefix tokens")
       ->capture_default_str();
   add_trace_flags(app, f);
+  add_prefix_group_flags(app, f);
   app.add_option("--output-len,--sharegpt-output-len,--custom-output-len", f.output_len,
                  "Output tokens per request for datasets without their own lengths (default 256)");
   app.add_option("--max-concurrency", f.max_concurrency, "Closed-loop cap on requests in flight");
@@ -163,6 +219,16 @@ ReportSetup report_setup(const WorkloadFlags& f) {
   return s;
 }
 
+namespace {
+
+workload::SharedPrefixOptions with_popularity(workload::SharedPrefixOptions o,
+                                              const std::string& popularity) {
+  o.popularity = workload::parse_group_popularity(popularity);
+  return o;
+}
+
+}  // namespace
+
 workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,
                                          const tokenizer::Tokenizer* tok, bool chat) {
   return workload::DatasetOptions{
@@ -189,7 +255,10 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
                                       .spread = f.trace_spread,
                                       .keep_schedule = !was_given(f, "--request-rate"),
                                       .block_size = f.trace_block_size,
-                                      .corpus_path = f.corpus}};
+                                      .corpus_path = f.corpus},
+      .shared_prefix = with_popularity(f.gsp, f.gsp_popularity),
+      .prefix_repetition = f.prefix_repetition,
+      .long_doc_input_len = f.long_doc_input_len};
 }
 
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {

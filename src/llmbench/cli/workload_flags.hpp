@@ -48,6 +48,10 @@ struct WorkloadFlags {
   bool trace_spread = false;
   std::int64_t trace_block_size = 512;
   std::string corpus;  ///< `--corpus`: text the synthetic prompts are cut from; empty = bundled
+  workload::SharedPrefixOptions gsp;                    ///< `--gsp-*` (SGLang names)
+  std::string gsp_popularity = "uniform";               ///< `--gsp-popularity`
+  workload::PrefixRepetitionOptions prefix_repetition;  ///< `--prefix-repetition-*` (vLLM)
+  std::int64_t long_doc_input_len = 32768;              ///< `--long-doc-input-len`
   /// Long names ("--random-input-len") of the flags given on the command line (`given_flags`
   /// after parsing): conflict checks tell a choice from a default with it.
   std::vector<std::string> given;

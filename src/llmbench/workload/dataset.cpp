@@ -33,6 +33,20 @@ std::string bundled_path(DatasetKind kind, const std::string& data_dir) {
           "ShareGPT_V3_unfiltered_cleaned_split.json); none is bundled");
     case DatasetKind::Custom:
       throw Exception("--dataset-name custom needs --dataset-path (a JSONL file)");
+    case DatasetKind::SharedPrefix:
+    case DatasetKind::PrefixRepetition:
+      relative = "corpus";
+      break;
+    case DatasetKind::Belle:
+    case DatasetKind::Cmmlu:
+    case DatasetKind::ArenaHard:
+    case DatasetKind::AlpacaEval:
+    case DatasetKind::HumanEval:
+    case DatasetKind::LongDocument:
+      throw Exception(
+          fmt::format("--dataset-name {} needs --dataset-path (the set's file or "
+                      "folder; ../shared/data/DATASETS.md lists them)",
+                      kDatasetKinds[static_cast<std::size_t>(kind)].name));
     case DatasetKind::Trace:
       throw Exception(fmt::format("--dataset-name trace needs --dataset-path (a trace file: {})",
                                   trace_format_names()));
@@ -153,9 +167,24 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   if (options.kind == DatasetKind::Trace) {
     return detail::make_trace_samples(options, path);
   }
+  if (options.kind == DatasetKind::SharedPrefix) {
+    auto all = detail::make_shared_prefix_samples(options, path);
+    return options.shared_prefix.popularity == GroupPopularity::Zipf
+               ? all
+               : sample_fixed(std::move(all), options.num_prompts, options.seed);
+  }
+  if (options.kind == DatasetKind::PrefixRepetition) {
+    return sample_fixed(detail::make_prefix_repetition_samples(options, path), options.num_prompts,
+                        options.seed);
+  }
+  if (options.kind == DatasetKind::LongDocument) {
+    return detail::make_long_document_samples(options, path);
+  }
   std::vector<Sample> all;
   if (options.kind == DatasetKind::ShareGpt) {
     all = detail::load_sharegpt(path, options.output_len, options.max_file_bytes);
+  } else if (options.kind >= DatasetKind::Belle) {
+    all = detail::load_named_set(options.kind, path, options.output_len, options.max_file_bytes);
   } else if (options.kind == DatasetKind::MtBench) {
     all = detail::load_mtbench(path, options.output_len, options.max_file_bytes);
   } else {

@@ -8,6 +8,7 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/file.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
+#include "llmbench/workload/prefix_groups.hpp"
 #include "llmbench/workload/trace.hpp"
 
 #include <array>
@@ -55,7 +56,22 @@ enum class RandomPromptKind {
 RandomPromptKind parse_random_prompt_kind(std::string_view name);
 
 /// Dataset kinds (`--dataset-name`).
-enum class DatasetKind { ShareGpt, MtBench, Custom, Sonnet, Random, Trace };
+enum class DatasetKind {
+  ShareGpt,
+  MtBench,
+  Custom,
+  Sonnet,
+  Random,
+  Trace,
+  SharedPrefix,
+  PrefixRepetition,
+  Belle,
+  Cmmlu,
+  ArenaHard,
+  AlpacaEval,
+  HumanEval,
+  LongDocument
+};
 
 /// One row of the `--dataset-name` table.
 struct DatasetKindName {
@@ -64,13 +80,21 @@ struct DatasetKindName {
 };
 
 /// The one table of dataset names: parsing, the "valid: ..." message and `--help`.
-inline constexpr std::array<DatasetKindName, 6> kDatasetKinds{{
+inline constexpr std::array<DatasetKindName, 14> kDatasetKinds{{
     {.name = "sharegpt", .kind = DatasetKind::ShareGpt},
     {.name = "mtbench", .kind = DatasetKind::MtBench},
     {.name = "custom", .kind = DatasetKind::Custom},
     {.name = "sonnet", .kind = DatasetKind::Sonnet},
     {.name = "random", .kind = DatasetKind::Random},
     {.name = "trace", .kind = DatasetKind::Trace},
+    {.name = "generated-shared-prefix", .kind = DatasetKind::SharedPrefix},
+    {.name = "prefix_repetition", .kind = DatasetKind::PrefixRepetition},
+    {.name = "belle", .kind = DatasetKind::Belle},
+    {.name = "cmmlu", .kind = DatasetKind::Cmmlu},
+    {.name = "arena-hard", .kind = DatasetKind::ArenaHard},
+    {.name = "alpaca-eval", .kind = DatasetKind::AlpacaEval},
+    {.name = "humaneval", .kind = DatasetKind::HumanEval},
+    {.name = "long-document", .kind = DatasetKind::LongDocument},
 }};
 
 /// "sharegpt, mtbench, ...": the names of `kDatasetKinds`, for messages and help.
@@ -118,6 +142,11 @@ struct DatasetOptions {
   /// `--dataset-name trace`: format, window, speed-up and corpus (`num_prompts` then caps the
   /// rows of the window, first rows first).
   TraceOptions trace;
+  SharedPrefixOptions shared_prefix;          ///< `--dataset-name generated-shared-prefix`
+  PrefixRepetitionOptions prefix_repetition;  ///< `--dataset-name prefix_repetition`
+  /// `--dataset-name long-document`: tokens of each prompt (`--long-doc-input-len`), exact
+  /// with a tokenizer.
+  std::int64_t long_doc_input_len = 32768;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt
