@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -181,27 +182,16 @@ class ReportBrowserTest : public ScratchDirTest {
              ::llmbench::test::shared_data_missing_result(), __FILE__, __LINE__, \
              "needs chromium (.ci/run installs it)") = ::testing::Message()
 
-/// The common load flags: a short run against the built-in server with fixed timing.
+/// The common load flags: a short run (about 2.5 s, so it has a few time windows) against the
+/// built-in server with fixed timing.
 std::vector<std::string> load_flags(const std::string& concurrency) {
-  return {"--num-prompts",
-          "60",
-          "--dataset-name",
-          "random",
-          "--random-input-len",
-          "96",
-          "--random-output-len",
-          "24",
-          "--random-range-ratio",
-          "0.5",
-          "--max-concurrency",
-          concurrency,
-          "--server-timing",
-          "fixed",
-          "--server-ttft-ms",
-          "15",
-          "--server-itl-ms",
-          "3",
-          "--quiet"};
+  std::vector<std::string> args{"--max-concurrency", concurrency};
+  std::istringstream words(
+      "--num-prompts 60 --dataset-name random --random-input-len 96 --random-output-len 24 "
+      "--random-range-ratio 0.5 --server-timing fixed --server-ttft-ms 15 --server-itl-ms 3 "
+      "--request-rate 25 --quiet");
+  for (std::string w; words >> w;) args.push_back(w);
+  return args;
 }
 
 TEST_F(ReportBrowserTest, RunReportRendersEveryChart) {
