@@ -249,8 +249,8 @@ TEST_F(ReportBrowserTest, ReportOfThreeRunsOverlaysThem) {
   std::vector<std::string> report{"report"};
   for (const std::string c : {"1", "4", "16"}) {
     auto args = load_flags(c);
-    args.insert(args.end(),
-                {"--result-dir", (dir_ / "out").string(), "--result-filename", "c" + c + ".json"});
+    args.insert(args.end(), {"--result-dir", (dir_ / "out").string(), "--save-result",
+                             "--result-filename", "c" + c + ".json"});
     args.insert(args.begin(), "run");
     ASSERT_EQ(llmbench("run" + c, args), 0) << log("run" + c);
     report.push_back((dir_ / "out" / ("c" + c + ".json")).string());
