@@ -95,8 +95,11 @@ std::string point_name(const json& point) {
   std::string name = fmt::format("p{:02}", point.value("index", 0));
   if (const auto it = point.find("axes"); it != point.end() && it->is_object()) {
     for (const auto& [axis, value] : it->items()) {
-      name +=
-          fmt::format(" {}={}", axis, value.is_string() ? value.get<std::string>() : value.dump());
+      // Numbers in shortest form (the sweep JSON may hold 1 as 1.0).
+      name += fmt::format(" {}={}", axis,
+                          value.is_string()   ? value.get<std::string>()
+                          : value.is_number() ? fmt::format("{}", value.get<double>())
+                                              : value.dump());
     }
   }
   return name;

@@ -45,6 +45,17 @@ const RunData* point_run(const SweepData& s, std::size_t index) {
   return nullptr;
 }
 
+/// An axis value as its cell: a whole number as an integer (the sweep JSON may hold 4 as 4.0),
+/// anything else as it is.
+json axis_cell(const json& v) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.007199254740992e15)
+      return static_cast<std::int64_t>(d);
+  }
+  return v;
+}
+
 json ms_or_null(double ms) {
   return std::isfinite(ms) ? json(ms) : json(nullptr);
 }
@@ -139,7 +150,8 @@ Table summary_table(const ReportInputs& inputs) {
     for (const auto& axis : axes) {
       const json* values =
           point != nullptr && point->contains("axes") ? &(*point)["axes"] : nullptr;
-      row.push_back(values != nullptr && values->contains(axis) ? (*values)[axis] : json(""));
+      row.push_back(values != nullptr && values->contains(axis) ? axis_cell((*values)[axis])
+                                                                : json(""));
     }
     row.emplace_back(point != nullptr ? point->value("status", "") : std::string("ok"));
     for (const auto key : kSummaryColumns) {

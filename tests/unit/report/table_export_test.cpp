@@ -76,7 +76,7 @@ TEST(SummaryTable, OneRowPerRunThenPerSweepPointWithAxisColumns) {
   const json sweep = {{"axes", {{{"name", "max-concurrency"}}, {{"name", "gpu"}}}},
                       {"points",
                        {{{"index", 0},
-                         {"axes", {{"max-concurrency", 4}, {"gpu", "h200"}}},
+                         {"axes", {{"max-concurrency", 4.0}, {"gpu", "h200"}}},
                          {"status", "ok"},
                          {"completed", 50},
                          {"p99_ttft_ms", 20.0}},
@@ -113,6 +113,7 @@ TEST(SummaryTable, OneRowPerRunThenPerSweepPointWithAxisColumns) {
   const auto csv = lines_of(to_csv(t));
   ASSERT_EQ(csv.size(), 4U);
   EXPECT_THAT(csv[1], HasSubstr("base,,,,ok,100,2,,,1234.5,,,,,87.25,"));
+  EXPECT_THAT(csv[2], HasSubstr("p00 gpu=h200 max-concurrency=4,s,4,h200,ok,50,"));
   const auto md = lines_of(to_markdown(t));
   EXPECT_THAT(md[2], HasSubstr("| base |  |  |  | ok | 100 | 2 | n/a | n/a | 1234.50 |"));
 }
@@ -196,7 +197,7 @@ TEST_F(InputsTest, ResultsWithRecordsAndASweepWithItsPoints) {
   write("p0.json", R"({"completed": 2})");  // no records file beside it
   write("s.sweep.json",
         R"({"axes":[{"name":"max-concurrency"}],"points":[
-            {"index":0,"axes":{"max-concurrency":1},"status":"ok","results_file":"p0.json"},
+            {"index":0,"axes":{"max-concurrency":1.0},"status":"ok","results_file":"p0.json"},
             {"index":1,"axes":{"max-concurrency":2},"status":"failed","results_file":""}]})");
   const ReportInputs in = load_inputs({path("a.json"), path("s.sweep.json")});
   ASSERT_EQ(in.runs.size(), 1U);

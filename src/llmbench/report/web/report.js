@@ -84,7 +84,7 @@
         fill: s.fill,
         // A sparse series shows its points (uPlot's default); a sweep's always does.
         points: s.points ? { show: true, size: 6, fill: s.color || color(i) }
-                         : (s.paths ? { show: false } : {}),
+                         : (s.paths || s.noPoints ? { show: false } : {}),
       }))),
       hooks: { draw: spec.draw ? [spec.draw] : [] },
     };
@@ -378,10 +378,11 @@
     for (const key of latencyKeys) {
       const series = groupsOf(s, "output_throughput", key);
       const front = (s.pareto && s.pareto[key]) || [];
-      if (front.length > 1) {
+      if (front.length > 1) {  // first, so the measured points are drawn over it
         const pts = front.map((i) => s.points[i]);
-        series.push({ label: "Pareto frontier", x: pts.map((p) => p.metrics.output_throughput),
-                      y: pts.map((p) => p.metrics[key]), color: "#000000", dash: [6, 4] });
+        series.unshift({ label: "Pareto frontier", x: pts.map((p) => p.metrics.output_throughput),
+                         y: pts.map((p) => p.metrics[key]), color: "#000000", dash: [8, 5],
+                         width: 3, noPoints: true });
       }
       const lines = slo.filter((c) => c.metric === key).map((c) => ({
         y: c.bound, color: "#9467bd", label: "SLO " + c.text }));
