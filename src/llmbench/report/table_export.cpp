@@ -101,7 +101,7 @@ std::string csv_field(const json& v) {
     return v.get<bool>() ? "true" : "false";
   if (v.is_number())
     return number_text(v);
-  const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
   if (s.find_first_of(",\"\r\n") == std::string::npos)
     return s;
   std::string out = "\"";
