@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonig-dev libutf8proc-dev
   clang-format clang-tidy zstd
+  nodejs npm  # the HTML report's chart library (npm ci by CMake; docs/report.md)
 )
 missing=()
 for p in "${packages[@]}"; do

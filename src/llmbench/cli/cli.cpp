@@ -27,13 +27,14 @@ struct Subcommand {
 };
 
 /// Every subcommand, in the order `llmbench --help` lists them.
-constexpr std::array<Subcommand, 8> kSubcommands{{{"run", add_run_command},
+constexpr std::array<Subcommand, 9> kSubcommands{{{"run", add_run_command},
                                                   {"sweep", add_sweep_command},
                                                   {"serve", add_serve_command},
                                                   {"simulate", add_simulate_command},
                                                   {"plan", add_plan_command},
                                                   {"tokenize", add_tokenize_command},
                                                   {"tokdiff", add_tokdiff_command},
+                                                  {"report", add_report_command},
                                                   {"doctor", add_doctor_command}}};
 
 }  // namespace
@@ -60,7 +61,7 @@ int run(int argc, char** argv) {
   app.set_version_flag(
       "--version", fmt::format("llmbench {} ({})", build_info::version(), build_info::git_sha()));
   // When the first argument names a subcommand, only that one is registered: registering all
-  // seven costs CLI11 about 5 M instructions (`run` alone has some 80 flags), a quarter of a
+  // of them costs CLI11 about 5 M instructions (`run` alone has some 80 flags), a quarter of a
   // `simulate` run's start-up (docs/performance.md). Anything else (--help, --version, a typo)
   // registers them all, so CLI11 lists or rejects them as before.
   const Subcommand* named = nullptr;

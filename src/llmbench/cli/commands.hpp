@@ -29,5 +29,7 @@ Command add_tokenize_command(CLI::App& app);
 Command add_doctor_command(CLI::App& app);
 /// `llmbench tokdiff`: compare two tokenizers over a corpus (counts, inflation, drift).
 Command add_tokdiff_command(CLI::App& app);
+/// `llmbench report`: HTML report, CSV or Markdown of results and sweep files (docs/report.md).
+Command add_report_command(CLI::App& app);
 
 }  // namespace llmbench::cli

@@ -1,5 +1,6 @@
 #include "llmbench/cli/run_flags.hpp"
 
+#include "llmbench/cli/report_command.hpp"
 #include "llmbench/protocol/dialect.hpp"
 
 #include <sstream>
@@ -54,6 +55,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_window_flag(app, f.window_s);
+  add_report_flag(app, f.report_path);
   add_server_flags(app, f.server, kServerFlagPrefix);
   add_telemetry_flags(app, f.telemetry);
   std::string footer = "Backends (--backend):\n";

@@ -55,6 +55,7 @@ struct RunFlags : WorkloadFlags {
   /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
   TelemetryFlags telemetry;
   double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
+  std::string report_path;  ///< `--report`: the HTML report written at the end ("" = none)
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).

@@ -1,6 +1,7 @@
 #include "llmbench/cli/run_report.hpp"
 
 #include "llmbench/cli/config_json.hpp"
+#include "llmbench/cli/report_command.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/metrics/summary.hpp"
@@ -197,6 +198,16 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
     log::info("results written to {}", path.string());
   }
   const int code = (summary.failed > 0 || result.interrupted) ? 1 : 0;
+  if (point == nullptr && !f.report_path.empty()) {
+    report::ReportInputs inputs;
+    inputs.runs.push_back({.name = out.stem,
+                           .source = plan.output.save_result ? path.string() : "",
+                           .results = document,
+                           .records = result.records,
+                           .records_loaded = true,
+                           .records_note = {}});
+    write_report(f.report_path, inputs);
+  }
   if (point != nullptr) {
     *point = PointReport{.summary = summary,
                          .steady = steady,

@@ -6,6 +6,7 @@
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/report_command.hpp"
 #include "llmbench/cli/run_point.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 #include "llmbench/cli/sweep_flags.hpp"
@@ -324,6 +325,8 @@ int execute_sweep(const SweepFlags& f) {
   if (sweep.stopped())
     log::warn("sweep stopped early: {} point(s) finished and kept", sweep.rows().size());
   log::info("sweep written to {} (and .sweep.csv)", sweep.json_path().string());
+  if (!f.run.report_path.empty())
+    write_report(f.run.report_path, report::load_inputs({sweep.json_path().string()}));
   for (const auto& row : sweep.rows()) {
     if (row.status != PointStatus::Ok)
       return 1;

@@ -14,11 +14,11 @@ namespace llmbench::cli {
 
 namespace {
 
-/// The sweep's own flags (and `--quiet`, which a sweep's points always are), accepted in both
-/// modes.
-constexpr std::array<std::string_view, 7> kSweepOwn{"--sweep",          "--simulate",   "--slo",
+/// The sweep's own flags (and `--quiet`, which a sweep's points always are, and `--report`, the
+/// sweep's HTML report), accepted in both modes.
+constexpr std::array<std::string_view, 8> kSweepOwn{"--sweep",          "--simulate",   "--slo",
                                                     "--slo-resolution", "--max-points", "--quiet",
-                                                    "--disable-tqdm"};
+                                                    "--disable-tqdm",   "--report"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>

@@ -343,13 +343,17 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& document) {
-  const std::string text =
-      document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  write_text_file(path,
+                  document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                  "results");
+}
+
+void write_text_file(const std::string& path, std::string_view text, std::string_view what_file) {
   const std::string temp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
   auto fail = [&](std::string_view what, int error) {
     std::remove(temp.c_str());
     throw Exception(
-        Error{fmt::format("cannot write results: {}: {}", what, std::strerror(error)), path});
+        Error{fmt::format("cannot write {}: {}: {}", what_file, what, std::strerror(error)), path});
   };
   std::FILE* file = std::fopen(temp.c_str(), "wb");
   if (file == nullptr) {

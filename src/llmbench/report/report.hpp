@@ -111,4 +111,8 @@ std::string percentile_label(double q);
 /// Throws `Exception` naming the path on any failure (the temporary file is removed).
 void write_json_file(const std::string& path, const nlohmann::json& document);
 
+/// Writes `text` to `path` atomically as `write_json_file` does; errors read "cannot write
+/// <what_file>: ..." (e.g. "results", "report").
+void write_text_file(const std::string& path, std::string_view text, std::string_view what_file);
+
 }  // namespace llmbench::report

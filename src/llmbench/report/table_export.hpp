@@ -1,0 +1,72 @@
+#pragma once
+/// @file
+/// CSV and Markdown export of results and sweep files (docs/report.md "CSV and Markdown"): one
+/// row per run or sweep point with its summary metrics, and a per-request CSV of the records.
+
+#include "llmbench/report/inputs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmbench::report {
+
+/// The results-JSON keys of a summary row, in column order (vLLM's key names, docs/metrics.md).
+inline constexpr std::array<std::string_view, 22> kSummaryColumns{"completed",
+                                                                  "failed",
+                                                                  "duration",
+                                                                  "request_throughput",
+                                                                  "output_throughput",
+                                                                  "total_token_throughput",
+                                                                  "request_goodput",
+                                                                  "mean_ttft_ms",
+                                                                  "median_ttft_ms",
+                                                                  "p99_ttft_ms",
+                                                                  "mean_tpot_ms",
+                                                                  "median_tpot_ms",
+                                                                  "p99_tpot_ms",
+                                                                  "mean_itl_ms",
+                                                                  "median_itl_ms",
+                                                                  "p99_itl_ms",
+                                                                  "mean_e2el_ms",
+                                                                  "median_e2el_ms",
+                                                                  "p99_e2el_ms",
+                                                                  "total_input_tokens",
+                                                                  "total_output_tokens",
+                                                                  "max_concurrent_requests"};
+
+/// A table of cells: each cell a JSON string, number or null (undefined).
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's destructor, as RunData
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<nlohmann::json>> rows;  ///< each as long as `header`
+};
+
+/// One row per run of `inputs.runs` (in order), then one per point of each sweep (every point
+/// of its `points`, those that failed to run included): columns `run` (the run's name or the
+/// point's "p<NN> axis=value"), `sweep` (the sweep's name, "" for a run), one column per sweep
+/// axis (the union over the sweeps, in first-seen order; empty for a run), `status` ("ok" for a
+/// run; the point's status), then `kSummaryColumns`. A point's metrics come from its results
+/// file when it was read, else from the sweep JSON's row; a key that neither has is null.
+Table summary_table(const ReportInputs& inputs);
+
+/// One row per record of every run and sweep point (warm-ups included, flagged): run, id,
+/// warmup, status ("ok" or the error kind), http_status, scheduled_s, sent_s, ttft_ms, tpot_ms,
+/// itl_mean_ms, e2el_ms, input_tokens, output_tokens (as the summary counts them), chunks,
+/// finish_reason, error_message. Latencies of failed requests are null. Throws `Exception`
+/// naming the run when its records could not be read (`RunData::records_note`).
+Table records_table(const ReportInputs& inputs);
+
+/// RFC 4180 CSV of `table`: a header line, then one line per row, CRLF-free ('\n' line ends);
+/// a field with a comma, a double quote or a line break is quoted, quotes doubled; numbers in
+/// their shortest round-trip form; null as an empty field.
+std::string to_csv(const Table& table);
+
+/// A GitHub-flavoured Markdown table of `table`: integers as written, other numbers with two
+/// decimals, null as "n/a", '|' in text escaped as "\|" and line breaks as spaces.
+std::string to_markdown(const Table& table);
+
+}  // namespace llmbench::report
