@@ -234,7 +234,8 @@ struct Run {
 
   net::awaitable<void> plan(LoadResult& result) {
     const bool timed = opt.duration_s > 0;
-    const bool open_loop = std::isfinite(opt.request_rate) && opt.request_rate > 0;
+    const bool open_loop = (std::isfinite(opt.request_rate) && opt.request_rate > 0) ||
+                           opt.ramp_up != workload::RampUp::None;
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
@@ -261,8 +262,12 @@ struct Run {
     const TimeNs end_ns =
         timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> arrivals;
-    const workload::ArrivalOptions ao{
-        .request_rate = opt.request_rate, .burstiness = opt.burstiness, .seed = opt.seed};
+    const workload::ArrivalOptions ao{.request_rate = opt.request_rate,
+                                      .burstiness = opt.burstiness,
+                                      .seed = opt.seed,
+                                      .ramp_up = opt.ramp_up,
+                                      .ramp_up_start_rps = opt.ramp_up_start_rps,
+                                      .ramp_up_end_rps = opt.ramp_up_end_rps};
     constexpr std::int64_t kMaxTimedRequests = 10'000'000;
     if (open_loop) {
       arrivals = timed ? workload::arrival_times_until(end_ns - t0, kMaxTimedRequests, ao)
