@@ -142,6 +142,7 @@ json run_flags_json(const RunFlags& f) {
                 {"idle_timeout", f.idle_timeout_s},
                 {"timeout", f.timeout_s},
                 {"stream", !f.no_stream && !f.disable_stream},
+                {"disable_stream", f.disable_stream},
                 {"continuous_usage", f.continuous_usage},
                 {"prewarm", !f.no_prewarm},
                 {"quiet", f.quiet},
