@@ -161,10 +161,12 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
   // Requested: the built-in server's flags are under "server" in run, at the top in simulate.
   const std::set<std::string> run_only = {
       "base_url", "host", "port", "endpoint", "backend", "model", "duration", "num_warmups",
-      "min_tokens", "temperature", "top_p", "extra_body", "save_detailed", "header_names",
-      "api_key_given", "insecure", "ca_cert", "client_threads", "connect_timeout",
-      "first_byte_timeout", "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm",
-      "quiet", "server",
+      "min_tokens", "temperature", "top_p", "extra_body", "save_detailed", "header_names", "top_k",
+      "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "label", "metadata",
+      "append_result", "ready_check_timeout_sec", "ramp_up_strategy", "ramp_up_start_rps",
+      "ramp_up_end_rps", "disable_stream", "api_key_given", "insecure", "ca_cert", "client_threads",
+      "connect_timeout", "first_byte_timeout", "idle_timeout", "timeout", "stream",
+      "continuous_usage", "prewarm", "quiet", "server",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",
@@ -191,6 +193,11 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
                                                     "min_tokens",
                                                     "temperature",
                                                     "top_p",
+                                                    "top_k",
+                                                    "min_p",
+                                                    "presence_penalty",
+                                                    "frequency_penalty",
+                                                    "repetition_penalty",
                                                     "extra_body",
                                                     "prewarm",
                                                     "insecure",

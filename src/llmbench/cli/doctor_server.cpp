@@ -138,12 +138,12 @@ void probe_metrics(const http::Url& url, ServerProbe& p) {
 }  // namespace
 
 telemetry::ServerProbe probe_server(const DoctorFlags& f) {
-  ServerProbe p{.given = !f.base_url.empty(),
-                .base_url = f.base_url,
+  ServerProbe p{.base_url = f.base_url,
                 .backend = f.backend,
                 .model = f.model,
-                .model_given = !f.model.empty(),
-                .tokenizer = f.tokenizer};
+                .tokenizer = f.tokenizer,
+                .given = !f.base_url.empty(),
+                .model_given = !f.model.empty()};
   const protocol::Backend backend = protocol::parse_backend(f.backend);
   std::optional<tokenizer::ResolvedTokenizer> tok;
   if (!f.tokenizer.empty()) {

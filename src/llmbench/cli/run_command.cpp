@@ -134,22 +134,48 @@ std::unique_ptr<server::Server> start_builtin(RunPlan& plan) {
   return server;
 }
 
+/// GETs `path` once, or (with `ready_timeout_s` > 0, vLLM's --ready-check-timeout-sec) again
+/// every 500 ms while the server does not answer or answers 503 (llama.cpp and vLLM while the
+/// model loads), until it answers otherwise or the time is up; the last failure is rethrown.
+std::pair<int, std::string> fetch_when_ready(const loadgen::LoadOptions& lo,
+                                             const std::string& path, double ready_timeout_s) {
+  const auto timeout = std::min<std::chrono::milliseconds>(
+      std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::llround(ready_timeout_s * 1000));
+  bool logged = false;
+  for (;;) {
+    const bool last = std::chrono::steady_clock::now() >= deadline;
+    try {
+      auto answer = http::fetch_blocking(lo.url, lo.url.path_prefix + path, lo.client, timeout);
+      if (answer.first != 503 || last)
+        return answer;
+    } catch (const Exception&) {
+      if (last)
+        throw;
+    }
+    if (!logged) {
+      log::info("waiting up to {:g} s for the server to be ready (--ready-check-timeout-sec)",
+                ready_timeout_s);
+      logged = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 /// GETs the backend's model list (`protocol::Dialect::models_path`, /v1/models for the OpenAI
 /// shapes); the redacted answer (or why there is none) goes into `target`, and its first model
 /// (`Dialect::first_model`) becomes the load's model when `--model` was not given. A GET that
 /// gets no answer (connection refused, TLS verification, timeout) throws `Exception`: the run
 /// stops before it starts.
-void discover_model(RunPlan& plan, RunTarget& target) {
+void discover_model(RunPlan& plan, RunTarget& target, double ready_timeout_s) {
   auto& lo = plan.load;
   const protocol::Dialect& dialect = protocol::dialect(lo.backend);
   const std::string models_path(dialect.models_path());
   std::optional<std::string> discovered_model;
   std::string failure;
   try {
-    auto [status, body] = http::fetch_blocking(
-        lo.url, lo.url.path_prefix + models_path, lo.client,
-        std::min<std::chrono::milliseconds>(
-            std::chrono::seconds(10), lo.client.connect_timeout + lo.client.first_byte_timeout));
+    auto [status, body] = fetch_when_ready(lo, models_path, ready_timeout_s);
     // The answer is stored in the results: a server that echoes the key must not put it there,
     // even spelled with JSON escapes (its strings are redacted once decoded).
     body = protocol::redact_json_text(body, protocol::Redactor(lo.secrets));
@@ -183,14 +209,15 @@ void discover_model(RunPlan& plan, RunTarget& target) {
 
 /// The target running: the built-in server started if planned (into `builtin`), the client's
 /// TLS setup checked (a bad `--ca-cert` fails here, once), the model known.
-RunTarget start_target(RunPlan& plan, std::unique_ptr<server::Server>& builtin) {
+RunTarget start_target(RunPlan& plan, std::unique_ptr<server::Server>& builtin,
+                       double ready_timeout_s) {
   RunTarget target;
   if (plan.builtin) {
     builtin = start_builtin(plan);
     target.builtin = builtin.get();
   }
   http::check_client_options(plan.load.url, plan.load.client);
-  discover_model(plan, target);
+  discover_model(plan, target, ready_timeout_s);
   return target;
 }
 
@@ -219,7 +246,10 @@ void log_run_start(const RunFlags& f, const RunPlan& plan) {
       lo.request.model,
       f.duration_s > 0 ? fmt::format("duration {}s", f.duration_s) : std::to_string(f.num_prompts),
       f.num_warmups > 0 ? fmt::format(" + {} warm-up", f.num_warmups) : "",
-      std::isinf(rate)
+      lo.ramp_up != workload::RampUp::None
+          ? fmt::format("request rate ramp {} {:g} to {:g}/s", f.ramp_up_strategy,
+                        lo.ramp_up_start_rps, lo.ramp_up_end_rps)
+      : std::isinf(rate)
           ? std::string("request rate inf")
           : fmt::format("request rate {:g}/s, burstiness {:g}", rate, plan.report.burstiness),
       f.max_concurrency > 0 ? fmt::format(", max concurrency {}", f.max_concurrency) : "");
@@ -276,7 +306,7 @@ int execute_run(const RunFlags& f) {
   }
   const RunWorkload workload = load_workload(plan, f);
   std::unique_ptr<server::Server> builtin;
-  RunTarget target = start_target(plan, builtin);
+  RunTarget target = start_target(plan, builtin, f.ready_check_timeout_s);
   RunOutputs outputs = open_outputs(f, plan);
   outputs.telemetry = std::make_unique<RunTelemetry>(f.telemetry, plan.load);
   log_run_start(f, plan);
@@ -319,7 +349,7 @@ PointReport RunSession::run_point(const RunFlags& f) {
     plan.load.url = http::parse_url(builtin_url_).value();
     target.builtin = builtin_.get();
   }
-  discover_model(plan, target);
+  discover_model(plan, target, f.ready_check_timeout_s);
   RunOutputs outputs = open_outputs(f, plan);
   outputs.telemetry = std::make_unique<RunTelemetry>(f.telemetry, plan.load);
   log_run_start(f, plan);

@@ -17,7 +17,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "API path, default /v1/completions or /v1/chat/completions by --backend");
   app.add_option("--backend", f.backend, "Request shape: " + protocol::backend_names())
       ->capture_default_str();
-  app.add_option("--model", f.model, "Model name (default: the first from /v1/models)");
+  app.add_option("--model,--served-model-name", f.model,
+                 "Model name sent in requests (default: the first from /v1/models); vLLM's "
+                 "--served-model-name means the same");
   add_workload_flags(app, f);
   app.add_option("--duration", f.duration_s, "Send for this many seconds instead of a count");
   app.add_option("--num-warmups", f.num_warmups, "Warm-up requests, excluded from results")
@@ -27,7 +29,34 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--min-tokens", f.min_tokens, "min_tokens for backends that support it");
   app.add_option("--temperature", f.temperature, "Sampling temperature sent with each request");
   app.add_option("--top-p", f.top_p, "top_p sent with each request");
-  app.add_option("--extra-body", f.extra_body, "JSON object merged into every request body");
+  app.add_option("--top-k", f.top_k, "top_k sent with each request (vLLM, SGLang, llama.cpp)");
+  app.add_option("--min-p", f.min_p, "min_p sent with each request (vLLM, SGLang, llama.cpp)");
+  app.add_option("--presence-penalty", f.presence_penalty, "presence_penalty (OpenAI field)");
+  app.add_option("--frequency-penalty", f.frequency_penalty, "frequency_penalty (OpenAI field)");
+  app.add_option("--repetition-penalty", f.repetition_penalty,
+                 "repetition_penalty (vLLM, SGLang; llama.cpp's repeat_penalty)");
+  app.add_option("--extra-body,--extra-request-body", f.extra_body,
+                 "JSON object merged into every request body (SGLang's --extra-request-body)");
+  app.add_option("--label", f.label,
+                 "Label of the results, and the prefix of the default file name instead of the "
+                 "backend (vLLM's --label)");
+  app.add_option("--metadata", f.metadata,
+                 "KEY=VALUE pairs recorded under \"metadata\" in the results (vLLM's "
+                 "--metadata; vLLM puts them at the top level)")
+      ->expected(1, -1);
+  app.add_flag("--append-result", f.append_result,
+               "Append the results as one JSON line to the results file instead of replacing "
+               "it (vLLM's --append-result)");
+  app.add_option("--ramp-up-strategy", f.ramp_up_strategy,
+                 "Ramp the request rate from --ramp-up-start-rps to --ramp-up-end-rps over the "
+                 "requests: linear or exponential (vLLM's flags and formula; not with "
+                 "--request-rate or --duration)");
+  app.add_option("--ramp-up-start-rps", f.ramp_up_start_rps, "Ramp: rate of the first request");
+  app.add_option("--ramp-up-end-rps", f.ramp_up_end_rps, "Ramp: rate of the last request");
+  app.add_option("--ready-check-timeout-sec", f.ready_check_timeout_s,
+                 "Seconds to wait for the server's model list to answer before the run (vLLM's "
+                 "name; vLLM waits 600 s by default, llmbench 0: fail at once)")
+      ->capture_default_str();
   app.add_flag("--save-result", f.save_result, "Write the results JSON");
   app.add_flag("--save-detailed", f.save_detailed, "Add per-request arrays to the results JSON");
   app.add_option("--result-dir", f.result_dir,
@@ -35,7 +64,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--result-filename", f.result_filename,
                  "Results file name (default: backend-rate-concurrency-model-date.json); the "
                  "records go beside it as <stem>.records.jsonl");
-  app.add_option("--header", f.headers, "Extra request header 'Name: value' (repeatable)");
+  app.add_option("--header", f.headers,
+                 "Extra request header, 'Name: value' or vLLM's KEY=VALUE (repeatable)");
   app.add_option("--api-key", f.api_key, "API key (default: $OPENAI_API_KEY); never logged");
   app.add_flag("--insecure", f.insecure, "https: do not verify the server certificate");
   app.add_option("--ca-cert", f.ca_cert,
@@ -49,7 +79,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str();
   app.add_option("--timeout", f.timeout_s, "Seconds per request, end to end")
       ->capture_default_str();
-  app.add_flag("--no-stream", f.no_stream, "Non-streaming requests (TTFT = E2EL)");
+  app.add_flag("--no-stream", f.no_stream,
+               "Non-streaming requests (TTFT = E2EL). Not vLLM's --no-stream, which loads a "
+               "Hugging Face dataset without streaming it: llmbench warns when it is given");
+  app.add_flag("--disable-stream", f.disable_stream,
+               "SGLang's name for --no-stream (non-streaming requests)");
   app.add_flag("--continuous-usage", f.continuous_usage,
                "Ask for usage on every chunk (vLLM continuous_usage_stats)");
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
@@ -61,6 +95,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   std::string footer = "Backends (--backend):\n";
   std::istringstream lines(protocol::backend_help());
   for (std::string line; std::getline(lines, line);) footer += "  " + line + "\n";
+  footer += "Note: " + protocol::backend_name_note("sglang") + ".\n";
   app.footer(footer);
 }
 

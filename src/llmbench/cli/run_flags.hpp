@@ -33,7 +33,23 @@ struct RunFlags : WorkloadFlags {
   std::optional<std::int64_t> min_tokens;
   std::optional<double> temperature;
   std::optional<double> top_p;
-  std::string extra_body;  ///< JSON object merged into every request body
+  std::optional<std::int64_t> top_k;         ///< `--top-k` (vLLM, SGLang, llama.cpp)
+  std::optional<double> min_p;               ///< `--min-p`
+  std::optional<double> presence_penalty;    ///< `--presence-penalty` (OpenAI)
+  std::optional<double> frequency_penalty;   ///< `--frequency-penalty` (OpenAI)
+  std::optional<double> repetition_penalty;  ///< `--repetition-penalty` (vLLM, SGLang)
+  std::string label;                         ///< `--label`: results label and file-name prefix
+  std::vector<std::string> metadata;         ///< `--metadata KEY=VALUE ...` into the results
+  bool append_result = false;  ///< `--append-result`: append one JSON line to the results file
+  /// `--ready-check-timeout-sec`: wait this long for the server's model list to answer before
+  /// giving up (0 = fail at once)
+  double ready_check_timeout_s = 0;
+  bool disable_stream = false;
+  std::string ramp_up_strategy;             ///< `--ramp-up-strategy linear|exponential`; "" = none
+  std::optional<double> ramp_up_start_rps;  ///< `--ramp-up-start-rps`
+  std::optional<double> ramp_up_end_rps;    ///< `--ramp-up-end-rps`  ///< SGLang's
+                                            ///< `--disable-stream`, the same as `--no-stream`
+  std::string extra_body;                   ///< JSON object merged into every request body
   bool save_result = false;
   bool save_detailed = false;
   std::string result_dir;

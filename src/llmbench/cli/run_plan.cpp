@@ -87,9 +87,11 @@ void check_target_flags(const RunFlags& f) {
 void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   auto& lo = plan.load;
   for (const auto& h : f.headers) {
-    const auto colon = h.find(':');
+    // "Name: value", or vLLM's KEY=VALUE: the first ':' or '=' ends the name (neither can be in
+    // a field name: RFC 9110 section 5.1, token).
+    const auto colon = h.find_first_of(":=");
     if (colon == std::string::npos || colon == 0) {
-      throw Exception(Error{"expected 'Name: value'", "--header", -1});
+      throw Exception(Error{"expected 'Name: value' or KEY=VALUE", "--header", -1});
     }
     if (h.find_first_of("\r\n") != std::string::npos) {
       throw Exception(Error{"header lines must not contain CR or LF", "--header",
@@ -113,6 +115,39 @@ void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   }
 }
 
+/// `--ramp-up-strategy` and its rates, with vLLM's rules: both rates given, and no
+/// `--request-rate` (the ramp sets the rate).
+void resolve_ramp_up(const RunFlags& f, loadgen::LoadOptions& lo) {
+  if (f.ramp_up_strategy.empty()) {
+    if (f.ramp_up_start_rps || f.ramp_up_end_rps) {
+      throw Exception(Error{"needs --ramp-up-strategy linear or exponential",
+                            f.ramp_up_start_rps ? "--ramp-up-start-rps" : "--ramp-up-end-rps", -1});
+    }
+    return;
+  }
+  lo.ramp_up = workload::parse_ramp_up(f.ramp_up_strategy);
+  if (!f.ramp_up_start_rps || !f.ramp_up_end_rps) {
+    throw Exception(
+        Error{"needs --ramp-up-start-rps and --ramp-up-end-rps", "--ramp-up-strategy", -1});
+  }
+  if (was_given(f, "--request-rate")) {
+    throw Exception(Error{"the ramp sets the request rate: leave out --request-rate",
+                          "--ramp-up-strategy", -1});
+  }
+  lo.ramp_up_start_rps = *f.ramp_up_start_rps;
+  lo.ramp_up_end_rps = *f.ramp_up_end_rps;
+  if (lo.duration_s > 0) {
+    throw Exception(Error{"ramps over --num-prompts requests: give --num-prompts, not --duration",
+                          "--ramp-up-strategy", -1});
+  }
+  // Checks the rates now, before any server is contacted.
+  (void)workload::arrival_times(2,
+                                workload::ArrivalOptions{.burstiness = lo.burstiness,
+                                                         .ramp_up = lo.ramp_up,
+                                                         .ramp_up_start_rps = lo.ramp_up_start_rps,
+                                                         .ramp_up_end_rps = lo.ramp_up_end_rps});
+}
+
 /// Request shape, timeouts and load shape from the flags, with the request template every body
 /// is built from (`LoadOptions::request`); the URL, headers and secrets are added by
 /// `resolve_target` and `resolve_headers`.
@@ -124,13 +159,26 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   lo.request = protocol::GenRequest{.model = f.model,
                                     .chat = protocol::is_chat_backend(lo.backend) ||
                                             lo.endpoint.find("chat") != std::string::npos,
-                                    .stream = !f.no_stream,
+                                    .stream = !f.no_stream && !f.disable_stream,
                                     .continuous_usage = f.continuous_usage,
                                     .ignore_eos = f.ignore_eos,
                                     .min_tokens = f.min_tokens,
                                     .temperature = f.temperature,
                                     .top_p = f.top_p,
+                                    .top_k = f.top_k,
+                                    .min_p = f.min_p,
+                                    .presence_penalty = f.presence_penalty,
+                                    .frequency_penalty = f.frequency_penalty,
+                                    .repetition_penalty = f.repetition_penalty,
                                     .extra_body_json = f.extra_body};
+  if (const std::string note = protocol::backend_name_note(f.backend); !note.empty()) {
+    plan.warnings.push_back(note);
+  }
+  if (was_given(f, "--no-stream")) {
+    plan.warnings.emplace_back(
+        "--no-stream sends non-streaming requests (SGLang's --disable-stream); vllm bench "
+        "serve's --no-stream means loading a Hugging Face dataset without streaming it");
+  }
   const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
   lo.client = http::ClientOptions{.insecure = f.insecure,
                                   .ca_cert_file = f.ca_cert,
@@ -144,6 +192,7 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   lo.request_rate = plan.report.rate;
   lo.burstiness = plan.report.burstiness;
   lo.duration_s = f.duration_s;
+  resolve_ramp_up(f, lo);
   // Stragglers get their own --timeout, plus a margin so a request's own timeout (recorded as
   // `timeout`) always fires before the end-of-run drain cancels it.
   lo.drain_timeout_s = f.timeout_s + 5;
@@ -211,9 +260,19 @@ void cap_in_flight(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
 
 OutputPlan resolve_output(const RunFlags& f) {
   OutputPlan o;
-  o.save_result = f.save_result;
+  o.append = f.append_result;
+  o.save_result = f.save_result || f.append_result;
   o.save_detailed = f.save_detailed;
-  o.save_records = f.save_result || !f.result_dir.empty();
+  o.save_records = o.save_result || !f.result_dir.empty();
+  for (std::size_t i = 0; i < f.metadata.size(); ++i) {
+    const std::string& item = f.metadata[i];
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Exception(Error{fmt::format("item {} ('{}') is not KEY=VALUE", i + 1, item),
+                            "--metadata", eq == 0 ? 0 : -1});
+    }
+    o.metadata.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
   o.dir = f.result_dir.empty() ? "." : f.result_dir;
   if (!f.result_filename.empty()) {
     o.stem = std::filesystem::path(f.result_filename).replace_extension().string();
@@ -273,8 +332,9 @@ std::string default_result_stem(const RunFlags& f, double rate, const std::strin
   const std::string rate_s = std::isinf(rate) ? "inf" : fmt::format("{:g}", rate);
   const std::string conc =
       f.max_concurrency > 0 ? fmt::format("-concurrency{}", f.max_concurrency) : "";
-  return fmt::format("{}-{}qps{}-{}-{:%Y%m%d-%H%M%S}", f.backend, rate_s, conc, m,
-                     fmt::localtime(static_cast<std::time_t>(unix_time)));
+  // vLLM's --label replaces the backend as the prefix ("label-rateqps-...").
+  return fmt::format("{}-{}qps{}-{}-{:%Y%m%d-%H%M%S}", f.label.empty() ? f.backend : f.label,
+                     rate_s, conc, m, fmt::localtime(static_cast<std::time_t>(unix_time)));
 }
 
 }  // namespace llmbench::cli

@@ -49,6 +49,11 @@ struct OutputPlan {
   /// `--result-filename` without its extension; "" = `default_result_stem` once the model is
   /// known.
   std::string stem;
+  /// `--append-result`: add the results as one JSON line at the end of <stem>.json (vLLM's
+  /// habit for collecting runs in one file); implies `save_result`.
+  bool append = false;
+  /// `--metadata KEY=VALUE`, in the order given (later keys replace earlier ones).
+  std::vector<std::pair<std::string, std::string>> metadata{};
 };
 
 /// Everything a run needs, resolved and checked.

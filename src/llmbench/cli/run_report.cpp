@@ -2,25 +2,74 @@
 
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/report_command.hpp"
+#include "llmbench/cli/tokenizer_alias.hpp"
 #include "llmbench/core/build_info.hpp"
+#include "llmbench/core/file.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/report/report.hpp"
 #include "llmbench/telemetry/series_stats.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <openssl/evp.h>
 
 namespace llmbench::cli {
 
 namespace {
 
 using nlohmann::json;
+
+/// The SHA-256 of the file at `path` as 64 lowercase hex digits (FIPS 180-4, through OpenSSL's
+/// EVP digest API); "" when the file cannot be read.
+std::string sha256_file_hex(const std::filesystem::path& path) {
+  auto bytes = read_file(path);
+  if (!bytes)
+    return {};
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(bytes->data(), bytes->size(), digest.data(), &length, EVP_sha256(), nullptr) != 1)
+    return {};
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest.at(i));
+  return hex;
+}
+
+/// Which tokenizer counted: `--tokenizer` as given, the file it resolved to and that file's
+/// SHA-256 (so two results that name the same tokenizer can be told apart by content); null
+/// without `--tokenizer`.
+json tokenizer_json(const RunFlags& f) {
+  if (f.tokenizer.empty())
+    return nullptr;
+  json j{{"given", f.tokenizer}};
+  if (auto path = tokenizer::resolve_tokenizer(resolve_tokenizer_alias(f.tokenizer))) {
+    j["file"] = path->string();
+    j["sha256"] = sha256_file_hex(*path);
+  }
+  return j;
+}
+
+/// Appends `document` as one JSON line to `path` (vLLM's --append-result: one result per line),
+/// starting a new line first when the file does not end with one.
+void append_json_line(const std::filesystem::path& path, const json& document) {
+  const auto old = read_file(path);
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  if (!out)
+    throw Exception(Error{"cannot open for appending", path.string(), -1});
+  if (old && !old->empty() && old->back() != '\n')
+    out << '\n';
+  out << document.dump() << '\n';
+  if (!out.flush())
+    throw Exception(Error{"cannot write", path.string(), -1});
+}
 
 /// Load accuracy: the requested against the achieved send rate (open loop), connection reuse
 /// and, with a local tokenizer, the token-count cross-checks.
@@ -104,6 +153,11 @@ json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload&
   }
   if (out.telemetry)
     info.extra["telemetry"] = out.telemetry->json();
+  info.extra["tokenizer"] = tokenizer_json(f);
+  info.extra["label"] = f.label.empty() ? json(nullptr) : json(f.label);
+  json metadata = json::object();
+  for (const auto& [key, value] : plan.output.metadata) metadata[key] = value;
+  info.extra["metadata"] = std::move(metadata);
   return report::results_json(summary, info);
 }
 
@@ -193,7 +247,10 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   }
   json document = results_document(f, plan, w, target, result, out, summary, steady);
   const auto path = plan.output.dir / (out.stem + ".json");
-  if (plan.output.save_result) {
+  if (plan.output.save_result && plan.output.append) {
+    append_json_line(path, document);
+    log::info("results appended to {}", path.string());
+  } else if (plan.output.save_result) {
     report::write_json_file(path.string(), document);
     log::info("results written to {}", path.string());
   }

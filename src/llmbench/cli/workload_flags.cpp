@@ -1,6 +1,7 @@
 #include "llmbench/cli/workload_flags.hpp"
 
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/tokenizer_alias.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
@@ -138,6 +139,16 @@ bool was_given(const WorkloadFlags& f, const std::string& flag) {
 }
 
 void check_workload_flags(const WorkloadFlags& f) {
+  // --output-len applies to every dataset: for random and sonnet it stands for the dataset's own
+  // output-length flag (`dataset_options`), so giving both with different values is an error.
+  for (const auto& [own, value] : {std::pair{"--random-output-len", f.random_output_len},
+                                   std::pair{"--sonnet-output-len", f.sonnet_output_len}}) {
+    if (f.output_len > 0 && was_given(f, own) && value != f.output_len) {
+      throw Exception(Error{
+          fmt::format("--output-len {} and {} {} disagree: give one", f.output_len, own, value),
+          "--output-len", -1});
+    }
+  }
   for (const auto& [flag, dataset] : kDatasetFlags) {
     if (f.dataset_name != dataset && was_given(f, std::string(flag))) {
       throw Exception(Error{fmt::format("applies to --dataset-name {} only, and this run uses '{}'",
@@ -181,7 +192,9 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   add_trace_flags(app, f);
   add_prefix_group_flags(app, f);
   app.add_option("--output-len,--sharegpt-output-len,--custom-output-len", f.output_len,
-                 "Output tokens per request for datasets without their own lengths (default 256)");
+                 "Output tokens per request, for every dataset (random and sonnet: instead of "
+                 "--random-output-len / --sonnet-output-len; default: the dataset's own, else "
+                 "256)");
   app.add_option("--max-concurrency", f.max_concurrency, "Closed-loop cap on requests in flight");
   app.add_option("--request-rate", f.request_rate, "Open-loop arrivals per second, or inf")
       ->capture_default_str();
@@ -238,11 +251,11 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
       .seed = f.seed,
       .output_len = f.output_len,
       .random_input_len = f.random_input_len,
-      .random_output_len = f.random_output_len,
+      .random_output_len = f.output_len > 0 ? f.output_len : f.random_output_len,
       .random_range_ratio = f.random_range_ratio,
       .random_prefix_len = f.random_prefix_len,
       .sonnet_input_len = f.sonnet_input_len,
-      .sonnet_output_len = f.sonnet_output_len,
+      .sonnet_output_len = f.output_len > 0 ? f.output_len : f.sonnet_output_len,
       .sonnet_prefix_len = f.sonnet_prefix_len,
       .data_dir = data_dir(),
       .tokenizer = tok,
@@ -265,7 +278,7 @@ std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
   if (f.tokenizer.empty()) {
     return std::nullopt;
   }
-  auto resolved = tokenizer::load_tokenizer(f.tokenizer);
+  auto resolved = tokenizer::load_tokenizer(resolve_tokenizer_alias(f.tokenizer));
   if (!resolved) {
     throw Exception(Error{resolved.error().what(), "--tokenizer", -1});
   }

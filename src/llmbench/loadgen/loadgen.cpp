@@ -237,8 +237,9 @@ struct Run {
     // A dataset with its own schedule (trace replay) is open loop at its own times.
     const auto own_schedule = workload::dataset_arrivals(
         samples, static_cast<std::size_t>(opt.num_warmups) % samples.size(), opt.num_prompts);
-    const bool open_loop =
-        !own_schedule.empty() || (std::isfinite(opt.request_rate) && opt.request_rate > 0);
+    const bool open_loop = !own_schedule.empty() ||
+                           (std::isfinite(opt.request_rate) && opt.request_rate > 0) ||
+                           opt.ramp_up != workload::RampUp::None;
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
@@ -265,8 +266,12 @@ struct Run {
     const TimeNs end_ns =
         timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> arrivals;
-    const workload::ArrivalOptions ao{
-        .request_rate = opt.request_rate, .burstiness = opt.burstiness, .seed = opt.seed};
+    const workload::ArrivalOptions ao{.request_rate = opt.request_rate,
+                                      .burstiness = opt.burstiness,
+                                      .seed = opt.seed,
+                                      .ramp_up = opt.ramp_up,
+                                      .ramp_up_start_rps = opt.ramp_up_start_rps,
+                                      .ramp_up_end_rps = opt.ramp_up_end_rps};
     constexpr std::int64_t kMaxTimedRequests = 10'000'000;
     if (open_loop) {
       if (!own_schedule.empty()) {

@@ -10,6 +10,7 @@
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/openai.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
+#include "llmbench/workload/arrivals.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <atomic>
@@ -52,6 +53,11 @@ struct LoadOptions {
   /// count_output_with`) and record exact prompt counts (`input_tokens_local`, completions only).
   /// Must outlive `run_load`; null = no local counting.
   const tokenizer::Tokenizer* tokenizer = nullptr;
+  /// `--ramp-up-strategy` with its start and end rates (workload::ArrivalOptions): an open loop
+  /// whose rate moves over the measured requests; `request_rate` is then unused.
+  workload::RampUp ramp_up = workload::RampUp::None;
+  double ramp_up_start_rps = 0;
+  double ramp_up_end_rps = 0;
 };
 
 /// Live counters for a progress display; read from any thread.

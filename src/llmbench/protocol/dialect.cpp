@@ -21,11 +21,18 @@ struct DialectEntry {
 };
 
 // Canonical names first, in help order; an alias follows its backend's canonical row.
-constexpr std::array<DialectEntry, 7> kDialects{{
+constexpr std::array<DialectEntry, 10> kDialects{{
     {.name = "openai", .backend = Backend::OpenAI, .get = &detail::openai_completions_dialect},
     {.name = "openai-chat", .backend = Backend::OpenAIChat, .get = &detail::openai_chat_dialect},
     {.name = "vllm", .backend = Backend::Vllm, .get = &detail::vllm_dialect},
-    {.name = "sglang", .backend = Backend::Sglang, .get = &detail::sglang_dialect},
+    {.name = "vllm-chat", .backend = Backend::VllmChat, .get = &detail::vllm_chat_dialect},
+    {.name = "sglang-oai", .backend = Backend::Sglang, .get = &detail::sglang_dialect},
+    // SGLang's bench_serving means its native /generate by "sglang"; until that dialect exists
+    // the name is SGLang's OpenAI API, with a warning (`backend_name_note`).
+    {.name = "sglang", .backend = Backend::Sglang, .get = &detail::sglang_dialect, .alias = true},
+    {.name = "sglang-oai-chat",
+     .backend = Backend::SglangChat,
+     .get = &detail::sglang_chat_dialect},
     {.name = "llamacpp", .backend = Backend::Llamacpp, .get = &detail::llamacpp_dialect},
     {.name = "llama.cpp",
      .backend = Backend::Llamacpp,
@@ -76,6 +83,15 @@ std::string backend_names() {
     out += entry.name;
   }
   return out;
+}
+
+std::string backend_name_note(std::string_view name) {
+  if (name == "sglang") {
+    return "--backend sglang: SGLang's bench_serving sends this name to its native /generate; "
+           "llmbench does not speak /generate yet and posts to SGLang's /v1/completions "
+           "(sglang-oai)";
+  }
+  return {};
 }
 
 std::string backend_help() {

@@ -24,9 +24,11 @@ enum class Backend {
   OpenAI,      ///< "openai": /v1/completions, OpenAI fields + `ignore_eos`
   OpenAIChat,  ///< "openai-chat": /v1/chat/completions, OpenAI fields + `ignore_eos`
   Vllm,        ///< "vllm": completions + `ignore_eos`, `min_tokens`, `continuous_usage_stats`
-  Sglang,      ///< "sglang": completions + `ignore_eos`, `min_tokens`
+  Sglang,      ///< "sglang-oai": SGLang's completions + `ignore_eos`, `min_tokens`
   Llamacpp,    ///< "llamacpp": completions + `ignore_eos`, `n_predict`, `timings` in responses
   Deepseek,    ///< "deepseek": official API, https, chat, `reasoning_content`
+  VllmChat,    ///< "vllm-chat": chat with the fields of "vllm"
+  SglangChat,  ///< "sglang-oai-chat": chat with the fields of "sglang-oai"
 };
 
 /// One server dialect. Implementations are stateless singletons (`dialect(Backend)`), safe to
@@ -75,6 +77,9 @@ std::string_view to_string(Backend backend) noexcept;
 /// The valid `--backend` names, as in the error message: "openai, openai-chat, vllm, sglang,
 /// llamacpp (or llama.cpp), deepseek".
 std::string backend_names();
+/// A warning for a `--backend` name that means something else in SGLang's or vLLM's benchmark
+/// ("sglang": SGLang's native /generate there); "" for every other name.
+std::string backend_name_note(std::string_view name);
 /// One line per dialect, "name: summary", for the CLI help of `--backend`.
 std::string backend_help();
 

@@ -16,9 +16,11 @@
 ///    "List models": `data[].id`.
 ///  - vLLM OpenAI-compatible server, "Extra parameters": `ignore_eos`, `min_tokens`,
 ///    `stream_options.continuous_usage_stats`.
+///  - vLLM "Extra parameters" / SamplingParams and SGLang "Sampling Parameters": `top_k`, `min_p`,
+///    `repetition_penalty`; OpenAI's `presence_penalty`, `frequency_penalty`.
 ///  - SGLang OpenAI-compatible API, sampling parameters: `ignore_eos`, `min_tokens`.
-///  - llama.cpp server README, `/completion` options: `ignore_eos`, `n_predict` (also read by its
-///    OpenAI-compatible endpoints).
+///  - llama.cpp server README, `/completion` options: `ignore_eos`, `n_predict`, `top_k`, `min_p`,
+///    `repeat_penalty` (also read by its OpenAI-compatible endpoints).
 
 namespace llmbench::protocol::detail {
 namespace {
@@ -91,6 +93,24 @@ std::string openai_request_body(const ExtraFields& fields, const GenRequest& req
   if (request.top_p) {
     body["top_p"] = *request.top_p;
   }
+  if (request.presence_penalty) {
+    body["presence_penalty"] = *request.presence_penalty;
+  }
+  if (request.frequency_penalty) {
+    body["frequency_penalty"] = *request.frequency_penalty;
+  }
+  if (fields.sampling) {
+    if (request.top_k) {
+      body["top_k"] = *request.top_k;
+    }
+    if (request.min_p) {
+      body["min_p"] = *request.min_p;
+    }
+    if (request.repetition_penalty) {
+      body[fields.repeat_penalty_name ? "repeat_penalty" : "repetition_penalty"] =
+          *request.repetition_penalty;
+    }
+  }
   if (request.ignore_eos && fields.ignore_eos) {
     body["ignore_eos"] = true;
   }
@@ -117,6 +137,17 @@ std::vector<std::string_view> openai_unhonoured(const ExtraFields& fields,
   }
   if (request.continuous_usage && request.stream && !fields.continuous_usage) {
     flags.emplace_back("--continuous-usage");
+  }
+  if (!fields.sampling) {
+    if (request.top_k) {
+      flags.emplace_back("--top-k");
+    }
+    if (request.min_p) {
+      flags.emplace_back("--min-p");
+    }
+    if (request.repetition_penalty) {
+      flags.emplace_back("--repetition-penalty");
+    }
   }
   return flags;
 }

@@ -30,6 +30,14 @@ struct GenRequest {
   std::optional<std::int64_t> min_tokens;  ///< sent only to backends that support it
   std::optional<double> temperature;
   std::optional<double> top_p;
+  /// Sampling knobs of vLLM's and SGLang's sampling parameters (`--top-k`, `--min-p`,
+  /// `--repetition-penalty`; sent only where the dialect takes them) and OpenAI's two
+  /// penalties (`--presence-penalty`, `--frequency-penalty`, in OpenAI's API itself).
+  std::optional<std::int64_t> top_k;
+  std::optional<double> min_p;
+  std::optional<double> presence_penalty;
+  std::optional<double> frequency_penalty;
+  std::optional<double> repetition_penalty;
   std::string extra_body_json;  ///< a JSON object whose members are merged last (may override)
 };
 

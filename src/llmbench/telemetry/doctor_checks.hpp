@@ -95,36 +95,34 @@ struct HostFacts {
 /// hard limit, since `run` raises its soft limit to the hard one.
 [[nodiscard]] std::vector<DoctorCheck> host_checks(const HostFacts& facts);
 
-/// What the probe of a server found (cli/doctor_server.cpp fills it). Fields are grouped by the
-/// check that reads them, not packed: there is one per `doctor` run.
-struct ServerProbe {          // NOLINT(clang-analyzer-optin.performance.Padding): one per run
-  bool given = false;         ///< a `--base-url` was given (else every server line is N/A)
-  std::string base_url{};     ///< as given
-  std::string backend{};      ///< `--backend` name
-  std::string models_path{};  ///< the backend's model list ("/v1/models"); "" when none
-  std::string unreachable{};  ///< non-empty: the models GET got no answer at all (why)
-  int models_status = 0;      ///< HTTP status of the models GET
-  std::vector<std::string> models{};  ///< ids it listed
+/// What the probe of a server found (cli/doctor_server.cpp fills it). Fields are grouped by
+/// type (strings, numbers, flags) to keep the struct compact.
+struct ServerProbe {
+  std::string base_url{};             ///< `--base-url` as given
+  std::string backend{};              ///< `--backend` name
+  std::string models_path{};          ///< the backend's model list ("/v1/models"); "" when none
+  std::string unreachable{};          ///< non-empty: the models GET got no answer at all (why)
+  std::vector<std::string> models{};  ///< ids the model list named
   std::string model{};                ///< the model the request used ("" when none was known)
-  bool model_given = false;           ///< `--model` was given (else the first listed)
-  // The one streamed request:
-  bool request_sent = false;    ///< it was attempted (a model was known)
-  std::string request_error{};  ///< "" when it succeeded
-  double ttft_ms = kNaN;
-  double e2el_ms = kNaN;
-  double decode_tokens_per_s = kNaN;       ///< (N − 1) / (last − first output chunk)
-  std::int64_t output_tokens = -1;         ///< server usage, else the local count
-  bool usage_sent = false;                 ///< the server sent `usage` with token counts
-  bool chat = false;                       ///< a chat endpoint (the server applies its template)
+  std::string request_error{};        ///< the streamed request's failure; "" when it succeeded
+  std::string tokenizer{};            ///< `--tokenizer` as given ("" when none)
+  std::string metrics_url{};          ///< the `/metrics` URL asked
+  std::string metrics_error{};        ///< its transport or parse failure
+  double ttft_ms = kNaN;              ///< the streamed request's TTFT
+  double e2el_ms = kNaN;              ///< … its E2EL
+  double decode_tokens_per_s = kNaN;  ///< (N − 1) / (last − first output chunk)
+  std::int64_t output_tokens = -1;    ///< server usage, else the local count
   std::int64_t server_prompt_tokens = -1;  ///< `usage.prompt_tokens`
   std::int64_t local_prompt_tokens = -1;   ///< the same prompt counted by `--tokenizer`
-  std::string tokenizer{};                 ///< `--tokenizer` as given ("" when none)
-  // GET /metrics:
-  std::string metrics_url{};
-  int metrics_status = 0;       ///< 0 when no answer
-  std::string metrics_error{};  ///< transport or parse failure
-  std::size_t metric_families = 0;
-  Engine engine = Engine::Unknown;
+  std::size_t metric_families = 0;         ///< families in the `/metrics` body
+  int models_status = 0;                   ///< HTTP status of the models GET
+  int metrics_status = 0;                  ///< HTTP status of `/metrics`; 0 when no answer
+  bool given = false;               ///< a `--base-url` was given (else every server line is N/A)
+  bool model_given = false;         ///< `--model` was given (else the first listed)
+  bool request_sent = false;        ///< the streamed request was attempted (a model was known)
+  bool usage_sent = false;          ///< the server sent `usage` with token counts
+  bool chat = false;                ///< a chat endpoint (the server applies its template)
+  Engine engine = Engine::Unknown;  ///< what the `/metrics` names look like
 };
 
 /// "reachable", "models", "stream", "usage", "prompt_tokens", "metrics" (subject "server").

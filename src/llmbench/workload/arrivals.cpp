@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace llmbench::workload {
 namespace {
@@ -62,11 +63,65 @@ class ArrivalGenerator {
   double elapsed_s_ = 0.0;
 };
 
+/// The rate of request `i` of `count` under the ramp of `o` (ArrivalOptions::ramp_up).
+double ramp_rate(const ArrivalOptions& o, std::int64_t i, std::int64_t count) {
+  const double progress =
+      static_cast<double>(i) / static_cast<double>(std::max<std::int64_t>(count - 1, 1));
+  if (o.ramp_up == RampUp::Linear)
+    return o.ramp_up_start_rps + (o.ramp_up_end_rps - o.ramp_up_start_rps) * progress;
+  return o.ramp_up_start_rps * std::pow(o.ramp_up_end_rps / o.ramp_up_start_rps, progress);
+}
+
+std::vector<TimeNs> ramp_arrival_times(std::int64_t count, const ArrivalOptions& o) {
+  const bool exponential = o.ramp_up == RampUp::Exponential;
+  if (!(o.ramp_up_end_rps > 0) || !(o.ramp_up_start_rps >= 0) || std::isinf(o.ramp_up_end_rps) ||
+      (exponential && !(o.ramp_up_start_rps > 0))) {
+    throw Exception(
+        Error{fmt::format("needs finite rates with end > 0 and start {} 0 (got start "
+                          "{}, end {})",
+                          exponential ? ">" : ">=", o.ramp_up_start_rps, o.ramp_up_end_rps),
+              "--ramp-up-strategy", -1});
+  }
+  if (!(o.burstiness > 0.0)) {
+    throw Exception(
+        Error{fmt::format("must be > 0 (or inf), got {}", o.burstiness), "--burstiness", -1});
+  }
+  Rng rng(o.seed, "arrivals");
+  std::vector<TimeNs> times;
+  times.reserve(static_cast<std::size_t>(count));
+  double elapsed_s = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (i > 0) {
+      const double rate = ramp_rate(o, i, count);
+      const double k = o.burstiness;
+      elapsed_s += std::isinf(k) ? 1.0 / rate
+                   : k == 1.0    ? rng.exponential(rate)
+                                 : rng.gamma(k, 1.0 / (rate * k));
+    }
+    times.push_back(static_cast<TimeNs>(std::llround(elapsed_s * 1e9)));
+  }
+  return times;
+}
+
 }  // namespace
+
+RampUp parse_ramp_up(std::string_view name) {
+  std::string valid;
+  for (const auto& r : kRampUpNames) {
+    if (r.name == name)
+      return r.ramp;
+    valid += (valid.empty() ? "" : ", ") + std::string(r.name);
+  }
+  throw Exception(Error{fmt::format("unknown strategy '{}'; valid: {}", name, valid),
+                        "--ramp-up-strategy", -1});
+}
 
 std::vector<TimeNs> arrival_times(std::int64_t count, const ArrivalOptions& options) {
   if (count < 0) {
     throw Exception(fmt::format("arrival count must be >= 0, got {}", count));
+  }
+  if (options.ramp_up != RampUp::None) {
+    return ramp_arrival_times(count, options);
   }
   ArrivalGenerator gen(options);
   std::vector<TimeNs> times;
@@ -81,6 +136,10 @@ std::vector<TimeNs> arrival_times_until(TimeNs duration_ns, std::int64_t max_cou
                                         const ArrivalOptions& options) {
   if (max_count < 0) {
     throw Exception(fmt::format("arrival max count must be >= 0, got {}", max_count));
+  }
+  if (options.ramp_up != RampUp::None) {
+    throw Exception(Error{"ramps over --num-prompts requests: give --num-prompts, not --duration",
+                          "--ramp-up-strategy", -1});
   }
   ArrivalGenerator gen(options);
   std::vector<TimeNs> times;

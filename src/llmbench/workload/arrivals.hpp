@@ -6,10 +6,29 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/workload/dataset.hpp"
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace llmbench::workload {
+
+/// `--ramp-up-strategy` (vLLM `bench serve`): the request rate moves from a start to an end rate
+/// over the requests of the run instead of staying at `--request-rate`.
+enum class RampUp : std::uint8_t { None, Linear, Exponential };
+
+/// The names `--ramp-up-strategy` takes (the one table behind parsing, messages and help).
+struct RampUpName {
+  RampUp ramp;
+  std::string_view name;
+};
+inline constexpr std::array<RampUpName, 2> kRampUpNames{{
+    {.ramp = RampUp::Linear, .name = "linear"},
+    {.ramp = RampUp::Exponential, .name = "exponential"},
+}};
+
+/// Parses a `--ramp-up-strategy` name; throws `Exception` naming the flag and the valid names.
+RampUp parse_ramp_up(std::string_view name);
 
 /// Inter-arrival process parameters (vLLM `bench serve` semantics).
 struct ArrivalOptions {
@@ -17,6 +36,13 @@ struct ArrivalOptions {
   double burstiness = 1.0;  ///< gamma shape k: 1 = Poisson, < 1 burstier, > 1 smoother,
                             ///< +inf = constant spacing 1/rate
   std::uint64_t seed = 0;   ///< master seed; the "arrivals" stream is derived from it
+  /// With a ramp, request i of N (0-based) is drawn at rate r_i instead of `request_rate`, as
+  /// vLLM's `_get_current_request_rate` does (benchmarks/serve.py): progress p = i / max(N − 1,
+  /// 1); linear r_i = start + (end − start)·p; exponential r_i = start·(end/start)^p. The gap
+  /// before request i is Gamma(k, 1/(r_i·k)); the first request is at 0, as without a ramp.
+  RampUp ramp_up = RampUp::None;
+  double ramp_up_start_rps = 0;  ///< `--ramp-up-start-rps`
+  double ramp_up_end_rps = 0;    ///< `--ramp-up-end-rps`
 };
 
 /// Arrival times (ns from run start, non-decreasing; the first request at 0, each later one a

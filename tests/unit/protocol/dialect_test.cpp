@@ -15,8 +15,9 @@
 namespace llmbench::protocol {
 namespace {
 
-constexpr Backend kAll[] = {Backend::OpenAI, Backend::OpenAIChat, Backend::Vllm,
-                            Backend::Sglang, Backend::Llamacpp,   Backend::Deepseek};
+constexpr Backend kAll[] = {Backend::OpenAI,   Backend::OpenAIChat, Backend::Vllm,
+                            Backend::Sglang,   Backend::Llamacpp,   Backend::Deepseek,
+                            Backend::VllmChat, Backend::SglangChat};
 
 struct Golden {
   int variant;
@@ -101,7 +102,10 @@ TEST(DialectTest, BodiesMatchThePreDialectCode) {
 
 TEST(DialectTest, RegistryDrivesNamesMessageAndHelp) {
   EXPECT_EQ(backend_names(),
-            "openai, openai-chat, vllm, sglang, llamacpp (or llama.cpp), deepseek");
+            "openai, openai-chat, vllm, vllm-chat, sglang-oai (or sglang), sglang-oai-chat, "
+            "llamacpp (or llama.cpp), deepseek");
+  EXPECT_NE(backend_name_note("sglang").find("native /generate"), std::string::npos);
+  EXPECT_EQ(backend_name_note("sglang-oai"), "");
   const std::string help = backend_help();
   for (const Backend b : kAll) {
     const Dialect& d = dialect(b);
@@ -116,6 +120,34 @@ TEST(DialectTest, RegistryDrivesNamesMessageAndHelp) {
   } catch (const Exception& e) {
     EXPECT_NE(std::string(e.what()).find(backend_names()), std::string::npos) << e.what();
   }
+}
+
+TEST(DialectTest, SamplingKnobsByDialect) {
+  GenRequest g;
+  g.model = "m";
+  g.prompt = "p";
+  g.top_k = 20;
+  g.min_p = 0.05;
+  g.presence_penalty = 0.5;
+  g.frequency_penalty = 0.25;
+  g.repetition_penalty = 1.1;
+  g.include_usage = false;
+  EXPECT_EQ(
+      build_request_body(Backend::Vllm, g),
+      R"({"model":"m","prompt":"p","stream":true,"presence_penalty":0.5,"frequency_penalty":0.25,"top_k":20,"min_p":0.05,"repetition_penalty":1.1})");
+  EXPECT_EQ(
+      build_request_body(Backend::Llamacpp, g),
+      R"({"model":"m","prompt":"p","stream":true,"presence_penalty":0.5,"frequency_penalty":0.25,"top_k":20,"min_p":0.05,"repeat_penalty":1.1})");
+  g.chat = true;
+  EXPECT_EQ(
+      build_request_body(Backend::Deepseek, g),
+      R"({"model":"m","messages":[{"role":"user","content":"p"}],"stream":true,"presence_penalty":0.5,"frequency_penalty":0.25})");
+  EXPECT_EQ(unhonoured_flags(Backend::Deepseek, g),
+            (std::vector<std::string_view>{"--top-k", "--min-p", "--repetition-penalty"}));
+  EXPECT_TRUE(unhonoured_flags(Backend::SglangChat, g).empty());
+  EXPECT_EQ(dialect(Backend::VllmChat).default_endpoint(), "/v1/chat/completions");
+  EXPECT_EQ(dialect(Backend::SglangChat).default_endpoint(), "/v1/chat/completions");
+  EXPECT_EQ(parse_backend("sglang"), Backend::Sglang);
 }
 
 TEST(DialectTest, EndpointsAndModelDiscovery) {

@@ -238,25 +238,25 @@ TEST(DoctorChecks, OpenFilesAgainstThePlannedConcurrency) {
 }
 
 ServerProbe good_probe() {
-  return ServerProbe{.given = true,
-                     .base_url = "http://127.0.0.1:8000",
+  return ServerProbe{.base_url = "http://127.0.0.1:8000",
                      .backend = "vllm",
                      .models_path = "/v1/models",
-                     .models_status = 200,
                      .models = {"ds2"},
                      .model = "ds2",
-                     .request_sent = true,
+                     .tokenizer = "deepseek-v3",
+                     .metrics_url = "http://127.0.0.1:8000/metrics",
                      .ttft_ms = 12.34,
                      .e2el_ms = 100,
                      .decode_tokens_per_s = 350,
                      .output_tokens = 32,
-                     .usage_sent = true,
                      .server_prompt_tokens = 15,
                      .local_prompt_tokens = 14,
-                     .tokenizer = "deepseek-v3",
-                     .metrics_url = "http://127.0.0.1:8000/metrics",
-                     .metrics_status = 200,
                      .metric_families = 40,
+                     .models_status = 200,
+                     .metrics_status = 200,
+                     .given = true,
+                     .request_sent = true,
+                     .usage_sent = true,
                      .engine = Engine::Vllm};
 }
 

@@ -127,5 +127,48 @@ TEST(ArrivalsUntil, StopsBeforeDurationAndMatchesFixedCount) {
   EXPECT_TRUE(arrival_times_until(0, 7, options).empty());
 }
 
+// vLLM's --ramp-up-strategy (benchmarks/serve.py `_get_current_request_rate`): request i of N at
+// rate r_i, p = i / (N - 1). With burstiness inf the gaps are exactly 1 / r_i.
+TEST(ArrivalsTest, LinearRampRatesPerRequest) {
+  const ArrivalOptions o{.burstiness = std::numeric_limits<double>::infinity(),
+                         .ramp_up = RampUp::Linear,
+                         .ramp_up_start_rps = 1,
+                         .ramp_up_end_rps = 5};
+  // r = 1, 2, 3, 4, 5: gaps 1/2, 1/3, 1/4, 1/5 after the first request at 0.
+  const auto t = arrival_times(5, o);
+  ASSERT_EQ(t.size(), 5U);
+  EXPECT_EQ(t[0], 0);
+  EXPECT_EQ(t[1], 500'000'000);
+  EXPECT_EQ(t[2], std::llround((0.5 + 1.0 / 3) * 1e9));
+  EXPECT_EQ(t[3], std::llround((0.5 + 1.0 / 3 + 0.25) * 1e9));
+  EXPECT_EQ(t[4], std::llround((0.5 + 1.0 / 3 + 0.25 + 0.2) * 1e9));
+}
+
+TEST(ArrivalsTest, ExponentialRampAndItsChecks) {
+  ArrivalOptions o{.burstiness = std::numeric_limits<double>::infinity(),
+                   .ramp_up = RampUp::Exponential,
+                   .ramp_up_start_rps = 1,
+                   .ramp_up_end_rps = 16};
+  // r = 16^(i/4) = 1, 2, 4, 8, 16: gaps 1/2, 1/4, 1/8, 1/16.
+  EXPECT_EQ(arrival_times(5, o),
+            (std::vector<TimeNs>{0, 500'000'000, 750'000'000, 875'000'000, 937'500'000}));
+  // Poisson gaps at the ramp's rates: over the last tenth (r from 16^0.9 to 16) the mean gap is
+  // the mean of 1/r, (16^-0.9 - 16^-1) / (0.1 ln 16) = 0.0720 s; the seed is fixed.
+  o.burstiness = 1;
+  const auto t = arrival_times(2000, o);
+  double late = 0;
+  for (std::size_t i = 1801; i < t.size(); ++i) late += static_cast<double>(t[i] - t[i - 1]);
+  EXPECT_NEAR(late / 199 / 1e9, (std::pow(16.0, -0.9) - 1.0 / 16) / (0.1 * std::log(16.0)), 0.02);
+  o.ramp_up_start_rps = 0;  // exponential from 0 is undefined
+  EXPECT_THROW((void)arrival_times(3, o), Exception);
+  EXPECT_THROW(
+      (void)arrival_times_until(
+          1'000'000'000, 10,
+          ArrivalOptions{.ramp_up = RampUp::Linear, .ramp_up_start_rps = 1, .ramp_up_end_rps = 2}),
+      Exception);
+  EXPECT_EQ(parse_ramp_up("linear"), RampUp::Linear);
+  EXPECT_THROW((void)parse_ramp_up("step"), Exception);
+}
+
 }  // namespace
 }  // namespace llmbench::workload

@@ -10,7 +10,9 @@ namespace llmbench::protocol::detail {
 const Dialect& openai_completions_dialect() noexcept;
 const Dialect& openai_chat_dialect() noexcept;
 const Dialect& vllm_dialect() noexcept;
+const Dialect& vllm_chat_dialect() noexcept;
 const Dialect& sglang_dialect() noexcept;
+const Dialect& sglang_chat_dialect() noexcept;
 const Dialect& llamacpp_dialect() noexcept;
 const Dialect& deepseek_dialect() noexcept;
 

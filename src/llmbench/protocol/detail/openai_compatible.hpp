@@ -18,6 +18,12 @@ struct ExtraFields {
   bool min_tokens = false;        ///< `min_tokens` (vLLM, SGLang)
   bool continuous_usage = false;  ///< `stream_options.continuous_usage_stats` (vLLM)
   bool n_predict = false;         ///< `n_predict` beside `max_tokens` (llama.cpp `/completion`)
+  /// `top_k`, `min_p` and the repetition penalty (vLLM and SGLang sampling parameters; llama.cpp
+  /// reads the first two under these names)
+  bool sampling = false;
+  /// the repetition penalty under llama.cpp's name `repeat_penalty` (server README, `/completion`
+  /// options) instead of vLLM's and SGLang's `repetition_penalty`
+  bool repeat_penalty_name = false;
 };
 
 /// What distinguishes one OpenAI-compatible dialect.
@@ -33,7 +39,7 @@ struct Spec {
 std::string openai_request_body(const ExtraFields& fields, const GenRequest& request);
 
 /// The flags of `request` that `fields` cannot carry ("--ignore-eos", "--min-tokens",
-/// "--continuous-usage", in that order).
+/// "--continuous-usage", "--top-k", "--min-p", "--repetition-penalty", in that order).
 std::vector<std::string_view> openai_unhonoured(const ExtraFields& fields,
                                                 const GenRequest& request);
 

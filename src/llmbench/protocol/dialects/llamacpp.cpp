@@ -11,9 +11,12 @@ namespace llmbench::protocol::detail {
 const Dialect& llamacpp_dialect() noexcept {
   static const OpenAICompatible kDialect(Spec{
       .name = "llamacpp",
-      .summary = "/v1/completions; ignore_eos, n_predict; reads timings",
+      .summary =
+          "/v1/completions; ignore_eos, n_predict, top_k, min_p, repeat_penalty; reads timings",
       .chat = false,
-      .fields = ExtraFields{.ignore_eos = true, .n_predict = true},
+      .fields =
+          ExtraFields{
+              .ignore_eos = true, .n_predict = true, .sampling = true, .repeat_penalty_name = true},
   });
   return kDialect;
 }

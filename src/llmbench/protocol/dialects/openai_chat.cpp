@@ -10,9 +10,10 @@ namespace llmbench::protocol::detail {
 const Dialect& openai_chat_dialect() noexcept {
   static const OpenAICompatible kDialect(Spec{
       .name = "openai-chat",
-      .summary = "/v1/chat/completions; OpenAI fields and ignore_eos",
+      .summary =
+          "/v1/chat/completions; OpenAI fields, ignore_eos, top_k, min_p, repetition_penalty",
       .chat = true,
-      .fields = ExtraFields{.ignore_eos = true},
+      .fields = ExtraFields{.ignore_eos = true, .sampling = true},
   });
   return kDialect;
 }

@@ -12,9 +12,10 @@ const Dialect& openai_completions_dialect() noexcept {
   static const OpenAICompatible kDialect(Spec{
       .name = "openai",
       .summary =
-          "/v1/completions; OpenAI fields and ignore_eos (as vllm bench serve --backend openai)",
+          "/v1/completions; OpenAI fields, ignore_eos, top_k, min_p, repetition_penalty (as vllm "
+          "bench serve --backend openai)",
       .chat = false,
-      .fields = ExtraFields{.ignore_eos = true},
+      .fields = ExtraFields{.ignore_eos = true, .sampling = true},
   });
   return kDialect;
 }

@@ -1,7 +1,9 @@
 /// @file
-/// The "sglang" dialect: SGLang's OpenAI-compatible API (sampling parameters `ignore_eos`,
-/// `min_tokens`). Still completions-based; SGLang's native `/generate` would be a dialect of its
-/// own (its own request body and decoder).
+/// The "sglang-oai" and "sglang-oai-chat" dialects: SGLang's OpenAI-compatible API, completions
+/// and chat (sampling parameters `ignore_eos`, `min_tokens`, `top_k`, `min_p`,
+/// `repetition_penalty`), as SGLang's `bench_serving.py` names them. SGLang's own `--backend
+/// sglang` is its native `/generate`, which llmbench does not speak yet: the name `sglang` is
+/// accepted as `sglang-oai`, with a warning (dialect.cpp).
 
 #include "llmbench/protocol/detail/dialects.hpp"
 #include "llmbench/protocol/detail/openai_compatible.hpp"
@@ -10,10 +12,21 @@ namespace llmbench::protocol::detail {
 
 const Dialect& sglang_dialect() noexcept {
   static const OpenAICompatible kDialect(Spec{
-      .name = "sglang",
-      .summary = "/v1/completions; ignore_eos, min_tokens",
+      .name = "sglang-oai",
+      .summary = "/v1/completions of SGLang; ignore_eos, min_tokens, top_k, min_p, "
+                 "repetition_penalty",
       .chat = false,
-      .fields = ExtraFields{.ignore_eos = true, .min_tokens = true},
+      .fields = ExtraFields{.ignore_eos = true, .min_tokens = true, .sampling = true},
+  });
+  return kDialect;
+}
+
+const Dialect& sglang_chat_dialect() noexcept {
+  static const OpenAICompatible kDialect(Spec{
+      .name = "sglang-oai-chat",
+      .summary = "/v1/chat/completions of SGLang; the fields of sglang-oai",
+      .chat = true,
+      .fields = ExtraFields{.ignore_eos = true, .min_tokens = true, .sampling = true},
   });
   return kDialect;
 }
