@@ -117,8 +117,23 @@ class Sweep {
     PointRow row;
     last_results_ = nullptr;
     try {
-      PointReport report = measure(values, stem);
-      row = point_row(index, values, report);
+      PointReport report = measure(values, stem, 1);
+      std::vector<std::string> earlier;
+      std::size_t trials = 1;
+      // --max-trials: a point that is not stable is measured again, twice as long each time.
+      while (!report.steady.stability.stable && !report.interrupted && !g_sweep_stop.load() &&
+             trials < static_cast<std::size_t>(f_.max_trials)) {
+        earlier.push_back(report.results_path.filename().string());
+        ++trials;
+        log::info("point {} is not stable ({}); trial {} of at most {} with {}x the requests",
+                  index, report.steady.stability.reason, trials, f_.max_trials,
+                  std::int64_t{1} << (trials - 1));
+        report =
+            measure(values, fmt::format("{}-t{}", stem, trials), std::int64_t{1} << (trials - 1));
+      }
+      row = point_row(index, values, report, f_.validity);
+      row.trials = trials;
+      row.earlier_results = std::move(earlier);
       last_results_ = std::move(report.results);
     } catch (const Exception& e) {
       row = PointRow{};
@@ -163,12 +178,15 @@ class Sweep {
   [[nodiscard]] std::filesystem::path json_path() const { return dir_ / (stem_ + ".sweep.json"); }
 
  private:
-  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem) {
+  /// One measurement of the point with `scale` times the requests (or `--duration`).
+  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem,
+                      std::int64_t scale) {
     if (f_.simulate) {
       SimulateFlags s = simulate_flags_of(f_);
       for (std::size_t i = 0; i < axes_.size(); ++i) {
         apply_axis(axes_[i].axis, values[i], s, &s.engine);
       }
+      s.num_prompts *= scale;
       s.result_dir = dir_.string();
       s.result_filename = stem + ".json";
       return simulate_point(s, false);
@@ -177,6 +195,10 @@ class Sweep {
     for (std::size_t i = 0; i < axes_.size(); ++i) {
       apply_axis(axes_[i].axis, values[i], r, nullptr);
     }
+    if (r.duration_s > 0)
+      r.duration_s *= static_cast<double>(scale);
+    else
+      r.num_prompts *= scale;
     r.save_result = true;
     r.result_dir = dir_.string();
     r.result_filename = stem + ".json";
@@ -278,12 +300,14 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
   for (const auto& c : constraints) names.push_back(analysis::to_string(c));
   json points = json::array();
   std::string samples;
-  for (const auto& p : result.points) {
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const auto& p = result.points[i];
     points.push_back({{"load", p.load},
                       {"meets", p.meets},
                       {"margin", std::isfinite(p.margin) ? json(p.margin) : json(nullptr)},
                       {"samples", p.measurement.samples},
-                      {"ran", p.measurement.ran}});
+                      {"ran", p.measurement.ran},
+                      {"p99_ci", i < sweep.rows().size() ? sweep.rows()[i].p99_ci : json()}});
     samples += (samples.empty() ? "" : ", ") + std::to_string(p.measurement.samples);
   }
   sweep.extra()["slo_search"] = {
@@ -306,6 +330,29 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
                   fmt::join(names.begin(), names.end(), ", "), axis_info(axis).name,
                   result.best ? axis_value(axis, *result.best).text : std::string("none"),
                   result.reason, result.points.size(), samples));
+  // How sure the answer is: the p99 interval of each constrained p99 at the answer's point.
+  for (std::size_t i = 0; i < result.points.size() && result.best; ++i) {
+    if (result.points[i].load != *result.best || i >= sweep.rows().size())
+      continue;
+    const json& ci = sweep.rows()[i].p99_ci;
+    for (const auto& c : constraints) {
+      const std::string m = c.metric.size() > 7 && c.metric.rfind("p99_", 0) == 0 &&
+                                    c.metric.substr(c.metric.size() - 3) == "_ms"
+                                ? c.metric.substr(4, c.metric.size() - 7)
+                                : std::string();
+      if (m.empty() || !ci.is_object() || !ci.contains(m))
+        continue;
+      const json& t = ci.at(m);
+      const auto bound = [](const json& v) {
+        return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("none");
+      };
+      lines.push_back(fmt::format(
+          "  at the answer, {}: {} ms, 95% CI [{}, {}] ms from {} samples{}", c.metric,
+          bound(t.at("p99_ms")), bound(t.at("lower_ms")), bound(t.at("upper_ms")),
+          t.at("n").get<std::size_t>(), t.at("supported").get<bool>() ? "" : " (not supported)"));
+    }
+    break;
+  }
 }
 
 int execute_sweep(const SweepFlags& f) {
@@ -318,6 +365,18 @@ int execute_sweep(const SweepFlags& f) {
     sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
   } else {
     run_slo_search(sweep, f, lines);
+  }
+  for (const auto& row : sweep.rows()) {
+    if (row.status == PointStatus::Ok && !row.valid) {
+      lines.push_back(
+          fmt::format("point {}: invalid: {}", row.index,
+                      fmt::join(row.invalid_reasons.begin(), row.invalid_reasons.end(), "; ")));
+    }
+    if (row.batching_failed)
+      lines.push_back(
+          fmt::format("point {}: dynamic batching failed (see its results' batching)", row.index));
+    for (const auto& spike : row.spikes)
+      lines.push_back(fmt::format("point {}: {}", row.index, spike));
   }
   for (const auto& line : lines) std::printf("%s\n", line.c_str());
   sweep.write();

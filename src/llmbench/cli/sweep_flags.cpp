@@ -16,9 +16,9 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are), accepted in both
 /// modes.
-constexpr std::array<std::string_view, 7> kSweepOwn{"--sweep",          "--simulate",   "--slo",
+constexpr std::array<std::string_view, 8> kSweepOwn{"--sweep",          "--simulate",   "--slo",
                                                     "--slo-resolution", "--max-points", "--quiet",
-                                                    "--disable-tqdm"};
+                                                    "--disable-tqdm",   "--max-trials"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
@@ -52,9 +52,25 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
       ->capture_default_str();
   app.add_option("--max-points", f.max_points, "--slo: most points measured")
       ->capture_default_str();
+  app.add_option("--max-trials", f.max_trials,
+                 "Measure a point that is not stable again with twice the requests (or "
+                 "--duration), up to this many trials in all (1 = once)")
+      ->capture_default_str();
+  app.add_option("--valid-min-duration", f.validity.min_duration_s,
+                 "Validity: a point measured for fewer seconds is invalid")
+      ->capture_default_str();
+  app.add_option("--valid-min-completed", f.validity.min_completed,
+                 "Validity: a point with fewer completed requests is invalid")
+      ->capture_default_str();
+  app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
+                 "Validity: a point whose failed share is above this (0-1) is invalid")
+      ->capture_default_str();
 }
 
 void check_sweep_flags(const SweepFlags& f) {
+  if (f.max_trials < 1 || f.max_trials > 10)
+    throw Exception(
+        Error{fmt::format("must be in [1, 10], got {}", f.max_trials), "--max-trials", -1});
   const auto& given = f.run.given;
   const auto own = [](const std::string& name) {
     return std::find(kSweepOwn.begin(), kSweepOwn.end(), name) != kSweepOwn.end();

@@ -3,8 +3,9 @@
 /// `llmbench sweep`'s flags (docs/sweep.md "Flags"): every `run` flag (`add_run_flags`, the
 /// flags of each point), the engine flags of `simulate` under their plain names for
 /// `--simulate`, and the sweep's own: `--sweep`, `--simulate`, `--slo`, `--slo-resolution`,
-/// `--max-points`.
+/// `--max-points`, `--max-trials`.
 
+#include "llmbench/analysis/validity.hpp"
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
@@ -25,6 +26,10 @@ struct SweepFlags {
   std::string slo;                 ///< `--slo 'p99_ttft_ms<=2000,...'` ("" = a ladder)
   double slo_resolution = 0.05;    ///< relative width at which the SLO search stops
   int max_points = 10;             ///< most points an SLO search measures
+  /// Most measurements of one point while it is not stable (perf_analyzer's `--max-trials`);
+  /// each further trial doubles the point's requests (or `--duration`). 1 = measure once.
+  int max_trials = 1;
+  analysis::ValidityRule validity;  ///< `--valid-min-duration`, `--valid-min-completed`, ...
 };
 
 /// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).

@@ -90,17 +90,33 @@ std::string_view to_string(PointStatus status) noexcept {
 }
 
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report) {
-  PointRow row{.index = index,
-               .values = values,
-               .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
-               .error = {},
-               .metrics = json::object(),
-               .stable = report.steady.stability.stable,
-               .stability_reason = report.steady.stability.reason,
-               .results_file = report.results_path.filename().string(),
-               .records_file = report.results.value("records_file", std::string()),
-               .samples = report.summary.completed};
+                   const PointReport& report, const analysis::ValidityRule& rule) {
+  PointRow row{
+      .index = index,
+      .values = values,
+      .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
+      .error = {},
+      .metrics = json::object(),
+      .stable = report.steady.stability.stable,
+      .stability_reason = report.steady.stability.reason,
+      .results_file = report.results_path.filename().string(),
+      .records_file = report.results.value("records_file", std::string()),
+      .samples = report.summary.completed,
+      .trials = 1,
+      .earlier_results = {},
+      .spikes = analysis::spike_lines(report.steady.spikes, analysis::SpikeRule{}),
+      .valid = false,
+      .invalid_reasons = {},
+      .p99_ci = report.results.is_object() ? report.results.value("p99_ci", json()) : json(nullptr),
+      .batching_failed = report.steady.batching.fired};
+  analysis::PointFacts facts{.duration_s = report.summary.duration_s,
+                             .completed = report.summary.completed,
+                             .failed = report.summary.failed,
+                             .tails = {}};
+  for (const auto& t : report.steady.tails) facts.tails.emplace_back(t.metric, t.ci);
+  const auto verdict = analysis::validity(facts, rule);
+  row.valid = verdict.valid;
+  row.invalid_reasons = verdict.reasons;
   for (const auto key : kPointMetrics) {
     const std::string k(key);
     row.metrics[k] = report.results.is_object() && report.results.contains(k) ? report.results.at(k)
@@ -132,6 +148,13 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
     p["stable"] = row.stable;
     p["stability"] = row.stability_reason;
     p["samples"] = row.samples;
+    p["trials"] = row.trials;
+    p["earlier_results"] = row.earlier_results;
+    p["spikes"] = row.spikes;
+    p["valid"] = row.valid;
+    p["invalid_reasons"] = row.invalid_reasons;
+    p["p99_ci"] = row.p99_ci;
+    p["batching_failed"] = row.batching_failed;
     p["results_file"] = row.results_file;
     p["records_file"] = row.records_file;
     points.push_back(std::move(p));
@@ -147,7 +170,7 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
   for (const auto& axis : axes) out += "," + std::string(axis_info(axis.axis).name);
   out += ",status";
   for (const auto key : kPointMetrics) out += "," + std::string(key);
-  out += ",stable,samples,results_file,error\n";
+  out += ",stable,samples,results_file,error,valid,trials\n";
   for (const auto& row : rows) {
     out += std::to_string(row.index);
     for (const auto& v : row.values) out += "," + csv_field(v.text);
@@ -155,8 +178,9 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
     for (const auto key : kPointMetrics) {
       out += "," + csv_number(row.metrics.value(std::string(key), json(nullptr)));
     }
-    out += fmt::format(",{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
-                       csv_field(row.results_file), csv_field(row.error));
+    out += fmt::format(",{},{},{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
+                       csv_field(row.results_file), csv_field(row.error),
+                       row.valid ? "true" : "false", row.trials);
   }
   return out;
 }
@@ -252,12 +276,13 @@ std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row) {
   }
   if (row.status == PointStatus::Failed)
     return out + fmt::format(" {:>11} {}", "failed", row.error);
-  out +=
-      fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", to_string(row.status),
-                  row.samples, cell(metric(row, "request_throughput"), 2),
-                  cell(metric(row, "output_throughput"), 1), cell(metric(row, "median_ttft_ms"), 1),
-                  cell(metric(row, "p99_ttft_ms"), 1), cell(metric(row, "p99_tpot_ms"), 2),
-                  cell(metric(row, "p99_itl_ms"), 2), row.stable ? "yes" : "no");
+  out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",
+                     to_string(row.status), row.samples, cell(metric(row, "request_throughput"), 2),
+                     cell(metric(row, "output_throughput"), 1),
+                     cell(metric(row, "median_ttft_ms"), 1), cell(metric(row, "p99_ttft_ms"), 1),
+                     cell(metric(row, "p99_tpot_ms"), 2), cell(metric(row, "p99_itl_ms"), 2),
+                     std::string(row.stable ? "yes" : "no") +
+                         (row.trials > 1 ? fmt::format("/{}", row.trials) : std::string()));
   return out;
 }
 

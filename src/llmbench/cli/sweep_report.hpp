@@ -5,6 +5,7 @@
 /// interrupted sweep keeps each finished point, and the console table (one row per point as it
 /// finishes).
 
+#include "llmbench/analysis/validity.hpp"
 #include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 
@@ -52,11 +53,19 @@ struct PointRow {
   std::string results_file;  ///< file name in the sweep's folder ("" when none)
   std::string records_file;
   std::size_t samples = 0;  ///< completed requests (the sample count of its percentiles)
+  std::size_t trials = 1;   ///< measurements made (`--max-trials`); the row is the last one's
+  std::vector<std::string> earlier_results;  ///< results files of the earlier trials
+  std::vector<std::string> spikes;           ///< one line per spike of the point
+  bool valid = false;                        ///< `analysis::validity` under the sweep's rule
+  std::vector<std::string> invalid_reasons;  ///< every rule the point broke
+  nlohmann::json p99_ci = nullptr;           ///< the results' `p99_ci`
+  bool batching_failed = false;              ///< the batching-failure rule fired
 };
 
-/// The row of a point that ran: its metrics, stability and file names from `report`.
+/// The row of a point that ran: its metrics, stability, spikes, validity under `rule` (the
+/// p99 of each of `kTailMetrics` must be supported) and file names from `report`.
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report);
+                   const PointReport& report, const analysis::ValidityRule& rule);
 
 /// The sweep JSON: `mode` ("run" / "simulate"), `axes` [{name, values}], `points` (one object
 /// per row: index, axes {name: value}, status, error, the metrics, stable, stability,
