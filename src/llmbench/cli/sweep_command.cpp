@@ -26,6 +26,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -355,17 +356,84 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
   }
 }
 
+/// `--profile auto` (docs/sweep.md "--profile auto"): the synchronous point (concurrency 1),
+/// the saturation search (concurrency doubled, every request sent at once, until output tok/s
+/// grows less than 10% over the previous point or the cap is reached), then `profile_rates`
+/// request rates evenly spaced strictly between the synchronous and the saturating request
+/// throughput, each capped at the saturating concurrency.
+void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
+  const Axis rate_axis = sweep.axes()[0].axis;
+  const Axis conc_axis = sweep.axes()[1].axis;
+  const auto point = [&](double rate, double conc) -> const PointRow& {
+    log::info("profile auto point {}: request-rate={} max-concurrency={}", sweep.rows().size() + 1,
+              axis_value(rate_axis, rate).text, axis_value(conc_axis, conc).text);
+    return sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)});
+  };
+  const auto metric = [](const PointRow& r, const char* key) {
+    const auto it = r.metrics.find(key);
+    return it != r.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const PointRow& sync = point(inf, 1);
+  const double r_sync = metric(sync, "request_throughput");
+  double prev = metric(sync, "output_throughput");
+  double conc = 1;
+  double r_max = std::nan("");
+  bool saturated = false;
+  while (!sweep.stopped() && conc * 2 <= f.profile_max_concurrency) {
+    conc *= 2;
+    const PointRow& r = point(inf, conc);
+    const double t = metric(r, "output_throughput");
+    r_max = metric(r, "request_throughput");
+    if (!(t >= 1.1 * prev)) {  // NaN (a failed point) ends the search too
+      saturated = true;
+      break;
+    }
+    prev = t;
+  }
+  const bool usable = std::isfinite(r_sync) && std::isfinite(r_max) && r_max > r_sync;
+  for (int i = 1; usable && i <= f.profile_rates && !sweep.stopped(); ++i) {
+    point(r_sync + (r_max - r_sync) * i / (f.profile_rates + 1), conc);
+  }
+  const std::string reason =
+      saturated ? fmt::format("output tok/s grew less than 10% from max-concurrency={:g} to {:g}",
+                              conc / 2, conc)
+                : fmt::format(
+                      "not saturated: output tok/s still grew 10% or more at the cap "
+                      "max-concurrency={:g}",
+                      conc);
+  sweep.extra()["profile"] = {
+      {"name", "auto"},
+      {"rule", "concurrency doubled from 1 until output_throughput < 1.1 x the previous point"},
+      {"synchronous_request_throughput", std::isfinite(r_sync) ? json(r_sync) : json(nullptr)},
+      {"saturating_concurrency", conc},
+      {"saturating_request_throughput", std::isfinite(r_max) ? json(r_max) : json(nullptr)},
+      {"saturated", saturated},
+      {"reason", reason},
+      {"rates", f.profile_rates}};
+  lines.push_back(
+      fmt::format("Profile auto: synchronous {:.3f} req/s, saturating {:.3f} req/s at "
+                  "max-concurrency={:g} ({})",
+                  r_sync, r_max, conc, reason));
+}
+
 int execute_sweep(const SweepFlags& f) {
   check_sweep_flags(f);
-  Sweep sweep(f, parse_sweep_axes(f.sweep));
+  const bool profile = f.profile == "auto";
+  Sweep sweep(f, parse_sweep_axes(
+                     profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"}
+                             : f.sweep));
   const SweepSignals signals;
   std::vector<std::string> lines;
-  if (f.slo.empty()) {
+  if (profile) {
+    run_profile_auto(sweep, f, lines);
+  } else if (f.slo.empty()) {
     run_ladder(sweep);
     sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
   } else {
     run_slo_search(sweep, f, lines);
   }
+  sweep.extra()["pareto"] = pareto_report(sweep.axes(), sweep.rows(), lines);
   for (const auto& row : sweep.rows()) {
     if (row.status == PointStatus::Ok && !row.valid) {
       lines.push_back(
@@ -375,8 +443,13 @@ int execute_sweep(const SweepFlags& f) {
     if (row.batching_failed)
       lines.push_back(
           fmt::format("point {}: dynamic batching failed (see its results' batching)", row.index));
-    for (const auto& spike : row.spikes)
-      lines.push_back(fmt::format("point {}: {}", row.index, spike));
+    constexpr std::size_t kSpikeLines = 3;  // per point; the results list every one
+    for (std::size_t k = 0; k < row.spikes.size() && k < kSpikeLines; ++k)
+      lines.push_back(fmt::format("point {}: {}", row.index, row.spikes[k]));
+    if (row.spikes.size() > kSpikeLines) {
+      lines.push_back(fmt::format("point {}: {} more spike(s) in its results", row.index,
+                                  row.spikes.size() - kSpikeLines));
+    }
   }
   for (const auto& line : lines) std::printf("%s\n", line.c_str());
   sweep.write();

@@ -29,16 +29,19 @@ struct SweepFlags {
   /// Most measurements of one point while it is not stable (perf_analyzer's `--max-trials`);
   /// each further trial doubles the point's requests (or `--duration`). 1 = measure once.
   int max_trials = 1;
-  analysis::ValidityRule validity;  ///< `--valid-min-duration`, `--valid-min-completed`, ...
+  analysis::ValidityRule validity;    ///< `--valid-min-duration`, `--valid-min-completed`, ...
+  std::string profile;                ///< `--profile auto` ("" = the `--sweep` axes)
+  int profile_rates = 5;              ///< rates between the synchronous and saturating points
+  int profile_max_concurrency = 256;  ///< the saturation search's highest concurrency
 };
 
 /// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).
 void add_sweep_flags(CLI::App& app, SweepFlags& flags);
 
 /// Checks flags that only one mode reads, after parsing (`flags.run.given` filled): `--sweep`
-/// must be given; with `--simulate` every given flag must be one `simulate` has (no target,
-/// backend or `--server-*` flag); without it no plain engine flag (`--gpu`: the built-in
-/// server's is `--server-gpu`). Throws `Exception` naming the flag.
+/// or `--profile auto` must be given (not both); with `--simulate` every given flag must be one
+/// `simulate` has (no target, backend or `--server-*` flag); without it no plain engine flag
+/// (`--gpu`: the built-in server's is `--server-gpu`). Throws `Exception` naming the flag.
 void check_sweep_flags(const SweepFlags& flags);
 
 /// The `simulate` flags of a `--simulate` point: the workload (the dataset defaults to

@@ -1,6 +1,7 @@
 #include "llmbench/cli/sweep_report.hpp"
 
 #include "llmbench/analysis/knee.hpp"
+#include "llmbench/analysis/pareto.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/report/report.hpp"
 
@@ -108,7 +109,17 @@ PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
       .valid = false,
       .invalid_reasons = {},
       .p99_ci = report.results.is_object() ? report.results.value("p99_ci", json()) : json(nullptr),
-      .batching_failed = report.steady.batching.fired};
+      .batching_failed = report.steady.batching.fired,
+      .gpus = 1};
+  if (report.results.is_object()) {
+    const json cfg = report.results.value("config_effective", json::object());
+    if (cfg.is_object() && cfg.contains("tp") && cfg.at("tp").is_number()) {
+      row.gpus = cfg.at("tp").get<double>() *
+                 (cfg.contains("data_parallel_size") && cfg.at("data_parallel_size").is_number()
+                      ? cfg.at("data_parallel_size").get<double>()
+                      : 1.0);
+    }
+  }
   analysis::PointFacts facts{.duration_s = report.summary.duration_s,
                              .completed = report.summary.completed,
                              .failed = report.summary.failed,
@@ -257,6 +268,43 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     lines.push_back(std::move(line));
   }
   return out;
+}
+
+json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                   std::vector<std::string>& lines) {
+  std::vector<std::pair<double, double>> pts;
+  std::vector<const PointRow*> ran;
+  for (const auto& row : rows) {
+    if (row.status != PointStatus::Ok)
+      continue;
+    const double tpot = metric(row, "mean_tpot_ms");
+    pts.emplace_back(tpot > 0 ? 1000.0 / tpot : std::nan(""),
+                     metric(row, "output_throughput") / row.gpus);
+    ran.push_back(&row);
+  }
+  json points = json::array();
+  std::string line = "Pareto (tok/s per GPU vs tok/s per user):";
+  for (const std::size_t i : analysis::pareto_front(pts)) {
+    json at = json::object();
+    std::string where;
+    for (std::size_t a = 0; a < axes.size() && a < ran[i]->values.size(); ++a) {
+      at[std::string(axis_info(axes[a].axis).name)] = value_json(ran[i]->values[a]);
+      where += fmt::format("{}{}={}", where.empty() ? "" : " ", axis_info(axes[a].axis).name,
+                           ran[i]->values[a].text);
+    }
+    points.push_back({{"index", ran[i]->index},
+                      {"axes", std::move(at)},
+                      {"interactivity", pts[i].first},
+                      {"throughput_per_gpu", pts[i].second}});
+    line += fmt::format(" [{}] {:.1f} @ {:.1f};", where, pts[i].second, pts[i].first);
+  }
+  if (!points.empty()) {
+    line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return {{"x", "interactivity: 1000 / mean_tpot_ms (output tok/s per user)"},
+          {"y", "output_throughput / GPUs (tp x dp; 1 for a run point)"},
+          {"points", std::move(points)}};
 }
 
 std::string table_header(const std::vector<SweepAxis>& axes) {

@@ -60,6 +60,9 @@ struct PointRow {
   std::vector<std::string> invalid_reasons;  ///< every rule the point broke
   nlohmann::json p99_ci = nullptr;           ///< the results' `p99_ci`
   bool batching_failed = false;              ///< the batching-failure rule fired
+  /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
+  /// cannot see the server's GPUs), so its "per GPU" is per server.
+  double gpus = 1;
 };
 
 /// The row of a point that ran: its metrics, stability, spikes, validity under `rule` (the
@@ -89,6 +92,13 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 /// array (null when no axis is a load axis); `lines` gets one console line per group.
 nlohmann::json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
                            std::vector<std::string>& lines);
+
+/// The Pareto frontier over every point that ran (docs/sweep.md "Pareto frontier"):
+/// interactivity = 1000 / mean_tpot_ms (output tokens/s per user) against output_throughput /
+/// gpus (tok/s per GPU), both maximized (`analysis::pareto_front`). A JSON object {x, y, points:
+/// [{index, axes, interactivity, throughput_per_gpu}]}; `lines` gets one console line.
+nlohmann::json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                             std::vector<std::string>& lines);
 
 /// The console table's header (the axis names, then req/s, tok/s, TTFT, TPOT, ITL, stable).
 std::string table_header(const std::vector<SweepAxis>& axes);
