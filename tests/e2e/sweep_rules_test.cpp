@@ -139,5 +139,47 @@ TEST_F(SweepRulesTest, HeavyPreemptionMakesTheBatchingRuleFire) {
   EXPECT_EQ(ab.at("longest_failed_run"), 0) << ab.dump();
 }
 
+TEST_F(SweepRulesTest, ProfileAutoFindsTheSaturatingConcurrencyThenSpacesRates) {
+  // An engine capped at 16 running requests: output tok/s grows with concurrency up to 16 and
+  // not from 16 to 32, so the saturation search stops at 32 (the first doubling that gained
+  // less than 10%); five rates follow, evenly between the synchronous and saturating rates.
+  ASSERT_EQ(
+      sweep({"--simulate", "--profile", "auto", "--max-num-seqs", "16", "--num-prompts", "200"}), 0)
+      << read_file(log().string());
+  const json doc = sweep_json();
+  const json& prof = doc.at("profile");
+  EXPECT_TRUE(prof.at("saturated").get<bool>()) << prof.dump();
+  EXPECT_EQ(prof.at("saturating_concurrency"), 32) << prof.dump();
+  const json& p = doc.at("points");
+  ASSERT_EQ(p.size(), 6U + 5U) << doc.dump();
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(p[i].at("axes").at("max-concurrency").get<int>(), 1 << i);
+    EXPECT_EQ(p[i].at("axes").at("request-rate"), "inf");
+  }
+  const auto tput = [&](std::size_t i) { return p[i].at("output_throughput").get<double>(); };
+  for (std::size_t i = 1; i < 5; ++i) EXPECT_GE(tput(i), 1.1 * tput(i - 1)) << i;
+  EXPECT_LT(tput(5), 1.1 * tput(4));
+  const double r_sync = prof.at("synchronous_request_throughput").get<double>();
+  const double r_max = prof.at("saturating_request_throughput").get<double>();
+  EXPECT_DOUBLE_EQ(r_sync, p[0].at("request_throughput").get<double>());
+  EXPECT_DOUBLE_EQ(r_max, p[5].at("request_throughput").get<double>());
+  for (std::size_t k = 1; k <= 5; ++k) {
+    const json& q = p[5 + k];
+    EXPECT_NEAR(q.at("axes").at("request-rate").get<double>(),
+                r_sync + (r_max - r_sync) * static_cast<double>(k) / 6, 1e-3 * r_max);
+    EXPECT_EQ(q.at("axes").at("max-concurrency"), 32);
+  }
+  // With a cap below the saturation the profile says so, and still spaces its rates.
+  ASSERT_EQ(sweep({"--simulate", "--profile", "auto", "--max-num-seqs", "16", "--num-prompts",
+                   "200", "--profile-max-concurrency", "4", "--profile-rates", "2"}),
+            0);
+  const json capped = sweep_json();
+  EXPECT_FALSE(capped.at("profile").at("saturated").get<bool>());
+  EXPECT_EQ(capped.at("points").size(), 3U + 2U);
+  EXPECT_NE(capped.at("profile").at("reason").get<std::string>().find("not saturated"),
+            std::string::npos);
+  EXPECT_EQ(sweep({"--simulate", "--profile", "auto", "--sweep", "max-concurrency=1"}), 2);
+}
+
 }  // namespace
 }  // namespace llmbench::e2e

@@ -16,9 +16,20 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are), accepted in both
 /// modes.
-constexpr std::array<std::string_view, 8> kSweepOwn{"--sweep",          "--simulate",   "--slo",
-                                                    "--slo-resolution", "--max-points", "--quiet",
-                                                    "--disable-tqdm",   "--max-trials"};
+constexpr std::array<std::string_view, 14> kSweepOwn{"--sweep",
+                                                     "--simulate",
+                                                     "--slo",
+                                                     "--slo-resolution",
+                                                     "--max-points",
+                                                     "--quiet",
+                                                     "--disable-tqdm",
+                                                     "--max-trials",
+                                                     "--valid-min-duration",
+                                                     "--valid-min-completed",
+                                                     "--valid-max-error-rate",
+                                                     "--profile",
+                                                     "--profile-rates",
+                                                     "--profile-max-concurrency"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
