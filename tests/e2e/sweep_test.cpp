@@ -65,6 +65,16 @@ TEST_F(SweepTest, SimulateSweepsAnEngineKnobAndTheLoad) {
   EXPECT_EQ(doc.at("knee")[0].at("group"), "max-num-seqs=2");
   EXPECT_EQ(doc.at("knee")[0].at("load_axis"), "max-concurrency");
   EXPECT_DOUBLE_EQ(doc.at("knee")[1].at("saturation_output_throughput").get<double>(), tput(5));
+  // Both queue models are fitted to each group's three points, with their fit error.
+  for (const auto& g : doc.at("knee")) {
+    for (const char* model : {"mm1_latency", "knee_model"}) {
+      const json& fit = g.at("fits").at(model);
+      EXPECT_EQ(fit.at("points"), 3) << fit.dump();
+      if (fit.at("ok").get<bool>())
+        EXPECT_GE(fit.at("rms_relative_error").get<double>(), 0.0) << fit.dump();
+    }
+  }
+  EXPECT_TRUE(doc.at("knee")[1].at("fits").at("knee_model").at("ok").get<bool>());
   // The Pareto frontier over both configurations: no point beats a frontier point on both
   // throughput per GPU (8 GPUs here: tp 8) and interactivity, and the busiest point is on it.
   const json& front = doc.at("pareto").at("points");

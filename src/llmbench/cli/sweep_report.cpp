@@ -2,6 +2,7 @@
 
 #include "llmbench/analysis/knee.hpp"
 #include "llmbench/analysis/pareto.hpp"
+#include "llmbench/analysis/queue_fit.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/report/report.hpp"
 
@@ -241,6 +242,21 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
       if (std::isfinite(t) && !(t <= saturation))
         saturation = t;
     }
+    std::vector<std::pair<double, double>> latency_curve;  // (req/s, mean E2EL ms)
+    std::vector<std::pair<double, double>> depth_curve;    // (requests in flight, req/s)
+    for (const PointRow* row : members) {
+      latency_curve.emplace_back(metric(*row, "request_throughput"), metric(*row, "mean_e2el_ms"));
+      depth_curve.emplace_back(metric(*row, "max_concurrent_requests"),
+                               metric(*row, "request_throughput"));
+    }
+    const auto mm1 = analysis::fit_mm1_latency(latency_curve);
+    const auto notes = analysis::fit_knee_model(depth_curve);
+    const auto fit_json = [](const analysis::QueueFit& f, const char* a, const char* b) {
+      const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+      return json{{"ok", f.ok},         {a, num(f.a)},
+                  {b, num(f.b)},        {"rms_relative_error", num(f.rms_relative_error)},
+                  {"points", f.points}, {"reason", f.reason}};
+    };
     const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
     const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});
     json g{{"group", key},
@@ -256,7 +272,14 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
              {"output_throughput", lk.found ? json(lk.x) : json(nullptr)},
              {"p99_ttft_ms", lk.found ? json(lk.y) : json(nullptr)},
              {"reason", lk.reason}}},
-           {"method", "Kneedle (Satopaa et al. 2011), S = 1"}};
+           {"method", "Kneedle (Satopaa et al. 2011), S = 1"},
+           {"fits",
+            {{"mm1_latency", fit_json(mm1, "l0_ms", "xmax_request_throughput")},
+             {"mm1_latency_curve", "mean_e2el_ms = l0_ms / (1 - request_throughput / xmax)"},
+             {"knee_model", fit_json(notes, "mu", "rho")},
+             {"knee_model_curve",
+              "request_throughput = mu (1 - rho) / (1 + Q (1 - rho)), Q = "
+              "max_concurrent_requests"}}}};
     out.push_back(std::move(g));
     std::string line = key.empty() ? "Knee:" : fmt::format("Knee ({}):", key);
     line += tk.found ? fmt::format(" throughput stops growing at {}={:g} ({:.1f} tok/s)", load_name,
@@ -265,6 +288,14 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     line += fmt::format("; saturation {:.1f} tok/s", saturation);
     line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
                      : "; no latency knee";
+    if (mm1.ok) {
+      line += fmt::format("; M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)", mm1.a,
+                          mm1.b, 100 * mm1.rms_relative_error);
+    }
+    if (notes.ok) {
+      line += fmt::format("; knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)", notes.a,
+                          notes.b, 100 * notes.rms_relative_error);
+    }
     lines.push_back(std::move(line));
   }
   return out;
