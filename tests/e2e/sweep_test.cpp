@@ -70,8 +70,9 @@ TEST_F(SweepTest, SimulateSweepsAnEngineKnobAndTheLoad) {
     for (const char* model : {"mm1_latency", "knee_model"}) {
       const json& fit = g.at("fits").at(model);
       EXPECT_EQ(fit.at("points"), 3) << fit.dump();
-      if (fit.at("ok").get<bool>())
+      if (fit.at("ok").get<bool>()) {
         EXPECT_GE(fit.at("rms_relative_error").get<double>(), 0.0) << fit.dump();
+      }
     }
   }
   EXPECT_TRUE(doc.at("knee")[1].at("fits").at("knee_model").at("ok").get<bool>());
