@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "process.hpp"
+#include "sweep_fixture.hpp"
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -16,55 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string binary() {
-  return std::string(LLMBENCH_TEST_BINARY_DIR) + "/llmbench";
-}
-
-class SweepTest : public ScratchDirTest {
- protected:
-  SweepTest() : ScratchDirTest("sweep") {}
-
-  /// Runs `llmbench sweep ARGS --result-dir <dir>/out --result-filename s.json`; returns the exit
-  /// code.
-  int sweep(std::vector<std::string> args) {
-    std::vector<std::string> argv{binary(), "sweep"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    for (const char* a : {"--result-dir", "", "--result-filename", "s.json"}) argv.emplace_back(a);
-    argv[argv.size() - 3] = (dir_ / "out").string();
-    Process p(argv, log().string());
-    return p.wait(std::chrono::seconds(120));
-  }
-  fs::path log() const { return dir_ / "sweep.log"; }
-  json sweep_json() const {
-    return json::parse(read_file((dir_ / "out" / "s.sweep.json").string()));
-  }
-  std::vector<std::string> csv_lines() const {
-    std::istringstream in(read_file((dir_ / "out" / "s.sweep.csv").string()));
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-  }
-
-  /// Every point's results JSON and records file exist, with the point's completed count.
-  void expect_point_files(const json& doc, std::size_t completed) {
-    for (const auto& p : doc.at("points")) {
-      ASSERT_EQ(p.at("status"), "ok") << p.dump();
-      const fs::path results = dir_ / "out" / p.at("results_file").get<std::string>();
-      ASSERT_TRUE(fs::exists(results)) << results;
-      const json r = json::parse(read_file(results.string()));
-      EXPECT_EQ(r.at("completed").get<std::size_t>(), completed);
-      EXPECT_TRUE(r.at("windows").is_array());
-      EXPECT_FALSE(r.at("windows").empty());
-      EXPECT_TRUE(r.at("stable").is_boolean());
-      std::istringstream records(
-          read_file((dir_ / "out" / p.at("records_file").get<std::string>()).string()));
-      std::size_t lines = 0;
-      for (std::string line; std::getline(records, line);) lines += line.empty() ? 0 : 1;
-      EXPECT_EQ(lines, completed);
-    }
-  }
-};
 
 TEST_F(SweepTest, ConcurrencyLadderAgainstTheBuiltInServer) {
   ASSERT_EQ(sweep({"--sweep", "max-concurrency=1,4", "--num-prompts", "24", "--dataset-name",
@@ -112,6 +65,36 @@ TEST_F(SweepTest, SimulateSweepsAnEngineKnobAndTheLoad) {
   EXPECT_EQ(doc.at("knee")[0].at("group"), "max-num-seqs=2");
   EXPECT_EQ(doc.at("knee")[0].at("load_axis"), "max-concurrency");
   EXPECT_DOUBLE_EQ(doc.at("knee")[1].at("saturation_output_throughput").get<double>(), tput(5));
+  // Both queue models are fitted to each group's three points, with their fit error.
+  for (const auto& g : doc.at("knee")) {
+    for (const char* model : {"mm1_latency", "knee_model"}) {
+      const json& fit = g.at("fits").at(model);
+      EXPECT_EQ(fit.at("points"), 3) << fit.dump();
+      if (fit.at("ok").get<bool>()) {
+        EXPECT_GE(fit.at("rms_relative_error").get<double>(), 0.0) << fit.dump();
+      }
+    }
+  }
+  EXPECT_TRUE(doc.at("knee")[1].at("fits").at("knee_model").at("ok").get<bool>());
+  // The Pareto frontier over both configurations: no point beats a frontier point on both
+  // throughput per GPU (8 GPUs here: tp 8) and interactivity, and the busiest point is on it.
+  const json& front = doc.at("pareto").at("points");
+  ASSERT_FALSE(front.empty());
+  bool busiest = false;
+  for (const auto& f : front) {
+    const double x = f.at("interactivity").get<double>();
+    const double y = f.at("throughput_per_gpu").get<double>();
+    const auto& row = p[f.at("index").get<std::size_t>()];
+    EXPECT_NEAR(x, 1000.0 / row.at("mean_tpot_ms").get<double>(), 1e-9);
+    EXPECT_NEAR(y, row.at("output_throughput").get<double>() / 8, 1e-9);
+    busiest = busiest || f.at("index") == 5;
+    for (const auto& q : p) {
+      const double qx = 1000.0 / q.at("mean_tpot_ms").get<double>();
+      const double qy = q.at("output_throughput").get<double>() / 8;
+      EXPECT_FALSE(qx >= x && qy >= y && (qx > x || qy > y)) << q.dump();
+    }
+  }
+  EXPECT_TRUE(busiest) << front.dump();
 }
 
 TEST_F(SweepTest, SloSearchWithSimulate) {
@@ -135,6 +118,44 @@ TEST_F(SweepTest, SloSearchWithSimulate) {
         p.at("p99_ttft_ms").get<double>() <= 2000 && p.at("p99_tpot_ms").get<double>() <= 80;
     EXPECT_EQ(meets, rate <= answer) << p.dump();
     EXPECT_EQ(p.at("samples"), 1000);
+  }
+}
+
+/// Issue 15's acceptance: the SLO search lands within 5% of the true highest rate, found by a
+/// fine simulated sweep of the same workload, in at most 10 points, on two different SLOs.
+TEST_F(SweepTest, SloSearchLandsWithinFivePercentOfAFineSweepOnTwoSlos) {
+  ASSERT_EQ(sweep({"--simulate", "--sweep", "request-rate=32:42:+0.25", "--num-prompts", "1000"}),
+            0)
+      << read_file(log().string());
+  const json fine = sweep_json().at("points");
+  const std::vector<std::string> slos{"p99_ttft_ms<=500", "p99_ttft_ms<=2000,p99_tpot_ms<=80"};
+  const auto meets = [](const json& p, std::size_t slo) {
+    const double ttft = p.at("p99_ttft_ms").get<double>();
+    return slo == 0 ? ttft <= 500 : ttft <= 2000 && p.at("p99_tpot_ms").get<double>() <= 80;
+  };
+  for (std::size_t slo = 0; slo < slos.size(); ++slo) {
+    // The truth: the highest rate of the fine grid before the first one that misses.
+    double truth = std::nan("");
+    for (const auto& p : fine) {
+      if (!meets(p, slo))
+        break;
+      truth = p.at("axes").at("request-rate").get<double>();
+    }
+    ASSERT_TRUE(std::isfinite(truth)) << slos[slo];
+    ASSERT_LT(truth, 42.0) << slos[slo] << ": the grid must bracket the answer";
+    ASSERT_EQ(sweep({"--simulate", "--sweep", "request-rate=1:64", "--slo", slos[slo],
+                     "--num-prompts", "1000"}),
+              0)
+        << read_file(log().string());
+    const json doc = sweep_json();
+    const double answer = doc.at("slo_search").at("answer").get<double>();
+    std::printf("SLO %s: search answer %.3f req/s in %zu points; fine sweep (step 0.25) %.2f\n",
+                slos[slo].c_str(), answer, doc.at("points").size(), truth);
+    EXPECT_LE(std::abs(answer - truth), 0.05 * truth) << slos[slo];
+    EXPECT_LE(doc.at("points").size(), 10U);
+    for (const auto& p : doc.at("slo_search").at("points")) {
+      EXPECT_TRUE(p.at("p99_ci").at("ttft").at("supported").get<bool>()) << p.dump();
+    }
   }
 }
 

@@ -1,25 +1,20 @@
 #pragma once
 /// @file
-/// The Pareto frontier of a set of measured points (a sweep's throughput against latency, as
-/// vLLM's `bench sweep` plots it): the points no other point beats on both axes at once.
+/// The Pareto frontier of a set of points that maximize two quantities (issue 15 item 6;
+/// docs/sweep.md "Pareto frontier"): throughput per GPU against interactivity (output tokens/s
+/// per user), the trade-off the InferenceMAX charts of SemiAnalysis plot for every
+/// configuration. A point is on the frontier when no other point is at least as good on both
+/// and better on one.
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace llmbench::analysis {
 
-/// One candidate: `gain` is to be maximized (e.g. output tok/s), `cost` minimized (e.g. p99
-/// TTFT in ms).
-struct ParetoPoint {
-  double gain = 0;
-  double cost = 0;
-};
-
-/// Indices into `points` of the frontier, sorted by ascending `gain`: a point is on it when no
-/// other point has `gain` ≥ and `cost` ≤ its own with one of the two strictly better. Of exact
-/// duplicates the first is kept. Points with a non-finite gain or cost are never on it.
-/// O(n log n): sort by gain descending (cost ascending on ties) and keep each point cheaper
-/// than every point before it.
-std::vector<std::size_t> pareto_frontier(const std::vector<ParetoPoint>& points);
+/// The indices of the points (x, y) on the frontier that maximizes both, ordered by x
+/// ascending (so y descends along it). Points with a non-finite coordinate are left out; of
+/// equal points the first is kept. O(n log n).
+std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points);
 
 }  // namespace llmbench::analysis

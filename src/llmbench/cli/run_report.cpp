@@ -228,11 +228,24 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   const auto summary = metrics::summarize(result.records, plan.report.summary);
   if (out.telemetry)
     out.telemetry->finish(result);
-  const auto steady = steady_state(result.records, f.window_s, plan.report.percentiles);
+  auto steady = steady_state(result.records, f.window_s, plan.report.percentiles);
+  steady.tails = tail_cis(summary, [&](const metrics::SummaryOptions& o) {
+    metrics::SummaryOptions again = plan.report.summary;
+    again.percentiles = o.percentiles;
+    return metrics::summarize(result.records, again);
+  });
+  if (out.telemetry) {
+    // The batching-failure rule from the scraped /metrics (the server's batch cap is unknown).
+    add_batching(steady, scrape_samples(out.telemetry->json().value("server_metrics", json())),
+                 std::nan(""), "/metrics scrapes");
+  }
   auto copt =
       console_options(f, plan.report.rate, plan.report.percentile_metrics, plan.report.summary.slo);
   add_load_lines(plan, result, summary, copt);
   copt.load_lines.push_back(stability_line(steady));
+  copt.load_lines.push_back(spike_line(steady));
+  if (steady.batching.evaluated)
+    copt.load_lines.push_back(batching_line(steady));
   if (point == nullptr) {
     report::print_console(stdout, summary, copt);
   }

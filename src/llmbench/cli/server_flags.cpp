@@ -122,6 +122,14 @@ void add_server_flags(CLI::App& app, ServeFlags& f, const std::string& prefix) {
                      "requests sent in reaction to the previous step join it, as in simulate "
                      "(0 = strict)")
       ->default_str(shown(server::EngineSettings{}.admission_window_ms));
+  app.add_option(name("stall"), f.stalls,
+                 what +
+                     "fixed timing: AT_S:FOR_S, the server's clock stops for FOR_S seconds "
+                     "AT_S seconds after its first request (repeatable; docs/sweep.md)");
+  app.add_option(name("drift"), f.drift,
+                 what +
+                     "fixed timing: FACTOR:SECONDS, latency starts FACTOR times the set one and "
+                     "returns to it linearly over SECONDS (docs/sweep.md)");
   add_engine_flags(app, f.engine, prefix, what.empty() ? "Engine: " : what);
 }
 
@@ -135,6 +143,10 @@ server::ServerOptions resolve_server_options(const ServeFlags& f, const std::str
   if (seqs > 0)
     o.max_num_seqs = static_cast<int>(seqs);
   o.model = f.model.empty() ? "llmbench-sim" : f.model;
+  for (const auto& text : f.stalls)
+    o.perturbation.stalls.push_back(server::parse_stall(text, "--" + prefix + "stall"));
+  if (!f.drift.empty())
+    o.perturbation.drift = server::parse_drift(f.drift, "--" + prefix + "drift");
   if (o.timing == server::Timing::Engine) {
     server::EngineSettings e{.spec = resolve_engine_spec(f.engine, data_dir, prefix)};
     if (e.spec.data_parallel_size() > 1) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace llmbench::cli {
 
@@ -65,11 +66,13 @@ struct ServeFlags {
   /// Unset = the profile's context (engine) or 32768 (fixed); a value < 1 is refused by
   /// `server::validate`.
   std::optional<std::int64_t> max_model_len;
+  std::vector<std::string> stalls;  ///< `--stall AT_S:FOR_S`, repeatable (fixed timing)
+  std::string drift;                ///< `--drift FACTOR:SECONDS` ("" = none; fixed timing)
 };
 
 /// Adds --<prefix>timing, the fixed model's --<prefix>ttft-ms, --<prefix>itl-ms,
 /// --<prefix>tokens-per-chunk, --<prefix>default-output-len, --<prefix>max-model-len,
-/// --<prefix>admission-window-ms and
+/// --<prefix>admission-window-ms, --<prefix>stall, --<prefix>drift and
 /// every engine flag (`add_engine_flags`; --<prefix>max-num-seqs serves both timings).
 void add_server_flags(CLI::App& app, ServeFlags& f, const std::string& prefix);
 

@@ -287,10 +287,20 @@ PointReport simulate_point(const SimulateFlags& f, bool console) {
       .results_path = {},
       .exit_code = 0,
       .interrupted = false};
+  point.steady.tails = tail_cis(point.summary, [&](const metrics::SummaryOptions& o) {
+    metrics::SummaryOptions again = report.summary;
+    again.percentiles = o.percentiles;
+    return metrics::summarize(result.records, result.tokens, again);
+  });
+  add_batching(point.steady, step_samples(result.steps),
+               static_cast<double>(setup.options.engine.scheduler.max_num_seqs), "engine timeline");
   const auto& summary = point.summary;
   auto copt = console_options(f, report.rate, report.percentile_metrics, report.summary.slo);
   add_engine_lines(result, setup.options, wall_s, copt);
   copt.load_lines.push_back(stability_line(point.steady));
+  copt.load_lines.push_back(spike_line(point.steady));
+  if (point.steady.batching.evaluated)
+    copt.load_lines.push_back(batching_line(point.steady));
   if (console)
     report::print_console(stdout, summary, copt);
   const TimeNs interval =

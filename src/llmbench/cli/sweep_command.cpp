@@ -27,6 +27,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,8 +119,23 @@ class Sweep {
     PointRow row;
     last_results_ = nullptr;
     try {
-      PointReport report = measure(values, stem);
-      row = point_row(index, values, report);
+      PointReport report = measure(values, stem, 1);
+      std::vector<std::string> earlier;
+      std::size_t trials = 1;
+      // --max-trials: a point that is not stable is measured again, twice as long each time.
+      while (!report.steady.stability.stable && !report.interrupted && !g_sweep_stop.load() &&
+             trials < static_cast<std::size_t>(f_.max_trials)) {
+        earlier.push_back(report.results_path.filename().string());
+        ++trials;
+        log::info("point {} is not stable ({}); trial {} of at most {} with {}x the requests",
+                  index, report.steady.stability.reason, trials, f_.max_trials,
+                  std::int64_t{1} << (trials - 1));
+        report =
+            measure(values, fmt::format("{}-t{}", stem, trials), std::int64_t{1} << (trials - 1));
+      }
+      row = point_row(index, values, report, f_.validity);
+      row.trials = trials;
+      row.earlier_results = std::move(earlier);
       last_results_ = std::move(report.results);
     } catch (const Exception& e) {
       row = PointRow{};
@@ -164,12 +180,15 @@ class Sweep {
   [[nodiscard]] std::filesystem::path json_path() const { return dir_ / (stem_ + ".sweep.json"); }
 
  private:
-  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem) {
+  /// One measurement of the point with `scale` times the requests (or `--duration`).
+  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem,
+                      std::int64_t scale) {
     if (f_.simulate) {
       SimulateFlags s = simulate_flags_of(f_);
       for (std::size_t i = 0; i < axes_.size(); ++i) {
         apply_axis(axes_[i].axis, values[i], s, &s.engine);
       }
+      s.num_prompts *= scale;
       s.result_dir = dir_.string();
       s.result_filename = stem + ".json";
       return simulate_point(s, false);
@@ -178,6 +197,10 @@ class Sweep {
     for (std::size_t i = 0; i < axes_.size(); ++i) {
       apply_axis(axes_[i].axis, values[i], r, nullptr);
     }
+    if (r.duration_s > 0)
+      r.duration_s *= static_cast<double>(scale);
+    else
+      r.num_prompts *= scale;
     r.save_result = true;
     r.result_dir = dir_.string();
     r.result_filename = stem + ".json";
@@ -279,12 +302,14 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
   for (const auto& c : constraints) names.push_back(analysis::to_string(c));
   json points = json::array();
   std::string samples;
-  for (const auto& p : result.points) {
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const auto& p = result.points[i];
     points.push_back({{"load", p.load},
                       {"meets", p.meets},
                       {"margin", std::isfinite(p.margin) ? json(p.margin) : json(nullptr)},
                       {"samples", p.measurement.samples},
-                      {"ran", p.measurement.ran}});
+                      {"ran", p.measurement.ran},
+                      {"p99_ci", i < sweep.rows().size() ? sweep.rows()[i].p99_ci : json()}});
     samples += (samples.empty() ? "" : ", ") + std::to_string(p.measurement.samples);
   }
   sweep.extra()["slo_search"] = {
@@ -307,18 +332,125 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
                   fmt::join(names.begin(), names.end(), ", "), axis_info(axis).name,
                   result.best ? axis_value(axis, *result.best).text : std::string("none"),
                   result.reason, result.points.size(), samples));
+  // How sure the answer is: the p99 interval of each constrained p99 at the answer's point.
+  for (std::size_t i = 0; i < result.points.size() && result.best; ++i) {
+    if (result.points[i].load != *result.best || i >= sweep.rows().size())
+      continue;
+    const json& ci = sweep.rows()[i].p99_ci;
+    for (const auto& c : constraints) {
+      const std::string m = c.metric.size() > 7 && c.metric.rfind("p99_", 0) == 0 &&
+                                    c.metric.substr(c.metric.size() - 3) == "_ms"
+                                ? c.metric.substr(4, c.metric.size() - 7)
+                                : std::string();
+      if (m.empty() || !ci.is_object() || !ci.contains(m))
+        continue;
+      const json& t = ci.at(m);
+      const auto bound = [](const json& v) {
+        return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("none");
+      };
+      lines.push_back(fmt::format(
+          "  at the answer, {}: {} ms, 95% CI [{}, {}] ms from {} samples{}", c.metric,
+          bound(t.at("p99_ms")), bound(t.at("lower_ms")), bound(t.at("upper_ms")),
+          t.at("n").get<std::size_t>(), t.at("supported").get<bool>() ? "" : " (not supported)"));
+    }
+    break;
+  }
+}
+
+/// `--profile auto` (docs/sweep.md "--profile auto"): the synchronous point (concurrency 1),
+/// the saturation search (concurrency doubled, every request sent at once, until output tok/s
+/// grows less than 10% over the previous point or the cap is reached), then `profile_rates`
+/// request rates evenly spaced strictly between the synchronous and the saturating request
+/// throughput, each capped at the saturating concurrency.
+void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
+  const Axis rate_axis = sweep.axes()[0].axis;
+  const Axis conc_axis = sweep.axes()[1].axis;
+  const auto point = [&](double rate, double conc) -> const PointRow& {
+    log::info("profile auto point {}: request-rate={} max-concurrency={}", sweep.rows().size() + 1,
+              axis_value(rate_axis, rate).text, axis_value(conc_axis, conc).text);
+    return sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)});
+  };
+  const auto metric = [](const PointRow& r, const char* key) {
+    const auto it = r.metrics.find(key);
+    return it != r.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const PointRow& sync = point(inf, 1);
+  const double r_sync = metric(sync, "request_throughput");
+  double prev = metric(sync, "output_throughput");
+  double conc = 1;
+  double r_max = std::nan("");
+  bool saturated = false;
+  while (!sweep.stopped() && conc * 2 <= f.profile_max_concurrency) {
+    conc *= 2;
+    const PointRow& r = point(inf, conc);
+    const double t = metric(r, "output_throughput");
+    r_max = metric(r, "request_throughput");
+    if (!(t >= 1.1 * prev)) {  // NaN (a failed point) ends the search too
+      saturated = true;
+      break;
+    }
+    prev = t;
+  }
+  const bool usable = std::isfinite(r_sync) && std::isfinite(r_max) && r_max > r_sync;
+  for (int i = 1; usable && i <= f.profile_rates && !sweep.stopped(); ++i) {
+    point(r_sync + (r_max - r_sync) * i / (f.profile_rates + 1), conc);
+  }
+  const std::string reason =
+      saturated ? fmt::format("output tok/s grew less than 10% from max-concurrency={:g} to {:g}",
+                              conc / 2, conc)
+                : fmt::format(
+                      "not saturated: output tok/s still grew 10% or more at the cap "
+                      "max-concurrency={:g}",
+                      conc);
+  sweep.extra()["profile"] = {
+      {"name", "auto"},
+      {"rule", "concurrency doubled from 1 until output_throughput < 1.1 x the previous point"},
+      {"synchronous_request_throughput", std::isfinite(r_sync) ? json(r_sync) : json(nullptr)},
+      {"saturating_concurrency", conc},
+      {"saturating_request_throughput", std::isfinite(r_max) ? json(r_max) : json(nullptr)},
+      {"saturated", saturated},
+      {"reason", reason},
+      {"rates", f.profile_rates}};
+  lines.push_back(
+      fmt::format("Profile auto: synchronous {:.3f} req/s, saturating {:.3f} req/s at "
+                  "max-concurrency={:g} ({})",
+                  r_sync, r_max, conc, reason));
 }
 
 int execute_sweep(const SweepFlags& f) {
   check_sweep_flags(f);
-  Sweep sweep(f, parse_sweep_axes(f.sweep));
+  const bool profile = f.profile == "auto";
+  Sweep sweep(f, parse_sweep_axes(
+                     profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"}
+                             : f.sweep));
   const SweepSignals signals;
   std::vector<std::string> lines;
-  if (f.slo.empty()) {
+  if (profile) {
+    run_profile_auto(sweep, f, lines);
+  } else if (f.slo.empty()) {
     run_ladder(sweep);
     sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
   } else {
     run_slo_search(sweep, f, lines);
+  }
+  sweep.extra()["pareto"] = pareto_report(sweep.axes(), sweep.rows(), lines);
+  for (const auto& row : sweep.rows()) {
+    if (row.status == PointStatus::Ok && !row.valid) {
+      lines.push_back(
+          fmt::format("point {}: invalid: {}", row.index,
+                      fmt::join(row.invalid_reasons.begin(), row.invalid_reasons.end(), "; ")));
+    }
+    if (row.batching_failed)
+      lines.push_back(
+          fmt::format("point {}: dynamic batching failed (see its results' batching)", row.index));
+    constexpr std::size_t kSpikeLines = 3;  // per point; the results list every one
+    for (std::size_t k = 0; k < row.spikes.size() && k < kSpikeLines; ++k)
+      lines.push_back(fmt::format("point {}: {}", row.index, row.spikes[k]));
+    if (row.spikes.size() > kSpikeLines) {
+      lines.push_back(fmt::format("point {}: {} more spike(s) in its results", row.index,
+                                  row.spikes.size() - kSpikeLines));
+    }
   }
   for (const auto& line : lines) std::printf("%s\n", line.c_str());
   sweep.write();

@@ -16,9 +16,21 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are, and `--report`, the
 /// sweep's HTML report), accepted in both modes.
-constexpr std::array<std::string_view, 8> kSweepOwn{"--sweep",          "--simulate",   "--slo",
-                                                    "--slo-resolution", "--max-points", "--quiet",
-                                                    "--disable-tqdm",   "--report"};
+constexpr std::array<std::string_view, 15> kSweepOwn{"--sweep",
+                                                     "--simulate",
+                                                     "--slo",
+                                                     "--slo-resolution",
+                                                     "--max-points",
+                                                     "--quiet",
+                                                     "--disable-tqdm",
+                                                     "--report",
+                                                     "--max-trials",
+                                                     "--valid-min-duration",
+                                                     "--valid-min-completed",
+                                                     "--valid-max-error-rate",
+                                                     "--profile",
+                                                     "--profile-rates",
+                                                     "--profile-max-concurrency"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
@@ -40,8 +52,7 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--sweep", f.sweep,
                  "AXIS=LIST (1,2,4,8), AXIS=LO:HI:xF or LO:HI:+S (a ladder), or AXIS=LO:HI (the "
                  "range of --slo); repeatable, several axes give their product. Axes: " +
-                     axis_names() + " (engine knobs need --simulate)")
-      ->required();
+                     axis_names() + " (engine knobs need --simulate)");
   app.add_flag("--simulate", f.simulate,
                "Sweep `simulate` points (virtual time, no HTTP) instead of `run` points");
   app.add_option("--slo", f.slo,
@@ -52,9 +63,44 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
       ->capture_default_str();
   app.add_option("--max-points", f.max_points, "--slo: most points measured")
       ->capture_default_str();
+  app.add_option("--max-trials", f.max_trials,
+                 "Measure a point that is not stable again with twice the requests (or "
+                 "--duration), up to this many trials in all (1 = once)")
+      ->capture_default_str();
+  app.add_option("--profile", f.profile,
+                 "auto: a synchronous point, a saturating point (concurrency doubled until "
+                 "output tok/s grows < 10%), then --profile-rates rates evenly between "
+                 "(GuideLLM's sweep); instead of --sweep");
+  app.add_option("--profile-rates", f.profile_rates, "--profile auto: rates between")
+      ->capture_default_str();
+  app.add_option("--profile-max-concurrency", f.profile_max_concurrency,
+                 "--profile auto: highest concurrency of the saturation search")
+      ->capture_default_str();
+  app.add_option("--valid-min-duration", f.validity.min_duration_s,
+                 "Validity: a point measured for fewer seconds is invalid")
+      ->capture_default_str();
+  app.add_option("--valid-min-completed", f.validity.min_completed,
+                 "Validity: a point with fewer completed requests is invalid")
+      ->capture_default_str();
+  app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
+                 "Validity: a point whose failed share is above this (0-1) is invalid")
+      ->capture_default_str();
 }
 
 void check_sweep_flags(const SweepFlags& f) {
+  if (f.max_trials < 1 || f.max_trials > 10)
+    throw Exception(
+        Error{fmt::format("must be in [1, 10], got {}", f.max_trials), "--max-trials", -1});
+  if (!f.profile.empty() && f.profile != "auto")
+    throw Exception(
+        Error{fmt::format("'{}' is not a profile (valid: auto)", f.profile), "--profile", -1});
+  if (f.profile.empty() == f.sweep.empty())
+    throw Exception(
+        Error{"give --sweep AXIS=VALUES or --profile auto (one of them)", "--sweep", -1});
+  if (f.profile_rates < 1 || f.profile_rates > 50)
+    throw Exception(Error{"must be in [1, 50]", "--profile-rates", -1});
+  if (f.profile_max_concurrency < 2)
+    throw Exception(Error{"must be >= 2", "--profile-max-concurrency", -1});
   const auto& given = f.run.given;
   const auto own = [](const std::string& name) {
     return std::find(kSweepOwn.begin(), kSweepOwn.end(), name) != kSweepOwn.end();

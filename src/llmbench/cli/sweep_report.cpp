@@ -1,6 +1,8 @@
 #include "llmbench/cli/sweep_report.hpp"
 
 #include "llmbench/analysis/knee.hpp"
+#include "llmbench/analysis/pareto.hpp"
+#include "llmbench/analysis/queue_fit.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/report/report.hpp"
 
@@ -90,17 +92,43 @@ std::string_view to_string(PointStatus status) noexcept {
 }
 
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report) {
-  PointRow row{.index = index,
-               .values = values,
-               .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
-               .error = {},
-               .metrics = json::object(),
-               .stable = report.steady.stability.stable,
-               .stability_reason = report.steady.stability.reason,
-               .results_file = report.results_path.filename().string(),
-               .records_file = report.results.value("records_file", std::string()),
-               .samples = report.summary.completed};
+                   const PointReport& report, const analysis::ValidityRule& rule) {
+  PointRow row{
+      .index = index,
+      .values = values,
+      .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
+      .error = {},
+      .metrics = json::object(),
+      .stable = report.steady.stability.stable,
+      .stability_reason = report.steady.stability.reason,
+      .results_file = report.results_path.filename().string(),
+      .records_file = report.results.value("records_file", std::string()),
+      .samples = report.summary.completed,
+      .trials = 1,
+      .earlier_results = {},
+      .spikes = analysis::spike_lines(report.steady.spikes, analysis::SpikeRule{}),
+      .valid = false,
+      .invalid_reasons = {},
+      .p99_ci = report.results.is_object() ? report.results.value("p99_ci", json()) : json(nullptr),
+      .batching_failed = report.steady.batching.fired,
+      .gpus = 1};
+  if (report.results.is_object()) {
+    const json cfg = report.results.value("config_effective", json::object());
+    if (cfg.is_object() && cfg.contains("tp") && cfg.at("tp").is_number()) {
+      row.gpus = cfg.at("tp").get<double>() *
+                 (cfg.contains("data_parallel_size") && cfg.at("data_parallel_size").is_number()
+                      ? cfg.at("data_parallel_size").get<double>()
+                      : 1.0);
+    }
+  }
+  analysis::PointFacts facts{.duration_s = report.summary.duration_s,
+                             .completed = report.summary.completed,
+                             .failed = report.summary.failed,
+                             .tails = {}};
+  for (const auto& t : report.steady.tails) facts.tails.emplace_back(t.metric, t.ci);
+  const auto verdict = analysis::validity(facts, rule);
+  row.valid = verdict.valid;
+  row.invalid_reasons = verdict.reasons;
   for (const auto key : kPointMetrics) {
     const std::string k(key);
     row.metrics[k] = report.results.is_object() && report.results.contains(k) ? report.results.at(k)
@@ -132,6 +160,13 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
     p["stable"] = row.stable;
     p["stability"] = row.stability_reason;
     p["samples"] = row.samples;
+    p["trials"] = row.trials;
+    p["earlier_results"] = row.earlier_results;
+    p["spikes"] = row.spikes;
+    p["valid"] = row.valid;
+    p["invalid_reasons"] = row.invalid_reasons;
+    p["p99_ci"] = row.p99_ci;
+    p["batching_failed"] = row.batching_failed;
     p["results_file"] = row.results_file;
     p["records_file"] = row.records_file;
     points.push_back(std::move(p));
@@ -147,7 +182,7 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
   for (const auto& axis : axes) out += "," + std::string(axis_info(axis.axis).name);
   out += ",status";
   for (const auto key : kPointMetrics) out += "," + std::string(key);
-  out += ",stable,samples,results_file,error\n";
+  out += ",stable,samples,results_file,error,valid,trials\n";
   for (const auto& row : rows) {
     out += std::to_string(row.index);
     for (const auto& v : row.values) out += "," + csv_field(v.text);
@@ -155,8 +190,9 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
     for (const auto key : kPointMetrics) {
       out += "," + csv_number(row.metrics.value(std::string(key), json(nullptr)));
     }
-    out += fmt::format(",{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
-                       csv_field(row.results_file), csv_field(row.error));
+    out += fmt::format(",{},{},{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
+                       csv_field(row.results_file), csv_field(row.error),
+                       row.valid ? "true" : "false", row.trials);
   }
   return out;
 }
@@ -206,6 +242,21 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
       if (std::isfinite(t) && !(t <= saturation))
         saturation = t;
     }
+    std::vector<std::pair<double, double>> latency_curve;  // (req/s, mean E2EL ms)
+    std::vector<std::pair<double, double>> depth_curve;    // (requests in flight, req/s)
+    for (const PointRow* row : members) {
+      latency_curve.emplace_back(metric(*row, "request_throughput"), metric(*row, "mean_e2el_ms"));
+      depth_curve.emplace_back(metric(*row, "max_concurrent_requests"),
+                               metric(*row, "request_throughput"));
+    }
+    const auto mm1 = analysis::fit_mm1_latency(latency_curve);
+    const auto notes = analysis::fit_knee_model(depth_curve);
+    const auto fit_json = [](const analysis::QueueFit& f, const char* a, const char* b) {
+      const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+      return json{{"ok", f.ok},         {a, num(f.a)},
+                  {b, num(f.b)},        {"rms_relative_error", num(f.rms_relative_error)},
+                  {"points", f.points}, {"reason", f.reason}};
+    };
     const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
     const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});
     json g{{"group", key},
@@ -221,7 +272,14 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
              {"output_throughput", lk.found ? json(lk.x) : json(nullptr)},
              {"p99_ttft_ms", lk.found ? json(lk.y) : json(nullptr)},
              {"reason", lk.reason}}},
-           {"method", "Kneedle (Satopaa et al. 2011), S = 1"}};
+           {"method", "Kneedle (Satopaa et al. 2011), S = 1"},
+           {"fits",
+            {{"mm1_latency", fit_json(mm1, "l0_ms", "xmax_request_throughput")},
+             {"mm1_latency_curve", "mean_e2el_ms = l0_ms / (1 - request_throughput / xmax)"},
+             {"knee_model", fit_json(notes, "mu", "rho")},
+             {"knee_model_curve",
+              "request_throughput = mu (1 - rho) / (1 + Q (1 - rho)), Q = "
+              "max_concurrent_requests"}}}};
     out.push_back(std::move(g));
     std::string line = key.empty() ? "Knee:" : fmt::format("Knee ({}):", key);
     line += tk.found ? fmt::format(" throughput stops growing at {}={:g} ({:.1f} tok/s)", load_name,
@@ -230,9 +288,54 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     line += fmt::format("; saturation {:.1f} tok/s", saturation);
     line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
                      : "; no latency knee";
+    if (mm1.ok) {
+      line += fmt::format("; M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)", mm1.a,
+                          mm1.b, 100 * mm1.rms_relative_error);
+    }
+    if (notes.ok) {
+      line += fmt::format("; knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)", notes.a,
+                          notes.b, 100 * notes.rms_relative_error);
+    }
     lines.push_back(std::move(line));
   }
   return out;
+}
+
+json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                   std::vector<std::string>& lines) {
+  std::vector<std::pair<double, double>> pts;
+  std::vector<const PointRow*> ran;
+  for (const auto& row : rows) {
+    if (row.status != PointStatus::Ok)
+      continue;
+    const double tpot = metric(row, "mean_tpot_ms");
+    pts.emplace_back(tpot > 0 ? 1000.0 / tpot : std::nan(""),
+                     metric(row, "output_throughput") / row.gpus);
+    ran.push_back(&row);
+  }
+  json points = json::array();
+  std::string line = "Pareto (tok/s per GPU vs tok/s per user):";
+  for (const std::size_t i : analysis::pareto_front(pts)) {
+    json at = json::object();
+    std::string where;
+    for (std::size_t a = 0; a < axes.size() && a < ran[i]->values.size(); ++a) {
+      at[std::string(axis_info(axes[a].axis).name)] = value_json(ran[i]->values[a]);
+      where += fmt::format("{}{}={}", where.empty() ? "" : " ", axis_info(axes[a].axis).name,
+                           ran[i]->values[a].text);
+    }
+    points.push_back({{"index", ran[i]->index},
+                      {"axes", std::move(at)},
+                      {"interactivity", pts[i].first},
+                      {"throughput_per_gpu", pts[i].second}});
+    line += fmt::format(" [{}] {:.1f} @ {:.1f};", where, pts[i].second, pts[i].first);
+  }
+  if (!points.empty()) {
+    line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return {{"x", "interactivity: 1000 / mean_tpot_ms (output tok/s per user)"},
+          {"y", "output_throughput / GPUs (tp x dp; 1 for a run point)"},
+          {"points", std::move(points)}};
 }
 
 std::string table_header(const std::vector<SweepAxis>& axes) {
@@ -252,12 +355,13 @@ std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row) {
   }
   if (row.status == PointStatus::Failed)
     return out + fmt::format(" {:>11} {}", "failed", row.error);
-  out +=
-      fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", to_string(row.status),
-                  row.samples, cell(metric(row, "request_throughput"), 2),
-                  cell(metric(row, "output_throughput"), 1), cell(metric(row, "median_ttft_ms"), 1),
-                  cell(metric(row, "p99_ttft_ms"), 1), cell(metric(row, "p99_tpot_ms"), 2),
-                  cell(metric(row, "p99_itl_ms"), 2), row.stable ? "yes" : "no");
+  out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",
+                     to_string(row.status), row.samples, cell(metric(row, "request_throughput"), 2),
+                     cell(metric(row, "output_throughput"), 1),
+                     cell(metric(row, "median_ttft_ms"), 1), cell(metric(row, "p99_ttft_ms"), 1),
+                     cell(metric(row, "p99_tpot_ms"), 2), cell(metric(row, "p99_itl_ms"), 2),
+                     std::string(row.stable ? "yes" : "no") +
+                         (row.trials > 1 ? fmt::format("/{}", row.trials) : std::string()));
   return out;
 }
 

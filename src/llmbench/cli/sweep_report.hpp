@@ -5,6 +5,7 @@
 /// interrupted sweep keeps each finished point, and the console table (one row per point as it
 /// finishes).
 
+#include "llmbench/analysis/validity.hpp"
 #include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 
@@ -52,11 +53,22 @@ struct PointRow {
   std::string results_file;  ///< file name in the sweep's folder ("" when none)
   std::string records_file;
   std::size_t samples = 0;  ///< completed requests (the sample count of its percentiles)
+  std::size_t trials = 1;   ///< measurements made (`--max-trials`); the row is the last one's
+  std::vector<std::string> earlier_results;  ///< results files of the earlier trials
+  std::vector<std::string> spikes;           ///< one line per spike of the point
+  bool valid = false;                        ///< `analysis::validity` under the sweep's rule
+  std::vector<std::string> invalid_reasons;  ///< every rule the point broke
+  nlohmann::json p99_ci = nullptr;           ///< the results' `p99_ci`
+  bool batching_failed = false;              ///< the batching-failure rule fired
+  /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
+  /// cannot see the server's GPUs), so its "per GPU" is per server.
+  double gpus = 1;
 };
 
-/// The row of a point that ran: its metrics, stability and file names from `report`.
+/// The row of a point that ran: its metrics, stability, spikes, validity under `rule` (the
+/// p99 of each of `kTailMetrics` must be supported) and file names from `report`.
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report);
+                   const PointReport& report, const analysis::ValidityRule& rule);
 
 /// The sweep JSON: `mode` ("run" / "simulate"), `axes` [{name, values}], `points` (one object
 /// per row: index, axes {name: value}, status, error, the metrics, stable, stability,
@@ -80,6 +92,13 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 /// array (null when no axis is a load axis); `lines` gets one console line per group.
 nlohmann::json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
                            std::vector<std::string>& lines);
+
+/// The Pareto frontier over every point that ran (docs/sweep.md "Pareto frontier"):
+/// interactivity = 1000 / mean_tpot_ms (output tokens/s per user) against output_throughput /
+/// gpus (tok/s per GPU), both maximized (`analysis::pareto_front`). A JSON object {x, y, points:
+/// [{index, axes, interactivity, throughput_per_gpu}]}; `lines` gets one console line.
+nlohmann::json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
+                             std::vector<std::string>& lines);
 
 /// The console table's header (the axis names, then req/s, tok/s, TTFT, TPOT, ITL, stable).
 std::string table_header(const std::vector<SweepAxis>& axes);

@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace llmbench::report::detail {
 
@@ -62,17 +63,17 @@ json slo_json(const json& sweep) {
 
 /// Indices into `points` (those that ran) of the frontier of output_throughput against `cost`.
 json pareto_json(const json& points, const char* cost) {
-  std::vector<analysis::ParetoPoint> candidates;
+  // Both axes maximized: throughput, and the latency negated.
+  std::vector<std::pair<double, double>> candidates;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (points[i].value("status", "") != "ok")
       continue;
-    candidates.push_back(
-        {.gain = number_at(points[i], "output_throughput"), .cost = number_at(points[i], cost)});
+    candidates.emplace_back(number_at(points[i], "output_throughput"), -number_at(points[i], cost));
     index.push_back(i);
   }
   json out = json::array();
-  for (const std::size_t k : analysis::pareto_frontier(candidates)) out.push_back(index[k]);
+  for (const std::size_t k : analysis::pareto_front(candidates)) out.push_back(index[k]);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "llmbench/server/detail/state.hpp"
 #include "llmbench/server/detail/token_source.hpp"
 #include "llmbench/server/slot_pool.hpp"
+#include "llmbench/server/time_warp.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -57,7 +58,9 @@ class FixedTiming final : public TimingModel {
       : ttft_ns_(state.ttft_ns),
         itl_ns_(state.itl_ns),
         per_chunk_(state.options.tokens_per_chunk),
-        pool_(state.options.max_num_seqs) {}
+        pool_(state.options.max_num_seqs),
+        warped_(state.options.perturbation.active()),
+        warp_(state.options.perturbation) {}
 
   void stop() noexcept override { pool_.shutdown(); }
   std::unique_ptr<TokenSource> open(const GenerationParams& params, TimeNs arrival_ns,
@@ -79,13 +82,25 @@ class FixedTiming final : public TimingModel {
   /// Deadline of the chunk that starts at output position `emitted` and carries `tokens`
   /// tokens: t_0 = admit + ttft; t_j = t_{j-1} + itl × tokens_j, i.e. admit + ttft + itl ×
   /// (tokens after the first chunk, up to and including this one). `total` = N.
+  /// With `--stall` / `--drift` the schedule is laid out in engine time (`TimeWarp`, from the
+  /// first request) and mapped back to the wall clock.
   [[nodiscard]] TimeNs deadline(TimeNs admit_ns, std::int64_t total, std::int64_t emitted,
                                 std::int64_t tokens) const noexcept {
-    if (emitted == 0)
-      return saturating_add(admit_ns, ttft_ns_);
-    const std::int64_t first_chunk = std::min(per_chunk_, total);
-    return saturating_add(saturating_add(admit_ns, ttft_ns_),
-                          saturating_mul(itl_ns_, emitted + tokens - first_chunk));
+    const TimeNs origin = origin_ns_.load(std::memory_order_relaxed);
+    const TimeNs start = warped_ ? warp_.to_engine(admit_ns - origin) : admit_ns;
+    TimeNs due = saturating_add(start, ttft_ns_);
+    if (emitted > 0) {
+      const std::int64_t first_chunk = std::min(per_chunk_, total);
+      due = saturating_add(due, saturating_mul(itl_ns_, emitted + tokens - first_chunk));
+    }
+    if (!warped_ || due == std::numeric_limits<TimeNs>::max())
+      return due;
+    return saturating_add(origin, warp_.to_wall(due));
+  }
+  /// Sets the perturbations' origin to the first request's arrival (later calls keep it).
+  void mark_origin(TimeNs arrival_ns) noexcept {
+    TimeNs unset = kUnsetOrigin;
+    origin_ns_.compare_exchange_strong(unset, arrival_ns, std::memory_order_relaxed);
   }
   [[nodiscard]] std::int64_t per_chunk() const noexcept { return per_chunk_; }
   SlotPool& pool() noexcept { return pool_; }
@@ -101,6 +116,10 @@ class FixedTiming final : public TimingModel {
   std::atomic<std::int64_t> prompt_tokens_{0};
   std::atomic<std::int64_t> generation_tokens_{0};
   std::atomic<std::int64_t> aborted_{0};
+  static constexpr TimeNs kUnsetOrigin = std::numeric_limits<TimeNs>::min();
+  const bool warped_;
+  const TimeWarp warp_;
+  std::atomic<TimeNs> origin_ns_{kUnsetOrigin};
 };
 
 /// One request on the fixed schedule: `tokens_per_chunk` tokens per piece (the last may carry
@@ -219,6 +238,8 @@ std::unique_ptr<TokenSource> FixedTiming::open(const GenerationParams& params, T
                                                std::int64_t number,
                                                const net::any_io_executor& executor) {
   (void)number;
+  if (warped_)
+    mark_origin(arrival_ns);
   return std::make_unique<FixedSource>(*this, params, arrival_ns, executor);
 }
 

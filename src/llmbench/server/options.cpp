@@ -70,6 +70,9 @@ void validate(const ServerOptions& options) {
   if (options.model.empty())
     fail("--model", "must not be empty");
   validate_faults(options.faults);
+  validate_perturbation(options.perturbation);
+  if (options.timing == Timing::Engine && options.perturbation.active())
+    fail(options.perturbation.stalls.empty() ? "--drift" : "--stall", "needs --timing fixed");
 }
 
 }  // namespace llmbench::server

@@ -3,6 +3,7 @@
 /// Settings of the built-in simulated OpenAI-compatible server (`llmbench serve`).
 
 #include "llmbench/server/fault.hpp"
+#include "llmbench/server/time_warp.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
@@ -78,6 +79,8 @@ struct ServerOptions {
   std::int64_t max_connections = 0;
   /// Faults injected into generation responses (`--fault`, docs/faults.md); none by default.
   FaultSettings faults;
+  /// Stalls and drift of the fixed timing (`--stall`, `--drift`; time_warp.hpp); none by default.
+  TimingPerturbation perturbation;
 };
 
 /// Longest `max_model_len` accepted (2^24 tokens, beyond every context of data/sim/models):
@@ -88,7 +91,8 @@ inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 24;
 /// is out of range: threads/tokens_per_chunk/max_num_seqs < 1, ttft/itl not in [0, 1 hour] ms,
 /// default_output_len < 0, max_model_len not in [1, kMaxModelLen], empty model name, timeouts
 /// not in [0, 1 day] s, max_connections < 0, `Timing::Engine` without engine settings (or with
-/// fewer than 1 KV block, or a negative admission window), bad faults (`validate_faults`).
+/// fewer than 1 KV block, or a negative admission window), bad faults (`validate_faults`), bad
+/// stalls or drift (`validate_perturbation`) or either with engine timing.
 void validate(const ServerOptions& options);
 
 }  // namespace llmbench::server

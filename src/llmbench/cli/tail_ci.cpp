@@ -1,0 +1,84 @@
+#include "llmbench/cli/tail_ci.hpp"
+
+#include <cmath>
+
+namespace llmbench::cli {
+
+namespace {
+
+using nlohmann::json;
+
+const metrics::Stats& stats_of(const metrics::Summary& s, std::string_view metric) {
+  if (metric == "ttft")
+    return s.ttft_ms;
+  if (metric == "tpot")
+    return s.tpot_ms;
+  if (metric == "itl")
+    return s.itl_ms;
+  return s.e2el_ms;
+}
+
+double at(const metrics::Stats& s, double q) {
+  for (const auto& [p, v] : s.percentiles) {
+    if (p == q)
+      return v;
+  }
+  return std::nan("");
+}
+
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+}  // namespace
+
+std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize& again, double q,
+                             double confidence) {
+  std::vector<TailCi> out;
+  metrics::SummaryOptions options;
+  options.percentiles.clear();
+  options.percentiles.push_back(100 * q);
+  for (const auto name : kTailMetrics) {
+    const std::size_t n = stats_of(summary, name).count;
+    if (n == 0)
+      continue;
+    TailCi t{.metric = std::string(name), .ci = analysis::quantile_ci(n, q, confidence)};
+    for (const std::size_t rank : {t.ci.lower_rank, t.ci.upper_rank}) {
+      if (rank != 0)
+        options.percentiles.push_back(analysis::rank_percentile(rank, n));
+    }
+    out.push_back(std::move(t));
+  }
+  if (out.empty())
+    return out;
+  const metrics::Summary s = again(options);
+  for (auto& t : out) {
+    const metrics::Stats& st = stats_of(s, t.metric);
+    t.value_ms = at(st, 100 * q);
+    if (t.ci.lower_rank != 0)
+      t.lower_ms = at(st, analysis::rank_percentile(t.ci.lower_rank, t.ci.n));
+    if (t.ci.upper_rank != 0)
+      t.upper_ms = at(st, analysis::rank_percentile(t.ci.upper_rank, t.ci.n));
+  }
+  return out;
+}
+
+json tail_cis_json(const std::vector<TailCi>& cis) {
+  json out{{"method",
+            "order statistics: ranks l, u with F(l-1) <= a/2 and F(u-1) >= 1-a/2, F the "
+            "Binomial(n, 0.99) CDF"}};
+  out["confidence"] = cis.empty() ? json(nullptr) : json(cis.front().ci.confidence);
+  for (const auto& t : cis) {
+    out[t.metric] = {{"n", t.ci.n},
+                     {"p99_ms", number(t.value_ms)},
+                     {"lower_ms", number(t.lower_ms)},
+                     {"upper_ms", number(t.upper_ms)},
+                     {"lower_rank", t.ci.lower_rank},
+                     {"upper_rank", t.ci.upper_rank},
+                     {"coverage", number(t.ci.coverage)},
+                     {"supported", t.ci.supported()}};
+  }
+  return out;
+}
+
+}  // namespace llmbench::cli

@@ -1,0 +1,43 @@
+#include "llmbench/analysis/queue_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace llmbench::analysis {
+namespace {
+
+TEST(QueueFit, Mm1RecoversTheCurveItWasDrawnFrom) {
+  // L = 100 / (1 − X/50) at X = 5, 10, ..., 45: exact, so the fit is exact.
+  std::vector<std::pair<double, double>> pts;
+  for (double x = 5; x < 50; x += 5) pts.emplace_back(x, 100 / (1 - x / 50));
+  const auto f = fit_mm1_latency(pts);
+  ASSERT_TRUE(f.ok) << f.reason;
+  EXPECT_NEAR(f.a, 100, 1e-9);
+  EXPECT_NEAR(f.b, 50, 1e-9);
+  EXPECT_NEAR(f.rms_relative_error, 0, 1e-12);
+  EXPECT_EQ(f.points, 9U);
+  // 10% noise on alternate points: a fit error of about 10%.
+  for (std::size_t i = 0; i < pts.size(); i += 2) pts[i].second *= 1.1;
+  EXPECT_GT(fit_mm1_latency(pts).rms_relative_error, 0.02);
+}
+
+TEST(QueueFit, Mm1RefusesALatencyThatFallsOrOnePoint) {
+  EXPECT_FALSE(fit_mm1_latency({{1, 100}, {2, 90}, {3, 80}}).ok);
+  EXPECT_FALSE(fit_mm1_latency({{1, 100}}).ok);
+  EXPECT_FALSE(fit_mm1_latency({{1, 100}, {1, 120}}).ok);
+}
+
+TEST(QueueFit, KneeModelRecoversMuAndRho) {
+  // X = 2000 (1 − 0.9) / (1 + Q (1 − 0.9)) at Q = 1, 2, 4, ..., 128.
+  std::vector<std::pair<double, double>> pts;
+  for (double q = 1; q <= 128; q *= 2) pts.emplace_back(q, 2000 * 0.1 / (1 + q * 0.1));
+  const auto f = fit_knee_model(pts);
+  ASSERT_TRUE(f.ok);
+  EXPECT_NEAR(f.b, 0.9, 1e-9);
+  EXPECT_NEAR(f.a, 2000, 1e-6);
+  EXPECT_NEAR(f.rms_relative_error, 0, 1e-9);
+}
+
+}  // namespace
+}  // namespace llmbench::analysis

@@ -1,0 +1,120 @@
+#include "llmbench/analysis/spikes.hpp"
+
+#include "llmbench/core/error.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace llmbench::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr TimeNs kMs = 1'000'000;
+
+/// A 1 s window `i` whose p99 ITL and TTFT are the given values (with `n` samples each).
+Window window(std::size_t i, double itl_p99, double ttft_p99, std::size_t n = 50) {
+  Window w;
+  w.start_ns = static_cast<TimeNs>(i) * 1000 * kMs;
+  w.end_ns = w.start_ns + 1000 * kMs;
+  w.itl_ms.count = std::isnan(itl_p99) ? 0 : n;
+  w.itl_ms.percentiles = {{50, itl_p99 / 2}, {99, itl_p99}};
+  w.ttft_ms.count = std::isnan(ttft_p99) ? 0 : n;
+  w.ttft_ms.percentiles = {{50, ttft_p99 / 2}, {99, ttft_p99}};
+  w.mean_in_flight = 4.0 + static_cast<double>(i);
+  w.max_in_flight = 5 + i;
+  w.completed = 10;
+  return w;
+}
+
+TEST(Spikes, AWindowAboveThreeTimesTheMedianIsASpike) {
+  std::vector<Window> windows;
+  for (std::size_t i = 0; i < 10; ++i) windows.push_back(window(i, 10, 100));
+  windows[4] = window(4, 50, 400);  // ITL 5x, TTFT 4x: both spike
+  windows[7] = window(7, 25, 290);  // 2.5x and 2.9x: below the multiple
+  const auto r = find_spikes(windows, SpikeRule{});
+  EXPECT_DOUBLE_EQ(r.itl_baseline_ms, 10.0);
+  EXPECT_DOUBLE_EQ(r.ttft_baseline_ms, 100.0);
+  ASSERT_EQ(r.spikes.size(), 2U);
+  EXPECT_EQ(r.spikes[0].metric, SpikeMetric::Itl);
+  EXPECT_EQ(r.spikes[1].metric, SpikeMetric::Ttft);
+  for (const auto& s : r.spikes) {
+    EXPECT_EQ(s.window, 4U);
+    EXPECT_EQ(s.start_ns, 4000 * kMs);
+    EXPECT_EQ(s.end_ns, 5000 * kMs);
+    EXPECT_DOUBLE_EQ(s.mean_in_flight, 8.0);
+    EXPECT_EQ(s.max_in_flight, 9U);
+    EXPECT_EQ(s.samples, 50U);
+  }
+  EXPECT_DOUBLE_EQ(r.spikes[0].ratio, 5.0);
+  EXPECT_DOUBLE_EQ(r.spikes[1].value_ms, 400.0);
+  const auto lines = spike_lines(r, SpikeRule{});
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_THAT(lines[0], HasSubstr("p99 ITL 50.0 ms = 5.0 x the median window (10.0 ms"));
+  EXPECT_THAT(lines[0], HasSubstr("at 4.00-5.00 s, 8.0 in flight (max 9)"));
+}
+
+TEST(Spikes, TheMultipleAndPercentileAreTheRules) {
+  std::vector<Window> windows;
+  for (std::size_t i = 0; i < 5; ++i) windows.push_back(window(i, 10, 100));
+  windows[2] = window(2, 25, 100);
+  EXPECT_TRUE(find_spikes(windows, SpikeRule{}).spikes.empty());
+  const auto r = find_spikes(windows, SpikeRule{.multiple = 2.0});
+  ASSERT_EQ(r.spikes.size(), 1U);
+  EXPECT_EQ(r.spikes[0].window, 2U);
+  // At p50 the values are halved, the baseline too: the same ratio.
+  const auto p50 = find_spikes(windows, SpikeRule{.multiple = 2.0, .percentile = 50});
+  ASSERT_EQ(p50.spikes.size(), 1U);
+  EXPECT_DOUBLE_EQ(p50.spikes[0].value_ms, 12.5);
+  EXPECT_THAT([&] { (void)find_spikes(windows, SpikeRule{.multiple = 1.0}); },
+              ::testing::ThrowsMessage<Exception>(HasSubstr("--spike-multiple")));
+}
+
+TEST(Spikes, WindowsWithoutSamplesAreLeftOutOfTheBaseline) {
+  // Median of {10, 10, 12, 100}: (10 + 12) / 2 = 11 (an even count); the NaN windows count not.
+  std::vector<Window> windows{window(0, 10, NAN), window(1, NAN, NAN), window(2, 12, 100),
+                              window(3, 100, NAN), window(4, 10, 100)};
+  const auto r = find_spikes(windows, SpikeRule{});
+  EXPECT_DOUBLE_EQ(r.itl_baseline_ms, 11.0);
+  EXPECT_TRUE(std::isnan(r.ttft_baseline_ms));  // 2 windows with a TTFT: fewer than 3
+  ASSERT_EQ(r.spikes.size(), 1U);
+  EXPECT_EQ(r.spikes[0].window, 3U);
+  EXPECT_TRUE(find_spikes({}, SpikeRule{}).spikes.empty());
+}
+
+/// Four streams with a token every 20 ms over [0, 8 s) that all pause over [2.3 s, 2.7 s):
+/// the windows of the records put the one spike in [2 s, 3 s), where the 420 ms gaps land.
+TEST(Spikes, AStallInTheRecordsIsFoundInTheWindowItEnds) {
+  std::vector<metrics::RequestRecord> records;
+  for (std::int64_t s = 0; s < 4; ++s) {
+    metrics::RequestRecord r;
+    r.id = s;
+    r.http_status = 200;
+    r.sent_ns = 0;
+    r.scheduled_ns = 0;
+    for (TimeNs t = 20 * kMs; t < 8000 * kMs; t += 20 * kMs) {
+      if (t > 2300 * kMs && t < 2700 * kMs)
+        continue;
+      r.chunks.push_back(metrics::Chunk{.time_ns = t, .tokens = 1, .bytes = 4});
+    }
+    r.output_tokens = static_cast<std::int64_t>(r.chunks.size());
+    r.done_ns = 8000 * kMs;
+    records.push_back(r);
+  }
+  const auto windows = time_windows(records, WindowOptions{.width_ns = 1000 * kMs});
+  ASSERT_EQ(windows.size(), 8U);
+  const auto r = find_spikes(windows, SpikeRule{});
+  EXPECT_DOUBLE_EQ(r.itl_baseline_ms, 20.0);
+  ASSERT_EQ(r.spikes.size(), 1U);
+  EXPECT_EQ(r.spikes[0].metric, SpikeMetric::Itl);
+  EXPECT_EQ(r.spikes[0].start_ns, 2000 * kMs);
+  EXPECT_EQ(r.spikes[0].max_in_flight, 4U);
+  EXPECT_GT(r.spikes[0].value_ms, 300.0);
+}
+
+}  // namespace
+}  // namespace llmbench::analysis
