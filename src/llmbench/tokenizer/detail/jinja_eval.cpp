@@ -236,22 +236,24 @@ class Renderer {
     for (std::size_t i = 0; i < targets.size(); ++i) frame.vars[targets[i]] = items[i];
   }
 
+  /// Jinja2 gives every iteration a fresh scope under the enclosing one (its compiler enters the
+  /// loop frame inside the loop body), so a `set` in one iteration is not seen by the next.
   void exec_for(const Stmt& s, const FramePtr& frame, std::string& out) {
     List items = iterate(eval(*s.expr, frame), s.expr->pos);
-    const FramePtr scope = child_of(frame);
     if (s.cond) {  // `for x in xs if cond`: filtered before the loop (loop.length counts them)
       List kept;
       for (auto& item : items) {
-        bind_targets(*scope, s.targets, item, s.pos);
-        if (eval(*s.cond, scope).truthy())
+        const FramePtr test_scope = child_of(frame);
+        bind_targets(*test_scope, s.targets, item, s.pos);
+        if (eval(*s.cond, test_scope).truthy())
           kept.push_back(std::move(item));
       }
       items = std::move(kept);
     }
     const auto n = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < n; ++i) {
-      const auto at = static_cast<std::size_t>(i);
-      bind_targets(*scope, s.targets, items[at], s.pos);
+      const FramePtr scope = child_of(frame);
+      bind_targets(*scope, s.targets, items[static_cast<std::size_t>(i)], s.pos);
       scope->vars["loop"] = loop_object(items, i);
       if (exec(s.body, scope, out) == Flow::Break)
         break;

@@ -6,8 +6,8 @@
 /// `raise_exception` and `strftime_now` globals, the `loopcontrols` extension); the list of what
 /// is supported and the known differences is docs/chat-templates.md.
 ///
-/// Scoping follows Jinja2: `set` writes the innermost scope (the template, a `for` loop, a
-/// macro call); a loop's assignments are gone after the loop; namespaces are shared objects,
+/// Scoping follows Jinja2: `set` writes the innermost scope (the template, one iteration of a
+/// `for` loop, a macro call); a loop's assignments are gone after the iteration; namespaces are shared objects,
 /// so `{% set ns.x = ... %}` inside a loop is seen after it.
 
 #include "llmbench/tokenizer/detail/jinja_ast.hpp"
