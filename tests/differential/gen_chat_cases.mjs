@@ -116,7 +116,9 @@ const PROFILES = {
 
 function assistantWithCalls(profile) {
   const calls = [];
-  const n = profile.multiCall ? int(1, 3) : 1;
+  // A template that takes one call per message raises on two (Llama 3.1's raise_exception):
+  // a few such cases check that both sides raise.
+  const n = profile.multiCall ? int(1, 3) : chance(0.1) ? 2 : 1;
   for (let i = 0; i < n; ++i) calls.push(toolCall(profile));
   let content;
   if (profile.toolContent === 'null') content = null;

@@ -6,6 +6,7 @@
 
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -33,6 +34,10 @@ struct Sample {
   /// Random dataset with `DatasetOptions::random_text` off: the corpus word its own text would
   /// start at (prompts with equal keys and lengths are equal); -1 otherwise.
   std::int64_t content_key = -1;
+  /// True when `prompt_len` counts the whole chat prompt: the messages rendered with the
+  /// tokenizer's chat template (`DatasetOptions::chat_template`), as a server with that template
+  /// counts `usage.prompt_tokens`.
+  bool prompt_len_templated = false;
 };
 
 /// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
@@ -86,6 +91,11 @@ struct DatasetOptions {
   /// Size limit of each dataset or corpus file read (`read_file`): a larger file, or a stream
   /// such as `--dataset-path /dev/zero`, fails with an error naming the file and the limit.
   std::uint64_t max_file_bytes = kDefaultMaxFileBytes;
+  /// Chat with a tokenizer that has a chat template: every sample's `prompt_len` becomes the token
+  /// count of its messages (or `{"user", prompt}`) rendered with this template and a generation
+  /// prompt, without special tokens (what transformers' `apply_chat_template(tokenize=True)` and
+  /// vLLM's chat endpoint count); `prompt_len_templated` is set. Not owned; null = content only.
+  const tokenizer::ChatTemplate* chat_template = nullptr;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt
