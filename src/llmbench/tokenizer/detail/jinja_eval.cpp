@@ -338,7 +338,8 @@ class Renderer {
       else
         scope->vars[name] = Value::undefined("'" + name + "' is undefined");
     }
-    for (const auto& [k, v] : args.keyword) {
+    for (const auto& keyword : args.keyword) {
+      const std::string& k = keyword.first;
       const bool known = std::any_of(def.params.begin(), def.params.end(),
                                      [&](const auto& p) { return p.first == k; });
       if (!known)

@@ -73,7 +73,7 @@ class Lexer {
             .pos = pos_of(begin)};
     text_begin_.push_back(begin);
     pieces_.push_back(std::move(p));
-    tags_.push_back(std::nullopt);
+    tags_.emplace_back(std::nullopt);
   }
 
   /// Lexes the tag at `open`; returns the offset after it.
@@ -131,7 +131,7 @@ class Lexer {
   void push_tag(const RawTag& tag, Piece piece) {
     text_begin_.push_back(tag.begin);
     pieces_.push_back(std::move(piece));
-    tags_.push_back(tag);
+    tags_.emplace_back(tag);
   }
 
   /// Tokens from `i` up to the tag's end delimiter; returns the offset after the delimiter.
