@@ -175,7 +175,7 @@ Value minmax_impl(const Value& value, const CallArgs& args, SourcePos pos, bool 
 
 Value int_impl(const Value& value, const CallArgs& args, SourcePos /*pos*/) {
   const Value* fallback = arg(args, 0, "default");
-  const Value def = fallback != nullptr ? *fallback : Value(0);
+  Value def = fallback != nullptr ? *fallback : Value(0);
   if (value.is_int())
     return value;
   if (value.is_bool())
@@ -198,7 +198,7 @@ Value int_impl(const Value& value, const CallArgs& args, SourcePos /*pos*/) {
 
 Value float_impl(const Value& value, const CallArgs& args, SourcePos /*pos*/) {
   const Value* fallback = arg(args, 0, "default");
-  const Value def = fallback != nullptr ? *fallback : Value(0.0);
+  Value def = fallback != nullptr ? *fallback : Value(0.0);
   if (value.is_number() || value.is_bool())
     return Value(value.as_number());
   if (value.is_string()) {

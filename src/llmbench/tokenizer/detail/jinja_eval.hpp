@@ -7,8 +7,8 @@
 /// is supported and the known differences is docs/chat-templates.md.
 ///
 /// Scoping follows Jinja2: `set` writes the innermost scope (the template, one iteration of a
-/// `for` loop, a macro call); a loop's assignments are gone after the iteration; namespaces are shared objects,
-/// so `{% set ns.x = ... %}` inside a loop is seen after it.
+/// `for` loop, a macro call); a loop's assignments are gone after the iteration; namespaces are
+/// shared objects, so `{% set ns.x = ... %}` inside a loop is seen after it.
 
 #include "llmbench/tokenizer/detail/jinja_ast.hpp"
 #include "llmbench/tokenizer/detail/jinja_value.hpp"
