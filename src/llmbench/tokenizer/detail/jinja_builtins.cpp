@@ -186,7 +186,7 @@ Value int_impl(const Value& value, const CallArgs& args, SourcePos /*pos*/) {
   if (value.is_string()) {
     try {
       std::size_t used = 0;
-      const std::string s = value.as_string();
+      const std::string& s = value.as_string();
       const double d = std::stod(s, &used);
       return used == s.size() ? Value(static_cast<std::int64_t>(d)) : def;
     } catch (const std::exception&) {
