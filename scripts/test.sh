@@ -12,8 +12,9 @@ clang-format --dry-run --Werror $files
 # Each module includes only the modules it may use (docs/architecture.md, "Modules").
 scripts/check_includes.sh
 
-# Reference for the tokenizer differential test (tests/differential): node + the pinned npm
-# `tokenizers`, installed once into build/npm-ref. Without them that test is skipped, not failed.
+# Reference for the differential tests (tests/differential): node + the pinned npm `tokenizers`
+# and `@huggingface/jinja` (package.json and its lock), installed once into build/npm-ref.
+# Without them those tests are skipped, not failed.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -23,12 +24,14 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "test: WARNING: could not install nodejs/npm; the differential test will be skipped" >&2
 fi
 ref_version=$(sed -n 's/.*"tokenizers": *"\([^"]*\)".*/\1/p' tests/differential/package.json)
+jinja_version=$(sed -n 's/.*"@huggingface\/jinja": *"\([^"]*\)".*/\1/p' tests/differential/package.json)
 if command -v npm >/dev/null &&
-  ! grep -qs "\"version\": \"$ref_version\"" build/npm-ref/node_modules/tokenizers/package.json; then
+  { ! grep -qs "\"version\": \"$ref_version\"" build/npm-ref/node_modules/tokenizers/package.json ||
+    ! grep -qs "\"version\": \"$jinja_version\"" build/npm-ref/node_modules/@huggingface/jinja/package.json; }; then
   mkdir -p build/npm-ref
-  cp tests/differential/package.json build/npm-ref/package.json
-  (cd build/npm-ref && npm install --no-audit --no-fund --loglevel=error) ||
-    echo "test: WARNING: npm install tokenizers@$ref_version failed; the differential test will be skipped" >&2
+  cp tests/differential/package.json tests/differential/package-lock.json build/npm-ref/
+  (cd build/npm-ref && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "test: WARNING: npm ci (tokenizers@$ref_version, @huggingface/jinja@$jinja_version) failed; the differential tests will be skipped" >&2
 fi
 
 # Where ../shared/data is there (CI), a test that needs it fails instead of skipping

@@ -91,6 +91,10 @@ RunWorkload load_workload(RunPlan& plan, const RunFlags& f) {
   w.tokenizer = load_tokenizer(f);
   plan.load.tokenizer = w.tokenizer ? &*w.tokenizer : nullptr;
   plan.dataset.tokenizer = plan.load.tokenizer;
+  if (plan.load.request.chat) {
+    w.chat_template = load_chat_template(f);
+    plan.dataset.chat_template = w.chat_template ? &*w.chat_template : nullptr;
+  }
   const TimeNs start = steady_now_ns();
   w.samples = workload::load_samples(plan.dataset);
   if (!w.samples.empty() && w.samples.front().arrival_ns >= 0) {
@@ -117,6 +121,7 @@ std::unique_ptr<server::Server> start_builtin(RunPlan& plan) {
   // With --tokenizer the built-in server counts prompts with it too, so its usage matches the
   // client's count (no prompt-token mismatches from the server's byte estimate).
   b.options.tokenizer = plan.load.tokenizer;
+  b.options.chat_template = plan.dataset.chat_template;  // and renders chat with its template
   auto server = std::make_unique<server::Server>(b.options);
   const auto port = server->start();
   const std::string base_url = fmt::format("http://127.0.0.1:{}", port);
@@ -339,6 +344,7 @@ PointReport RunSession::run_point(const RunFlags& f) {
   } else {
     plan.load.tokenizer = workload_->tokenizer ? &*workload_->tokenizer : nullptr;
     plan.dataset.tokenizer = plan.load.tokenizer;
+    plan.dataset.chat_template = workload_->chat_template ? &*workload_->chat_template : nullptr;
   }
   RunTarget target;
   if (plan.builtin) {

@@ -29,6 +29,8 @@ namespace llmbench::cli {
 /// The loaded workload: the tokenizer (which the plan's load options point at) and samples.
 struct RunWorkload {
   std::optional<tokenizer::Tokenizer> tokenizer;
+  /// The tokenizer's chat template, for chat endpoints (prompt lengths, the built-in server).
+  std::optional<tokenizer::ChatTemplate> chat_template;
   std::vector<workload::Sample> samples;
 };
 

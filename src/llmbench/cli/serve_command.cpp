@@ -8,6 +8,7 @@
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/server/server.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
@@ -84,7 +85,8 @@ Command add_serve_command(CLI::App& app) {
   auto tokenizer_name = std::make_shared<std::string>();
   sub->add_option("--tokenizer", *tokenizer_name,
                   "Count prompt tokens exactly with this tokenizer (a tokenizer.json path or a "
-                  "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes");
+                  "name under $LLMBENCH_DATA/tokenizers) instead of estimating them from bytes; "
+                  "chat prompts are rendered with its chat template first, when it has one");
   add_server_flags(*sub, *flags, "");
   auto faults = add_connection_and_fault_flags(sub, opts);
   return [flags, port_file, tokenizer_name, faults] {
@@ -97,6 +99,7 @@ Command add_serve_command(CLI::App& app) {
     }
     server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
     std::optional<tokenizer::ResolvedTokenizer> tok;
+    std::optional<tokenizer::ChatTemplate> chat_template;
     if (!tokenizer_name->empty()) {
       auto resolved = tokenizer::load_tokenizer(*tokenizer_name);
       if (!resolved)
@@ -104,6 +107,14 @@ Command add_serve_command(CLI::App& app) {
       tok.emplace(std::move(*resolved));
       options.tokenizer = &tok->tokenizer;
       log::info("prompt tokens are counted with {}", tok->path.string());
+      auto loaded = tokenizer::load_chat_template(tok->path);
+      if (!loaded)
+        throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
+      chat_template = std::move(*loaded);
+      if (chat_template) {
+        options.chat_template = &*chat_template;
+        log::info("chat prompts are rendered with the chat template {}", chat_template->name());
+      }
     }
     server::run_blocking(options, [&](std::uint16_t port) {
       if (!port_file->empty()) {

@@ -292,6 +292,24 @@ std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
   return std::move(resolved->tokenizer);
 }
 
+std::optional<tokenizer::ChatTemplate> load_chat_template(const WorkloadFlags& f) {
+  if (f.tokenizer.empty()) {
+    return std::nullopt;
+  }
+  auto path = tokenizer::resolve_tokenizer(f.tokenizer);
+  if (!path) {
+    throw Exception(Error{path.error().what(), "--tokenizer", -1});
+  }
+  auto loaded = tokenizer::load_chat_template(*path);
+  if (!loaded) {
+    throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
+  }
+  if (loaded->has_value()) {
+    log::info("chat template {}: chat prompt lengths count the rendered prompt", (*loaded)->name());
+  }
+  return std::move(*loaded);
+}
+
 report::ConsoleOptions console_options(const WorkloadFlags& f, double request_rate,
                                        const std::vector<std::string>& percentile_metrics,
                                        const metrics::Slo& slo) {

@@ -5,6 +5,7 @@
 
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 #include "llmbench/workload/dataset.hpp"
 
@@ -106,6 +107,11 @@ bool whole_trace(const WorkloadFlags& flags);
 /// `$LLMBENCH_DATA/tokenizers/`, else under the bundled data folder) and logs what it resolved to
 /// and the special tokens it adds; `std::nullopt` when the flag is empty. Throws `Exception`.
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& flags);
+
+/// The chat template of `--tokenizer` (`tokenizer::load_chat_template` on the resolved file:
+/// chat_template.jinja or tokenizer_config.json beside it), logged when found; nullopt without
+/// a tokenizer or a template. Throws `Exception` for an unreadable or malformed template.
+std::optional<tokenizer::ChatTemplate> load_chat_template(const WorkloadFlags& flags);
 
 /// Console-table options for a run of this workload: the percentile sections asked for, the
 /// configured concurrency and (finite) request rate, and the goodput line when an SLO is set.

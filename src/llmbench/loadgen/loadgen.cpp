@@ -109,8 +109,9 @@ struct Run {
     const auto& sample = samples[job.sample];
     rec.prompt_len = sample.prompt_len;
     rec.max_tokens = sample.output_len;
-    if (sample.prompt_len_exact && !opt.request.chat) {
-      // The workload counted it as a completions server does (special tokens included).
+    if (sample.prompt_len_exact && (!opt.request.chat || sample.prompt_len_templated)) {
+      // The workload counted it as the server does: completions with the special tokens, chat
+      // as the rendered chat template.
       rec.input_tokens_local = sample.prompt_len;
     }
     http::Request req;

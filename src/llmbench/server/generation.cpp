@@ -247,7 +247,8 @@ net::awaitable<void> serve_generation(ServerState& state, http::ServerRequest& r
                                       http::ResponseWriter& writer, bool chat) {
   const TimeNs arrival_ns = steady_now_ns();
   auto parsed = parse_generation_request(request.body(), chat, state.options.default_output_len,
-                                         state.timing->keep_prompt(), state.options.tokenizer);
+                                         state.timing->keep_prompt(), state.options.tokenizer,
+                                         state.options.chat_template);
   if (!parsed) {
     co_await reject_request(state, writer, parsed.error());
     co_return;

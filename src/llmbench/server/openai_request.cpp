@@ -251,6 +251,32 @@ Result<std::int64_t> messages_tokens_of(const element& messages, GenerationParam
   return std::max<std::int64_t>(1, tok != nullptr ? counted : estimate.value());
 }
 
+/// Prompt tokens of a chat request with a chat template: `messages` (already checked to be
+/// there), `tools` and `chat_template_kwargs` rendered as vLLM renders them, then counted
+/// without special tokens (the template holds them). `keep` (optional) gets the rendered prompt.
+Result<std::int64_t> templated_tokens_of(const simdjson::dom::object& request,
+                                         const element& messages, GenerationParams* keep,
+                                         const tokenizer::Tokenizer& tok,
+                                         const tokenizer::ChatTemplate& chat_template) {
+  simdjson::dom::array array;
+  if (messages.get(array) != simdjson::SUCCESS)
+    return field_error("messages", "must be an array");
+  if (array.size() == 0)
+    return field_error("messages", "must not be empty");
+  tokenizer::ChatRenderOptions options;
+  if (auto tools = member(request, "tools"))
+    options.tools_json = simdjson::to_string(*tools);
+  if (auto kwargs = member(request, "chat_template_kwargs"))
+    options.kwargs_json = simdjson::to_string(*kwargs);
+  auto prompt = chat_template.render_json(simdjson::to_string(messages), options);
+  if (!prompt)
+    return field_error("messages", "chat template: " + prompt.error().what());
+  auto n = count_tokens(tok, *prompt, false, "messages");
+  if (n && keep != nullptr)
+    keep->prompt_text = std::move(*prompt);
+  return n;
+}
+
 // ---- fields the simulator does not implement ----
 
 /// True for the value that leaves the answer as the simulator makes it (one choice, no
@@ -389,7 +415,8 @@ std::optional<Error> check_fields(const simdjson::dom::object& object) {
 
 Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
                                                   std::int64_t default_output_len, bool keep_prompt,
-                                                  const tokenizer::Tokenizer* tokenizer) {
+                                                  const tokenizer::Tokenizer* tokenizer,
+                                                  const tokenizer::ChatTemplate* chat_template) {
   element root;
   if (auto err = thread_parser().parse(body.data(), body.size(), true).get(root); err) {
     return Error{std::string("request body is not valid JSON: ") + simdjson::error_message(err), "",
@@ -414,8 +441,10 @@ Result<GenerationParams> parse_generation_request(std::string_view body, bool ch
   if (!input)
     return field_error(input_key, "is required");
   GenerationParams* keep = keep_prompt ? &params : nullptr;
-  auto prompt_tokens = chat ? messages_tokens_of(*input, keep, tokenizer)
-                            : prompt_tokens_of(*input, keep, tokenizer);
+  auto prompt_tokens = !chat ? prompt_tokens_of(*input, keep, tokenizer)
+                       : tokenizer != nullptr && chat_template != nullptr
+                           ? templated_tokens_of(object, *input, keep, *tokenizer, *chat_template)
+                           : messages_tokens_of(*input, keep, tokenizer);
   if (!prompt_tokens)
     return prompt_tokens.error();
   params.prompt_tokens = *prompt_tokens;

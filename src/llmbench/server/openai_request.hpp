@@ -6,6 +6,7 @@
 /// (`stream_options.continuous_usage_stats`, `n_predict`).
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstddef>
@@ -51,12 +52,15 @@ struct GenerationParams {
 /// With `tokenizer` the prompt is counted exactly, as vLLM counts `usage.prompt_tokens`: a
 /// completions text prompt is encoded with the tokenizer's special tokens (the BOS of
 /// DeepSeek-V3), token ids count one each and get none added; chat counts the message contents
-/// without special tokens or a chat template (the server has none). Text that is not valid
-/// UTF-8 is then an error naming `prompt` / `messages` and the byte offset.
-Result<GenerationParams> parse_generation_request(std::string_view body, bool chat,
-                                                  std::int64_t default_output_len,
-                                                  bool keep_prompt = false,
-                                                  const tokenizer::Tokenizer* tokenizer = nullptr);
+/// without special tokens, or with `chat_template` the whole prompt rendered from `messages`,
+/// `tools` and `chat_template_kwargs` (vLLM's request fields) with a generation prompt, counted
+/// without special tokens as vLLM does (a template error is an error naming "messages"; `keep`
+/// then holds the rendered prompt). Text that is not valid UTF-8 is then an error naming
+/// `prompt` / `messages` and the byte offset.
+Result<GenerationParams> parse_generation_request(
+    std::string_view body, bool chat, std::int64_t default_output_len, bool keep_prompt = false,
+    const tokenizer::Tokenizer* tokenizer = nullptr,
+    const tokenizer::ChatTemplate* chat_template = nullptr);
 
 /// vLLM's context-length check: an error (source "max_tokens", or "prompt"/"messages" when the
 /// prompt alone is too long) when prompt_tokens + output_tokens > `max_model_len`, worded as

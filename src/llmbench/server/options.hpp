@@ -5,6 +5,7 @@
 #include "llmbench/server/fault.hpp"
 #include "llmbench/server/time_warp.hpp"
 #include "llmbench/sim/engine_spec.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <cstdint>
@@ -64,6 +65,9 @@ struct ServerOptions {
   /// Counts prompt tokens exactly (`parse_generation_request`) instead of estimating them from
   /// bytes; not owned, must outlive the server. Null = estimate.
   const tokenizer::Tokenizer* tokenizer = nullptr;
+  /// With `tokenizer`: chat prompts are the messages rendered with this template (vLLM's chat
+  /// path: render, then count without special tokens); not owned. Null = message contents only.
+  const tokenizer::ChatTemplate* chat_template = nullptr;
   // ---- connection limits (issue 14 item 5): idle, slow and surplus clients are dropped ----
   /// Seconds a keep-alive connection may wait for its next request's first byte (uvicorn's,
   /// hence vLLM's, `--timeout-keep-alive`; theirs is 5 s). 0 = no limit.

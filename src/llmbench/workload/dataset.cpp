@@ -83,11 +83,40 @@ std::vector<Sample> sample_fixed(std::vector<Sample> all, std::int64_t count, st
   return out;
 }
 
+/// Chat with a template: `prompt_len` = tokens of the rendered chat prompt
+/// (docs/chat-templates.md).
+std::vector<Sample> count_templated(std::vector<Sample> samples, const DatasetOptions& options) {
+  tokenizer::Scratch scratch;
+  const tokenizer::ChatRenderOptions render_options;
+  for (auto& sample : samples) {
+    const ChatMessages user = {{.role = "user", .content = sample.prompt}};
+    auto prompt = options.chat_template->render(sample.messages.empty() ? user : sample.messages,
+                                                render_options);
+    if (!prompt) {
+      throw Exception(
+          Error{"cannot render the chat template: " + prompt.error().what(), sample.source_id, -1});
+    }
+    auto n = options.tokenizer->count(*prompt, false, scratch);
+    if (!n) {
+      throw Exception(Error{"cannot encode the chat prompt: " + n.error().message, sample.source_id,
+                            n.error().offset});
+    }
+    sample.prompt_len = static_cast<std::int64_t>(*n);
+    sample.prompt_len_exact = true;
+    sample.prompt_len_templated = true;
+  }
+  return samples;
+}
+
 /// With a tokenizer: replaces the estimated `prompt_len` of single-text samples by the exact count
 /// (special tokens included when `count_special_tokens`). Multi-message chat samples keep theirs.
+/// With a chat template every sample is counted as its rendered chat prompt instead.
 std::vector<Sample> count_exactly(std::vector<Sample> samples, const DatasetOptions& options) {
   if (options.tokenizer == nullptr) {
     return samples;
+  }
+  if (options.chat_template != nullptr) {
+    return count_templated(std::move(samples), options);
   }
   tokenizer::Scratch scratch;
   for (auto& sample : samples) {
@@ -159,7 +188,9 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
               "--random-prompt-kind", -1});
   }
   if (options.kind == DatasetKind::Random) {
-    return detail::make_random_samples(options, path);
+    auto random = detail::make_random_samples(options, path);
+    // The content has its sampled length; with a chat template the count is of the whole prompt.
+    return options.chat_template != nullptr ? count_exactly(std::move(random), options) : random;
   }
   if (options.kind == DatasetKind::Sonnet) {
     return count_exactly(detail::make_sonnet_samples(options, path), options);

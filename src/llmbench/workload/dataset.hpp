@@ -7,6 +7,7 @@
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 #include "llmbench/workload/prefix_groups.hpp"
 #include "llmbench/workload/trace.hpp"
@@ -44,6 +45,10 @@ struct Sample {
   /// the prompt (equal ids = equal blocks of text); empty otherwise. `simulate` keys its prefix
   /// cache on them (`trace_block_hashes`).
   std::vector<std::uint64_t> block_ids;
+  /// True when `prompt_len` counts the whole chat prompt: the messages rendered with the
+  /// tokenizer's chat template (`DatasetOptions::chat_template`), as a server with that template
+  /// counts `usage.prompt_tokens`.
+  bool prompt_len_templated = false;
 };
 
 /// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
@@ -147,6 +152,11 @@ struct DatasetOptions {
   /// `--dataset-name long-document`: tokens of each prompt (`--long-doc-input-len`), exact
   /// with a tokenizer.
   std::int64_t long_doc_input_len = 32768;
+  /// Chat with a tokenizer that has a chat template: every sample's `prompt_len` becomes the token
+  /// count of its messages (or `{"user", prompt}`) rendered with this template and a generation
+  /// prompt, without special tokens (what transformers' `apply_chat_template(tokenize=True)` and
+  /// vLLM's chat endpoint count); `prompt_len_templated` is set. Not owned; null = content only.
+  const tokenizer::ChatTemplate* chat_template = nullptr;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt
