@@ -125,7 +125,8 @@ double percentile_of(Statistic statistic) noexcept {
 
 const std::vector<Statistic>& all_statistics() {
   static const std::vector<Statistic> all = [] {
-    std::vector<Statistic> v{};
+    std::vector<Statistic> v;
+    v.reserve(kStatistics.size());
     for (const auto& s : kStatistics) v.push_back(s.statistic);
     return v;
   }();

@@ -93,6 +93,7 @@ std::string_view valid_metric_names() noexcept {
 const std::vector<Metric>& all_metrics() {
   static const std::vector<Metric> all = [] {
     std::vector<Metric> v;
+    v.reserve(kMetrics.size());
     for (const auto& m : kMetrics) v.push_back(m.metric);
     return v;
   }();
