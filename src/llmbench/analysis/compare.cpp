@@ -2,6 +2,7 @@
 
 #include "llmbench/metrics/summary.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -37,23 +38,14 @@ const MetricName& entry(Metric metric) noexcept {
   return kMetrics[static_cast<std::size_t>(metric)];
 }
 
-/// The per-request values that are defined, each its own unit.
-UnitSample defined(const std::vector<double>& values) {
-  std::vector<double> kept;
-  for (const double v : values) {
-    if (!std::isnan(v))
-      kept.push_back(v);
-  }
-  return per_unit(std::move(kept));
-}
-
 /// The rows of one metric: point estimates and bootstrap intervals.
 std::vector<StatisticComparison> statistic_rows(const MetricSample& a, const MetricSample& b,
                                                 const std::vector<Statistic>& statistics,
-                                                std::string_view purpose,
+                                                std::string_view purpose, bool with_intervals,
                                                 const BootstrapOptions& options) {
-  const auto intervals =
-      bootstrap_difference(a.sample, b.sample, statistics, a.scale, b.scale, purpose, options);
+  const auto intervals = with_intervals ? bootstrap_difference(a.sample, b.sample, statistics,
+                                                               a.scale, b.scale, purpose, options)
+                                        : std::vector<Interval>(statistics.size());
   std::vector<StatisticComparison> rows;
   for (std::size_t j = 0; j < statistics.size(); ++j) {
     StatisticComparison row{.statistic = statistics[j],
@@ -114,7 +106,15 @@ std::string_view to_string(Verdict verdict) noexcept {
 
 RunSamples run_samples(const std::vector<metrics::RequestRecord>& records) {
   RunSamples run;
-  for (const auto& r : records) {
+  // In schedule order (the records file is in completion order): blocks of consecutive
+  // requests are blocks of time.
+  std::vector<const metrics::RequestRecord*> ordered;
+  ordered.reserve(records.size());
+  for (const auto& r : records) ordered.push_back(&r);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto* x, const auto* y) { return x->id < y->id; });
+  for (const auto* rp : ordered) {
+    const auto& r = *rp;
     if (r.warmup)
       continue;
     const bool ok = r.ok();
@@ -132,41 +132,58 @@ RunSamples run_samples(const std::vector<metrics::RequestRecord>& records) {
   return run;
 }
 
-MetricSample metric_sample(const RunSamples& run, Metric metric) {
-  const auto requests = static_cast<double>(run.failed.size());
-  const double per_second = run.duration_s > 0 ? requests / run.duration_s : kNaN;
-  std::vector<double> values;
-  switch (metric) {
-    case Metric::Ttft:
-      return {.sample = defined(run.ttft_ms)};
-    case Metric::Tpot:
-      return {.sample = defined(run.tpot_ms)};
-    case Metric::E2el:
-      return {.sample = defined(run.e2el_ms)};
-    case Metric::Itl: {
-      UnitSample s;
-      for (const auto& itls : run.itl_ms) {
-        if (itls.empty())
-          continue;
-        for (const double v : itls) {
-          s.values.push_back(v);
-          s.unit.push_back(s.units);
-        }
-        ++s.units;
-      }
-      return {.sample = std::move(s)};
+std::size_t block_length(std::size_t requests, std::size_t block_requests) noexcept {
+  if (block_requests > 0)
+    return block_requests;
+  return std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(requests)))));
+}
+
+MetricSample metric_sample(const RunSamples& run, Metric metric, std::size_t block_requests) {
+  const std::size_t n = run.failed.size();
+  const std::size_t block = block_length(n, block_requests);
+  MetricSample out;
+  if (metric == Metric::OutputThroughput || metric == Metric::RequestThroughput)
+    out.scale = run.duration_s > 0 ? static_cast<double>(n) / run.duration_s : kNaN;
+  UnitSample& s = out.sample;
+  std::size_t last_block = std::numeric_limits<std::size_t>::max();
+  const auto add = [&](std::size_t request, double value) {
+    if (std::isnan(value))
+      return;
+    // Units are the blocks that hold a value, numbered in order.
+    if (request / block != last_block) {
+      last_block = request / block;
+      ++s.units;
     }
-    case Metric::ErrorRate:
-      for (const bool f : run.failed) values.push_back(f ? 1.0 : 0.0);
-      return {.sample = per_unit(std::move(values))};
-    case Metric::OutputThroughput:
-      for (const auto n : run.output_tokens) values.push_back(static_cast<double>(n));
-      return {.sample = per_unit(std::move(values)), .scale = per_second};
-    case Metric::RequestThroughput:
-      for (const bool f : run.failed) values.push_back(f ? 0.0 : 1.0);
-      return {.sample = per_unit(std::move(values)), .scale = per_second};
+    s.values.push_back(value);
+    s.unit.push_back(s.units - 1);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (metric) {
+      case Metric::Ttft:
+        add(i, run.ttft_ms[i]);
+        break;
+      case Metric::Tpot:
+        add(i, run.tpot_ms[i]);
+        break;
+      case Metric::E2el:
+        add(i, run.e2el_ms[i]);
+        break;
+      case Metric::Itl:
+        for (const double v : run.itl_ms[i]) add(i, v);
+        break;
+      case Metric::ErrorRate:
+        add(i, run.failed[i] ? 1.0 : 0.0);
+        break;
+      case Metric::OutputThroughput:
+        add(i, static_cast<double>(run.output_tokens[i]));
+        break;
+      case Metric::RequestThroughput:
+        add(i, run.failed[i] ? 0.0 : 1.0);
+        break;
+    }
   }
-  return {};
+  return out;
 }
 
 const StatisticComparison* MetricComparison::find(Statistic statistic) const noexcept {
@@ -182,14 +199,17 @@ std::vector<MetricComparison> compare_runs(const RunSamples& a, const RunSamples
   std::vector<MetricComparison> out;
   std::vector<double> p_values;
   for (const Metric metric : all_metrics()) {
-    const MetricSample sa = metric_sample(a, metric);
-    const MetricSample sb = metric_sample(b, metric);
+    const MetricSample sa = metric_sample(a, metric, options.block_requests);
+    const MetricSample sb = metric_sample(b, metric, options.block_requests);
     const std::vector<Statistic> stats =
         is_latency(metric) ? all_statistics() : std::vector<Statistic>{Statistic::Mean};
     MetricComparison c{.metric = metric, .units_a = sa.sample.units, .units_b = sb.sample.units};
-    c.statistics = statistic_rows(sa, sb, stats, to_string(metric), options.bootstrap);
-    if (entry(metric).rank_tested)
+    const bool tested = entry(metric).rank_tested;
+    c.statistics = statistic_rows(sa, sb, stats, to_string(metric), tested, options.bootstrap);
+    if (tested)
       c.rank = mann_whitney(unit_means(sa.sample), unit_means(sb.sample));
+    else
+      c.verdict = Verdict::NotTested;
     p_values.push_back(c.rank.p_value);
     out.push_back(std::move(c));
   }

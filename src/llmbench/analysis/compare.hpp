@@ -7,10 +7,12 @@
 ///
 /// The verdict rule (docs/compare.md "Verdict"): a rank-tested metric differs significantly when
 /// its Holm-adjusted rank-test p-value (over the rank-tested metrics of one comparison) is below
-/// `alpha` AND the bootstrap interval of its mean difference excludes 0; a throughput (one value
-/// per run, no rank test) when the interval of its difference excludes 0. The sign of the mean
-/// difference and the metric's direction (lower latency and error rate are better, higher
-/// throughput is better) make it `Better` or `Worse`.
+/// `alpha` AND the bootstrap interval of its mean difference excludes 0. The sign of the mean
+/// difference and the metric's direction (lower latency and error rate are better) make it
+/// `Better` or `Worse`. A throughput is one value per run: resampling requests does not vary
+/// the run's duration, so no honest interval or test exists within one run; its difference is
+/// reported with the verdict `NotTested` (repeated runs in `llmbench history` measure its
+/// run-to-run spread).
 
 #include "llmbench/analysis/bootstrap.hpp"
 #include "llmbench/metrics/record.hpp"
@@ -49,7 +51,7 @@ bool is_latency(Metric metric) noexcept;
 /// True when a higher value is better (the throughputs).
 bool higher_is_better(Metric metric) noexcept;
 
-/// One run's per-request values, one entry per measured (non-warm-up) request in record order.
+/// One run's per-request values, one entry per measured (non-warm-up) request in schedule order.
 /// Latencies in ms; NaN where undefined (TPOT for N < 2) and for every failed request.
 struct RunSamples {
   std::vector<double> ttft_ms{};
@@ -66,17 +68,24 @@ struct RunSamples {
 /// `append_itl_ms`, `output_token_count`, `Summary::duration_s`); warm-ups are left out.
 RunSamples run_samples(const std::vector<metrics::RequestRecord>& records);
 
-/// `metric`'s sample of `run` with its resampling units (requests), and the factor that turns
-/// its mean into the metric (requests / duration for a throughput, else 1).
+/// Requests per resampling block: `block_requests` when > 0, else ⌈√n⌉ for a run of n requests.
+std::size_t block_length(std::size_t requests, std::size_t block_requests) noexcept;
+
+/// `metric`'s sample of `run` with its resampling units, and the factor that turns its mean into
+/// the metric (requests / duration for a throughput, else 1). A unit is a block of
+/// `block_length(n, block_requests)` consecutive requests in schedule order (docs/compare.md
+/// "Why blocks": requests of one run share batches and are not independent, so resampling
+/// single requests makes intervals too narrow); blocks without a value are left out. ITL values
+/// of a request stay in its block.
 struct MetricSample {
   UnitSample sample{};
   double scale = 1.0;
 };
-MetricSample metric_sample(const RunSamples& run, Metric metric);
+MetricSample metric_sample(const RunSamples& run, Metric metric, std::size_t block_requests);
 
 /// Whether a metric moved, and which way.
-enum class Verdict : std::uint8_t { Better, Worse, NoSignificantDifference };
-/// "better", "worse", "no significant difference".
+enum class Verdict : std::uint8_t { Better, Worse, NoSignificantDifference, NotTested };
+/// "better", "worse", "no significant difference", "not tested (one value per run)".
 std::string_view to_string(Verdict verdict) noexcept;
 
 /// One statistic of one metric in A and B.
@@ -92,10 +101,10 @@ struct StatisticComparison {
 /// One metric of B compared with A.
 struct MetricComparison {
   Metric metric = Metric::Ttft;
-  std::size_t units_a = 0;  ///< requests with a value in A (the bootstrap's units)
+  std::size_t units_a = 0;  ///< blocks with a value in A (the bootstrap's and rank test's units)
   std::size_t units_b = 0;
   std::vector<StatisticComparison> statistics{};  ///< mean first, then p50, p90, p99 (latencies)
-  RankTest rank{};  ///< over one value per request (ITL: its mean); NaN for a throughput
+  RankTest rank{};  ///< over one value per block (the mean of its values); NaN for a throughput
   double p_adjusted = std::numeric_limits<double>::quiet_NaN();  ///< Holm-adjusted p
   Verdict verdict = Verdict::NoSignificantDifference;
   /// The row of `statistic`, or null when the metric does not have it.
@@ -105,11 +114,14 @@ struct MetricComparison {
 /// Options of `compare_runs`.
 struct CompareOptions {
   BootstrapOptions bootstrap{};
+  /// Requests per resampling block (`--block-requests`); 0 = ⌈√n⌉ per run (`block_length`).
+  std::size_t block_requests = 0;
   double alpha = 0.05;  ///< significance level of the adjusted rank test
 };
 
 /// Every metric of `all_metrics()` of `b` against `a`, with verdicts by this file's rule. A
-/// metric without samples on one side gets NaN values and no significant difference.
+/// metric without samples on one side gets NaN values and no significant difference; a
+/// throughput gets no interval (NaN) and `NotTested`.
 std::vector<MetricComparison> compare_runs(const RunSamples& a, const RunSamples& b,
                                            const CompareOptions& options);
 

@@ -27,5 +27,7 @@ Command add_plan_command(CLI::App& app);
 Command add_tokenize_command(CLI::App& app);
 /// `llmbench tokdiff`: compare two tokenizers over a corpus (counts, inflation, drift).
 Command add_tokdiff_command(CLI::App& app);
+/// `llmbench compare`: runs against a baseline with confidence intervals and gates.
+Command add_compare_command(CLI::App& app);
 
 }  // namespace llmbench::cli
