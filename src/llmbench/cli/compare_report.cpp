@@ -116,7 +116,7 @@ void append_table(std::string& out, const std::vector<std::vector<std::string>>&
   const auto line = [&](const auto& cells) {
     std::string l;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      const std::string cell(cells[i]);
+      const std::string_view cell = cells[i];
       l += (i < 2 || i == 8) ? fmt::format("{:<{}}", cell, width[i])
                              : fmt::format("{:>{}}", cell, width[i]);
       if (i + 1 < cells.size())
