@@ -25,6 +25,8 @@ Command add_sweep_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 /// `llmbench tokenize`: ids, tokens and counts of text with a tokenizer.json tokenizer.
 Command add_tokenize_command(CLI::App& app);
+/// `llmbench doctor`: preflight of GPUs, host and server (PASS / WARN / FAIL / N/A lines).
+Command add_doctor_command(CLI::App& app);
 /// `llmbench tokdiff`: compare two tokenizers over a corpus (counts, inflation, drift).
 Command add_tokdiff_command(CLI::App& app);
 /// `llmbench compare`: runs against a baseline with confidence intervals and gates.

@@ -6,6 +6,7 @@
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/report/report.hpp"
+#include "llmbench/telemetry/series_stats.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>
@@ -51,6 +52,12 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
     }
   }
   copt.load_lines.emplace_back("Connections opened:", std::to_string(result.connections_opened));
+  const std::vector<double> lags(result.loop_lag_ms.begin(), result.loop_lag_ms.end());
+  const auto lag = telemetry::describe_series(lags);
+  if (lag.count > 0) {
+    copt.load_lines.emplace_back("Event-loop lag p99 / max (ms):",
+                                 fmt::format("{:.2f} / {:.2f}", lag.p99, lag.max));
+  }
   if (plan.load.tokenizer != nullptr) {
     copt.load_lines.emplace_back("Prompt token mismatches:",
                                  std::to_string(summary.prompt_token_mismatches));

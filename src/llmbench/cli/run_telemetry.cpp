@@ -56,7 +56,8 @@ void RunTelemetry::stop() {
 
 void RunTelemetry::finish(const loadgen::LoadResult& result) {
   const TimeNs zero = result.run_start_steady_ns;
-  const auto client = telemetry::summarize_self(self_.samples(), self_.options());
+  auto client = telemetry::summarize_self(self_.samples(), self_.options());
+  telemetry::add_event_loop_lag(client, result.loop_lag_ms, self_.options());
   if (client.client_saturated) {
     log::warn(
         "the client itself came near saturation, so its latencies may include its own "

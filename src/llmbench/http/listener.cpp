@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/thread_name.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -23,7 +24,6 @@
 #include <chrono>
 #include <exception>
 #include <optional>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <thread>
 #include <utility>
@@ -556,8 +556,7 @@ std::uint16_t Listener::start() {
     auto& worker = *shared.workers[i];
     worker.guard.emplace(worker.ioc.get_executor());
     worker.thread = std::thread([&worker, i] {
-      const std::string name = "llmb-http-" + std::to_string(i);
-      pthread_setname_np(pthread_self(), name.c_str());
+      set_thread_name("llmb-http-" + std::to_string(i));
       for (;;) {
         try {
           worker.ioc.run();

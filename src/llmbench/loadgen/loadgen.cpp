@@ -1,6 +1,8 @@
 #include "llmbench/loadgen/loadgen.hpp"
 
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/thread_name.hpp"
+#include "llmbench/loadgen/detail/loop_lag.hpp"
 #include "llmbench/loadgen/record_writer.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
 #include "llmbench/workload/arrivals.hpp"
@@ -50,6 +52,7 @@ struct Worker {
   std::unique_ptr<protocol::StreamDecoder> decoder;  // the dialect's (`LoadOptions::backend`)
   tokenizer::Scratch scratch;          // local token counting (`LoadOptions::tokenizer`)
   std::vector<RequestRecord> records;  // finished here; merged after the thread joins
+  detail::LoopLagProbe lag{ioc};       // this loop's wake-up lag
   std::thread thread;
 
   Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
@@ -360,8 +363,13 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
         std::make_unique<Worker>(options.url, options.client, protocol::dialect(options.backend)));
   }
   run.worker_load.assign(run.workers.size(), 0);
-  for (auto& w : run.workers) {
-    w->thread = std::thread([wp = w.get()] { wp->ioc.run(); });
+  for (std::size_t i = 0; i < run.workers.size(); ++i) {
+    Worker* wp = run.workers[i].get();
+    wp->lag.start();
+    wp->thread = std::thread([wp, i] {
+      set_thread_name("llmb-load-" + std::to_string(i));
+      wp->ioc.run();
+    });
   }
   // Open keep-alive connections before the clock matters, so no request pays for setup. Only
   // for a closed loop, where the number needed is known: idle extra connections would hold
@@ -401,12 +409,15 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   for (auto& w : run.workers) {
     net::post(w->ioc, [wp = w.get()] {
       wp->pool.cancel_all();
+      wp->lag.cancel();
       wp->guard.reset();
     });
   }
   for (auto& w : run.workers) {
     w->thread.join();
     result.connections_opened += w->pool.connections_opened();
+    const auto& lags = w->lag.lags_ms();
+    result.loop_lag_ms.insert(result.loop_lag_ms.end(), lags.begin(), lags.end());
   }
   writer.finish();  // every worker has joined: all records are pushed
   if (failure) {

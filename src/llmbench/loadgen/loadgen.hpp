@@ -86,6 +86,9 @@ struct LoadResult {
   TimeNs run_start_steady_ns = 0;  ///< absolute steady-clock zero of all record times
   bool interrupted = false;        ///< stopped by `stop` before the plan finished
   std::uint64_t connections_opened = 0;
+  /// Every worker's event-loop lag samples, ms, one every 20 ms of each worker's loop
+  /// (detail/loop_lag.hpp): how long a ready event waited behind the loop's other work.
+  std::vector<float> loop_lag_ms;
   std::int64_t planned = 0;     ///< measured requests in the plan
   TimeNs measure_start_ns = 0;  ///< run-relative time the measured phase began
   TimeNs schedule_span_ns = 0;  ///< last scheduled arrival − measure start (open loop)

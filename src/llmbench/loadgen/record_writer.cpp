@@ -1,5 +1,7 @@
 #include "llmbench/loadgen/record_writer.hpp"
 
+#include "llmbench/core/thread_name.hpp"
+
 #include <utility>
 
 namespace llmbench::loadgen {
@@ -7,7 +9,10 @@ namespace llmbench::loadgen {
 RecordWriterThread::RecordWriterThread(const RecordSink& sink, std::chrono::milliseconds interval)
     : sink_(sink), interval_(interval) {
   if (sink_.write || sink_.flush) {
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+      set_thread_name("llmb-records");
+      loop();
+    });
   }
 }
 

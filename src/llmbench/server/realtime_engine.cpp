@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/thread_name.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -64,7 +65,10 @@ RealtimeEngine::~RealtimeEngine() {
 
 void RealtimeEngine::start() {
   LLMBENCH_ASSERT(!thread_.joinable(), "engine started twice");
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    set_thread_name("llmb-engine");
+    loop();
+  });
 }
 
 void RealtimeEngine::stop() {

@@ -1,5 +1,6 @@
 #include "llmbench/telemetry/nvml.hpp"
 
+#include "llmbench/core/file.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/telemetry/detail/nvml_abi.hpp"
 #include "llmbench/telemetry/self_monitor.hpp"
@@ -39,6 +40,12 @@ struct Nvml::Symbols {
   NvmlDeviceGetPcieThroughputFn pcie_throughput = nullptr;
   NvmlDeviceGetTotalEccErrorsFn ecc = nullptr;
   NvmlDeviceGetMigModeFn mig = nullptr;
+  // `llmbench doctor` only; a missing one is named in `GpuHealth::missing`, not in the notes.
+  NvmlDeviceGetEnableStateFn persistence = nullptr;
+  NvmlDeviceGetClockFn app_clock = nullptr;
+  NvmlDeviceGetEccModeFn ecc_mode = nullptr;
+  NvmlDeviceGetNvLinkStateFn nvlink_state = nullptr;
+  NvmlDeviceGetProcessesFn processes = nullptr;
 };
 
 namespace {
@@ -56,6 +63,13 @@ void resolve(void* handle, std::initializer_list<const char*> names, Fn& fn,
   }
   notes.push_back(
       fmt::format("NVML has no {}: the fields it gives are not sampled", *names.begin()));
+}
+
+/// Resolves the first of `names` into `fn` quietly (the doctor's functions).
+template <class Fn>
+void resolve_quiet(void* handle, std::initializer_list<const char*> names, Fn& fn) {
+  std::vector<std::string> ignored;
+  resolve(handle, names, fn, ignored);
 }
 
 double as_double(unsigned int v) {
@@ -85,6 +99,68 @@ double ecc_query(NvmlDeviceGetTotalEccErrorsFn f, NvmlDevice d, int type) {
   unsigned long long v = 0;  // NOLINT(google-runtime-int): the C ABI's type
   return f != nullptr && f(d, type, kNvmlVolatileEcc, &v) == kNvmlSuccess ? static_cast<double>(v)
                                                                           : kNaN;
+}
+
+double aggregate_ecc_query(NvmlDeviceGetTotalEccErrorsFn f, NvmlDevice d, int type) {
+  unsigned long long v = 0;  // NOLINT(google-runtime-int): the C ABI's type
+  return f != nullptr && f(d, type, kNvmlAggregateEcc, &v) == kNvmlSuccess ? static_cast<double>(v)
+                                                                           : kNaN;
+}
+
+std::optional<bool> enable_state(NvmlDeviceGetEnableStateFn f, NvmlDevice d) {
+  int v = 0;
+  if (f == nullptr || f(d, &v) != kNvmlSuccess)
+    return std::nullopt;
+  return v != 0;
+}
+
+/// Link states until the first link NVML calls invalid; nullopt when link 0 is not supported.
+std::optional<std::vector<bool>> nvlink_states(NvmlDeviceGetNvLinkStateFn f, NvmlDevice d) {
+  if (f == nullptr)
+    return std::nullopt;
+  std::vector<bool> active;
+  for (unsigned int link = 0; link < kNvmlNvLinkMaxLinks; ++link) {
+    int v = 0;
+    const NvmlReturn rc = f(d, link, &v);
+    if (rc == kNvmlSuccess) {
+      active.push_back(v != 0);
+    } else if (link == 0 || rc == kNvmlErrorInvalidArgument) {
+      break;
+    }
+  }
+  if (active.empty())
+    return std::nullopt;
+  return active;
+}
+
+/// The compute processes of `d`: asks with room for 64, then once more with the count the
+/// driver said it needs (NVML_ERROR_INSUFFICIENT_SIZE).
+std::optional<std::vector<GpuProcess>> compute_processes(NvmlDeviceGetProcessesFn f, NvmlDevice d,
+                                                         const std::string& proc_root) {
+  if (f == nullptr)
+    return std::nullopt;
+  std::vector<NvmlProcessInfo> infos(64);
+  unsigned int count = static_cast<unsigned int>(infos.size());
+  NvmlReturn rc = f(d, &count, infos.data());
+  if (rc == kNvmlErrorInsufficientSize) {
+    infos.resize(count + 8U);
+    count = static_cast<unsigned int>(infos.size());
+    rc = f(d, &count, infos.data());
+  }
+  if (rc != kNvmlSuccess)
+    return std::nullopt;
+  std::vector<GpuProcess> out;
+  for (unsigned int i = 0; i < std::min<std::size_t>(count, infos.size()); ++i) {
+    GpuProcess p{.pid = infos[i].pid};
+    if (infos[i].used_gpu_memory != kNvmlValueNotAvailable)
+      p.used_bytes = static_cast<double>(infos[i].used_gpu_memory);
+    if (auto comm = read_file(fmt::format("{}/{}/comm", proc_root, p.pid))) {
+      p.name = *comm;
+      while (!p.name.empty() && (p.name.back() == '\n' || p.name.back() == '\r')) p.name.pop_back();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace
@@ -156,6 +232,14 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& library_path, std::string& m
   resolve(handle, {"nvmlDeviceGetPcieThroughput"}, fn.pcie_throughput, missing);
   resolve(handle, {"nvmlDeviceGetTotalEccErrors"}, fn.ecc, missing);
   resolve(handle, {"nvmlDeviceGetMigMode"}, fn.mig, missing);
+  resolve_quiet(handle, {"nvmlDeviceGetPersistenceMode"}, fn.persistence);
+  resolve_quiet(handle, {"nvmlDeviceGetApplicationsClock"}, fn.app_clock);
+  resolve_quiet(handle, {"nvmlDeviceGetEccMode"}, fn.ecc_mode);
+  resolve_quiet(handle, {"nvmlDeviceGetNvLinkState"}, fn.nvlink_state);
+  resolve_quiet(
+      handle,
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+      fn.processes);
   notes.insert(notes.end(), missing.begin(), missing.end());
   return nvml;
 }
@@ -225,6 +309,39 @@ GpuSample Nvml::sample(unsigned int index) const {
   s.ecc_corrected = ecc_query(fn.ecc, d, kNvmlMemoryErrorCorrected);
   s.ecc_uncorrected = ecc_query(fn.ecc, d, kNvmlMemoryErrorUncorrected);
   return s;
+}
+
+GpuHealth Nvml::health(unsigned int index, const std::string& proc_root) const {
+  const Symbols& fn = *fn_;
+  GpuHealth h{.info = device_info(index), .now = sample(index)};
+  const std::array<std::pair<bool, const char*>, 5> doctor_symbols{{
+      {fn.persistence != nullptr, "nvmlDeviceGetPersistenceMode"},
+      {fn.app_clock != nullptr, "nvmlDeviceGetApplicationsClock"},
+      {fn.ecc_mode != nullptr, "nvmlDeviceGetEccMode"},
+      {fn.nvlink_state != nullptr, "nvmlDeviceGetNvLinkState"},
+      {fn.processes != nullptr, "nvmlDeviceGetComputeRunningProcesses_v3"},
+  }};
+  for (const auto& [present, name] : doctor_symbols) {
+    if (!present)
+      h.missing.emplace_back(name);
+  }
+  NvmlDevice d = device_handle(fn, index);
+  if (d == nullptr)
+    return h;
+  h.persistence_mode = enable_state(fn.persistence, d);
+  h.app_sm_clock_mhz = arg_query(fn.app_clock, d, kNvmlClockSm);
+  h.app_mem_clock_mhz = arg_query(fn.app_clock, d, kNvmlClockMem);
+  int current = 0;
+  int pending = 0;
+  if (fn.ecc_mode != nullptr && fn.ecc_mode(d, &current, &pending) == kNvmlSuccess) {
+    h.ecc_enabled = current != 0;
+    h.ecc_pending = pending != 0;
+  }
+  h.ecc_aggregate_corrected = aggregate_ecc_query(fn.ecc, d, kNvmlMemoryErrorCorrected);
+  h.ecc_aggregate_uncorrected = aggregate_ecc_query(fn.ecc, d, kNvmlMemoryErrorUncorrected);
+  h.nvlink_active = nvlink_states(fn.nvlink_state, d);
+  h.processes = compute_processes(fn.processes, d, proc_root);
+  return h;
 }
 
 std::string Nvml::driver_version() const {

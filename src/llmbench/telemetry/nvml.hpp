@@ -101,6 +101,33 @@ struct GpuDeviceInfo {
   std::optional<bool> mig_enabled{};  ///< `nvmlDeviceGetMigMode` current mode
 };
 
+/// A process with a context on a GPU (`nvmlDeviceGetComputeRunningProcesses_v3`).
+struct GpuProcess {
+  unsigned int pid = 0;
+  std::string name{};        ///< `/proc/<pid>/comm`, "" when unreadable (another namespace)
+  double used_bytes = kNaN;  ///< NaN when the driver cannot tell
+};
+
+/// What `llmbench doctor` checks on one GPU, read once. Optional and NaN fields: not supported
+/// by this GPU or driver, or the function is missing from the library (then named in
+/// `missing`).
+struct GpuHealth {
+  GpuDeviceInfo info{};
+  GpuSample now{};                         ///< clocks, throttle reasons, PCIe link, volatile ECC
+  std::optional<bool> persistence_mode{};  ///< `nvmlDeviceGetPersistenceMode`
+  double app_sm_clock_mhz = kNaN;          ///< `nvmlDeviceGetApplicationsClock(NVML_CLOCK_SM)`
+  double app_mem_clock_mhz = kNaN;         ///< … (NVML_CLOCK_MEM)
+  std::optional<bool> ecc_enabled{};       ///< `nvmlDeviceGetEccMode` current
+  std::optional<bool> ecc_pending{};       ///< … pending (after the next reboot)
+  double ecc_aggregate_corrected = kNaN;   ///< `nvmlDeviceGetTotalEccErrors`, aggregate
+  double ecc_aggregate_uncorrected = kNaN;
+  /// `nvmlDeviceGetNvLinkState` of each link the GPU has, in link order; nullopt when the GPU
+  /// has no NVLink (NVML_ERROR_NOT_SUPPORTED on link 0).
+  std::optional<std::vector<bool>> nvlink_active{};
+  std::optional<std::vector<GpuProcess>> processes{};  ///< nullopt when the query failed
+  std::vector<std::string> missing{};  ///< doctor functions the library lacks, by NVML name
+};
+
 /// An opened NVML: the library handle, `nvmlInit_v2` done, the symbols that resolved.
 /// `nvmlShutdown` and `dlclose` at destruction. One thread at a time.
 class Nvml {
@@ -121,6 +148,9 @@ class Nvml {
   [[nodiscard]] GpuDeviceInfo device_info(unsigned int index) const;
   /// One sample of device `index`, stamped with the steady clock before the first call.
   [[nodiscard]] GpuSample sample(unsigned int index) const;
+  /// Everything `llmbench doctor` checks on device `index` (doctor_checks.hpp), process names
+  /// read from `proc_root`/<pid>/comm.
+  [[nodiscard]] GpuHealth health(unsigned int index, const std::string& proc_root = "/proc") const;
   /// `nvmlSystemGetDriverVersion` ("" when unavailable).
   [[nodiscard]] std::string driver_version() const;
   /// `nvmlSystemGetCudaDriverVersion`, e.g. 12040 for CUDA 12.4 (nullopt when unavailable).

@@ -1,5 +1,7 @@
 #include "llmbench/telemetry/self_monitor.hpp"
 
+#include "llmbench/core/thread_name.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -7,7 +9,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <pthread.h>
 #include <sstream>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -91,7 +92,7 @@ std::vector<ThreadCpu> thread_cpu(const std::vector<SelfSample>& samples,
 }  // namespace
 
 void name_this_thread(const std::string& name) {
-  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  set_thread_name(name);
 }
 
 SelfSample read_self_sample() {
@@ -151,6 +152,20 @@ SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
   return out;
 }
 
+void add_event_loop_lag(SelfMonitorSummary& summary, std::span<const float> lags_ms,
+                        const SelfMonitorOptions& options) {
+  const std::vector<double> lags(lags_ms.begin(), lags_ms.end());
+  summary.event_loop_lag_ms = describe_series(lags);
+  const auto& s = summary.event_loop_lag_ms;
+  if (s.count > 0 && s.p99 >= options.lag_threshold_ms) {
+    summary.reasons.push_back(
+        fmt::format("the client's event loops ran up to {:.1f} ms late (p99; max {:.1f} ms): "
+                    "chunks waited that long before their time was taken",
+                    s.p99, s.max));
+    summary.client_saturated = true;
+  }
+}
+
 json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitorSummary& summary,
                        const SelfMonitorOptions& options, TimeNs run_start_ns) {
   json t_ms = json::array();
@@ -187,6 +202,12 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
   json lag_stats = {{"mean", number(summary.lag_ms.mean)},
                     {"p99", number(summary.lag_ms.p99)},
                     {"max", number(summary.lag_ms.max)}};
+  const auto& loop = summary.event_loop_lag_ms;
+  json loop_stats = {{"count", loop.count},
+                     {"mean", number(loop.mean)},
+                     {"p50", number(loop.p50)},
+                     {"p99", number(loop.p99)},
+                     {"max", number(loop.max)}};
   return {{"client_saturated", summary.client_saturated},
           {"reasons", summary.reasons},
           {"rule",
@@ -200,6 +221,7 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
           {"client_cpu_s", summary.client_cpu_s},
           {"client_cores", number(summary.client_cores)},
           {"wakeup_lag_ms", lag_stats},
+          {"event_loop_lag_ms", loop_stats},
           {"threads", threads},
           {"series",
            {{"t_ms", t_ms},

@@ -10,10 +10,12 @@
 /// - one client thread was busy ≥ `busy_threshold` (90 %) of the time it was sampled (an event
 ///   loop that cannot take more),
 /// - the client threads together used ≥ `busy_threshold` of the online cores,
-/// - the monitor's p99 wake-up lag was ≥ `lag_threshold_ms` (10 ms).
+/// - the monitor's p99 wake-up lag was ≥ `lag_threshold_ms` (10 ms),
+/// - the loadgen workers' p99 event-loop lag was ≥ `lag_threshold_ms` (`add_event_loop_lag`):
+///   a chunk that arrived waited that long before the client read its time.
 /// Threads whose name starts with one of `excluded_name_prefixes` (the built-in server's
-/// `llmb-http-*` workers, the telemetry samplers' `llmb-telem-*`) are reported but not counted
-/// as client threads.
+/// `llmb-http-*` workers and `llmb-engine`, the telemetry samplers' `llmb-telem-*`) are reported
+/// but not counted as client threads. Thread names: core/thread_name.hpp.
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/telemetry/series_stats.hpp"
@@ -25,6 +27,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +41,7 @@ void name_this_thread(const std::string& name);
 /// Settings of the self-monitor and its saturation rule.
 struct SelfMonitorOptions {
   std::chrono::milliseconds interval{250};
-  std::vector<std::string> excluded_name_prefixes{"llmb-http", "llmb-telem"};
+  std::vector<std::string> excluded_name_prefixes{"llmb-http", "llmb-engine", "llmb-telem"};
   double busy_threshold = 0.9;   ///< fraction of one core (a thread) or of all cores
   double lag_threshold_ms = 10;  ///< p99 wake-up lag
   unsigned int cores = 0;        ///< 0 = `sysconf(_SC_NPROCESSORS_ONLN)`
@@ -77,6 +80,8 @@ struct SelfMonitorSummary {
   double client_cpu_s = 0;  ///< Σ `cpu_s` of the client threads
   double client_cores = std::numeric_limits<double>::quiet_NaN();  ///< client_cpu_s / span_s
   SeriesStats lag_ms{};
+  /// The loadgen workers' event-loop lag, ms (`add_event_loop_lag`; count 0 until then).
+  SeriesStats event_loop_lag_ms{};
   std::vector<ThreadCpu> threads{};  ///< by CPU time, largest first
   bool client_saturated = false;
   std::vector<std::string> reasons{};  ///< one line per rule that fired
@@ -85,6 +90,12 @@ struct SelfMonitorSummary {
 /// Applies the file comment's rule to `samples` (in time order).
 [[nodiscard]] SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
                                                 const SelfMonitorOptions& options);
+
+/// Adds the loadgen workers' event-loop lag samples (ms; `loadgen::LoadResult::loop_lag_ms`) to
+/// `summary`: their statistics, and the file comment's last rule as one more reason (which sets
+/// `client_saturated`).
+void add_event_loop_lag(SelfMonitorSummary& summary, std::span<const float> lags_ms,
+                        const SelfMonitorOptions& options);
 
 /// The results JSON `telemetry.client` object: the rule's inputs and verdict, per-thread CPU,
 /// and the series (t_ms relative to `run_start_ns`, process and client CPU in cores per

@@ -1,5 +1,7 @@
-// A fake NVML for the tests (libfake_nvml.so, and libfake_nvml_no_energy.so built with
-// LLMBENCH_FAKE_NVML_NO_ENERGY, which lacks nvmlDeviceGetTotalEnergyConsumption). It exports
+// A fake NVML for the tests (libfake_nvml.so; libfake_nvml_no_energy.so built with
+// LLMBENCH_FAKE_NVML_NO_ENERGY, which lacks nvmlDeviceGetTotalEnergyConsumption; and
+// libfake_nvml_no_persistence.so built with LLMBENCH_FAKE_NVML_NO_PERSISTENCE, which lacks the
+// doctor's nvmlDeviceGetPersistenceMode). It exports
 // the functions llmbench's sampler resolves (src/llmbench/telemetry/detail/nvml_abi.hpp, after
 // NVIDIA's NVML API Reference Guide) and answers from a script, the file named by the
 // environment variable LLMBENCH_FAKE_NVML_SCRIPT, read at nvmlInit_v2. Script lines:
@@ -7,13 +9,17 @@
 //   driver TEXT / cuda N      nvmlSystemGetDriverVersion / nvmlSystemGetCudaDriverVersion
 //   init_error N              nvmlInit_v2 returns N (a failing driver)
 //   name D TEXT               nvmlDeviceGetName of device D
+//   proc D PID BYTES          a compute process on device D (BYTES "-": not available)
 //   row D key=value ...       the next step of device D: keys not given keep the previous
 //                             step's value; the value "-" makes the query answer
 //                             NVML_ERROR_NOT_SUPPORTED (3)
 // Keys: mem_total mem_used util_gpu util_mem power_mw energy_mj sm_clock mem_clock max_sm_clock
 // max_mem_clock throttle temp pcie_gen pcie_width max_pcie_gen max_pcie_width pcie_tx pcie_rx
-// ecc_corr ecc_uncorr mig. Every query reads the device's current step, which the test moves
-// with llmbench_fake_nvml_set_step(n) (the last step repeats past the end).
+// ecc_corr ecc_uncorr mig, and for `llmbench doctor` persistence app_sm_clock app_mem_clock
+// ecc_mode ecc_pending (defaults to ecc_mode) ecc_corr_agg ecc_uncorr_agg nvlink_links (links
+// the GPU has; absent: no NVLink) nvlink_up (bit i set: link i active). Every query reads the
+// device's current step, which the test moves with llmbench_fake_nvml_set_step(n) (the last step
+// repeats past the end).
 
 #include <algorithm>
 #include <cstdio>
@@ -34,9 +40,15 @@ constexpr long long kUnsupported = -1;  // a "-" in the script
 
 using Row = std::map<std::string, long long>;
 
+struct Process {
+  unsigned pid = 0;
+  unsigned long long used = 0;
+};
+
 struct Device {
   std::string name = "Fake GPU";
   std::vector<Row> steps;
+  std::vector<Process> processes;
 };
 
 struct Script {
@@ -73,6 +85,13 @@ void load_script() {
       std::size_t d = 0;
       words >> d;
       std::getline(words >> std::ws, g_script.devices.at(d).name);
+    } else if (kind == "proc") {
+      std::size_t d = 0;
+      Process p;
+      std::string used;
+      words >> d >> p.pid >> used;
+      p.used = used == "-" ? ~0ULL : std::stoull(used);
+      g_script.devices.at(d).processes.push_back(p);
     } else if (kind == "row") {
       std::size_t d = 0;
       words >> d;
@@ -237,8 +256,10 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPcieThroughput(void* d, 
 __attribute__((visibility("default"))) int nvmlDeviceGetTotalEccErrors(void* d, int error_type,
                                                                        int counter_type,
                                                                        unsigned long long* n) {
+  if (counter_type == 1)
+    return get_ull(d, error_type == 0 ? "ecc_corr_agg" : "ecc_uncorr_agg", n);
   if (counter_type != 0)
-    return kInvalidArgument;  // the sampler asks for volatile counts only
+    return kInvalidArgument;
   return get_ull(d, error_type == 0 ? "ecc_corr" : "ecc_uncorr", n);
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetMigMode(void* d, unsigned* current,
@@ -247,6 +268,67 @@ __attribute__((visibility("default"))) int nvmlDeviceGetMigMode(void* d, unsigne
   if (rc == kSuccess)
     *pending = *current;
   return rc;
+}
+
+// ---- the doctor's functions ----
+
+#ifndef LLMBENCH_FAKE_NVML_NO_PERSISTENCE
+__attribute__((visibility("default"))) int nvmlDeviceGetPersistenceMode(void* d, int* mode) {
+  long long v = 0;
+  const int rc = get(d, "persistence", v);
+  if (rc == kSuccess)
+    *mode = static_cast<int>(v);
+  return rc;
+}
+#endif
+__attribute__((visibility("default"))) int nvmlDeviceGetApplicationsClock(void* d, int type,
+                                                                          unsigned* v) {
+  return get_uint(d, type == 1 ? "app_sm_clock" : type == 2 ? "app_mem_clock" : "other", v);
+}
+__attribute__((visibility("default"))) int nvmlDeviceGetEccMode(void* d, int* current,
+                                                                int* pending) {
+  long long mode = 0;
+  const int rc = get(d, "ecc_mode", mode);
+  if (rc != kSuccess)
+    return rc;
+  long long next = mode;
+  if (get(d, "ecc_pending", next) != kSuccess)
+    next = mode;
+  *current = static_cast<int>(mode);
+  *pending = static_cast<int>(next);
+  return kSuccess;
+}
+__attribute__((visibility("default"))) int nvmlDeviceGetNvLinkState(void* d, unsigned link,
+                                                                    int* active) {
+  long long links = 0;
+  if (get(d, "nvlink_links", links) != kSuccess)
+    return kNotSupported;
+  if (link >= static_cast<unsigned long long>(links))
+    return kInvalidArgument;
+  long long up = 0;
+  get(d, "nvlink_up", up);
+  *active = ((static_cast<unsigned long long>(up) >> link) & 1U) != 0 ? 1 : 0;
+  return kSuccess;
+}
+// The nvmlProcessInfo_t of nvml.h (the _v2/_v3 layout).
+struct FakeProcessInfo {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v3(
+    void* d, unsigned* count, FakeProcessInfo* infos) {
+  const auto& procs = device(d)->processes;
+  const auto n = static_cast<unsigned>(procs.size());
+  if (*count < n) {
+    *count = n;
+    return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  }
+  for (unsigned i = 0; i < n; ++i)
+    infos[i] = FakeProcessInfo{procs[i].pid, procs[i].used, 0xFFFFFFFFU, 0xFFFFFFFFU};
+  *count = n;
+  return kSuccess;
 }
 
 }  // extern "C"

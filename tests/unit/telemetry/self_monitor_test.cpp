@@ -82,6 +82,33 @@ void burn_cpu(double cpu_s) {
   }
 }
 
+TEST(SelfMonitor, LateEventLoopsAreSaturationAndPromptOnesAreNot) {
+  const std::vector<SelfSample> samples = {
+      at(0, 0, NAN, {{10, {"llmb-load-0", 0}}}),
+      at(1, 0.1, 0.5, {{10, {"llmb-load-0", 0.1}}}),
+  };
+  auto prompt = summarize_self(samples, four_cores());
+  ASSERT_FALSE(prompt.client_saturated);
+  std::vector<float> lags(200, 0.2F);
+  add_event_loop_lag(prompt, lags, four_cores());
+  EXPECT_EQ(prompt.event_loop_lag_ms.count, 200U);
+  EXPECT_NEAR(prompt.event_loop_lag_ms.p99, 0.2, 1e-6);
+  EXPECT_FALSE(prompt.client_saturated);
+
+  auto late = summarize_self(samples, four_cores());
+  for (std::size_t i = 0; i < 5; ++i) lags[i * 40] = 25.0F;  // 5 of 200 wake-ups 25 ms late
+  add_event_loop_lag(late, lags, four_cores());
+  EXPECT_NEAR(late.event_loop_lag_ms.max, 25.0, 1e-6);
+  EXPECT_GE(late.event_loop_lag_ms.p99, 10.0);
+  EXPECT_TRUE(late.client_saturated);
+  ASSERT_EQ(late.reasons.size(), 1U);
+  EXPECT_NE(late.reasons[0].find("event loops ran up to"), std::string::npos) << late.reasons[0];
+  const auto j = self_monitor_json(samples, late, four_cores(), 0);
+  EXPECT_EQ(j["event_loop_lag_ms"]["count"], 200);
+  EXPECT_EQ(j["event_loop_lag_ms"]["max"], 25.0);
+  EXPECT_EQ(j["client_saturated"], true);
+}
+
 TEST(SelfMonitor, ReadsThisProcessThreadsByName) {
   SelfMonitor monitor(SelfMonitorOptions{.interval = std::chrono::milliseconds(10)});
   monitor.start();

@@ -10,6 +10,20 @@
 /// reference): power in mW, energy in mJ since the driver was loaded, clocks in MHz, PCIe
 /// throughput in KB/s over a 20 ms window, temperature in °C. The fake library of the tests
 /// (tests/unit/telemetry/fake_nvml.cpp) implements the same prototypes.
+///
+/// `llmbench doctor` adds these, each as declared in nvml.h (CUDA 12 toolkit; the same
+/// reference, "Device Queries" and "NvLink Methods"):
+/// - `nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode)`
+/// - `nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t
+///   clockType, unsigned int* clockMHz)`
+/// - `nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current,
+///   nvmlEnableState_t* pending)`
+/// - `nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+///   nvmlEnableState_t* isActive)`, links 0 .. NVML_NVLINK_MAX_LINKS - 1 (18)
+/// - `nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int*
+///   infoCount, nvmlProcessInfo_t* infos)` (`_v2` has the same prototype and struct): on
+///   NVML_ERROR_INSUFFICIENT_SIZE `*infoCount` holds the count needed
+/// - `nvmlDeviceGetTotalEccErrors` (above) with `NVML_AGGREGATE_ECC` (1) for lifetime counts.
 
 #include <cstdint>
 
@@ -35,6 +49,25 @@ struct NvmlUtilization {
   unsigned int gpu = 0;
   unsigned int memory = 0;
 };
+
+/// `nvmlProcessInfo_t` (the `_v2`/`_v3` layout): `usedGpuMemory` is NVML_VALUE_NOT_AVAILABLE
+/// (all bits set) when the driver cannot tell; the instance ids are 0xFFFFFFFF without MIG.
+struct NvmlProcessInfo {
+  unsigned int pid = 0;
+  unsigned long long used_gpu_memory = 0;  // NOLINT(google-runtime-int): the C ABI's type
+  unsigned int gpu_instance_id = 0;
+  unsigned int compute_instance_id = 0;
+};
+inline constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;  // NOLINT(google-runtime-int)
+
+/// `nvmlReturn_t` values the doctor tells apart.
+inline constexpr NvmlReturn kNvmlErrorInvalidArgument = 2;
+inline constexpr NvmlReturn kNvmlErrorNotSupported = 3;
+inline constexpr NvmlReturn kNvmlErrorInsufficientSize = 7;
+/// `NVML_NVLINK_MAX_LINKS` (nvml.h, CUDA 12).
+inline constexpr unsigned int kNvmlNvLinkMaxLinks = 18;
+/// `nvmlEccCounterType_t` NVML_AGGREGATE_ECC: counts over the board's life.
+inline constexpr int kNvmlAggregateEcc = 1;
 
 // `nvmlClockType_t`, `nvmlTemperatureSensors_t`, `nvmlPcieUtilCounter_t`,
 // `nvmlMemoryErrorType_t`, `nvmlEccCounterType_t` values used.
@@ -65,5 +98,10 @@ using NvmlDeviceGetPcieThroughputFn = NvmlReturn (*)(NvmlDevice, int, unsigned i
 using NvmlDeviceGetTotalEccErrorsFn = NvmlReturn (*)(NvmlDevice, int, int,
                                                      unsigned long long*);  // NOLINT
 using NvmlDeviceGetMigModeFn = NvmlReturn (*)(NvmlDevice, unsigned int*, unsigned int*);
+// `nvmlEnableState_t` is a C enum (0 disabled, 1 enabled), passed as int.
+using NvmlDeviceGetEnableStateFn = NvmlReturn (*)(NvmlDevice, int*);
+using NvmlDeviceGetEccModeFn = NvmlReturn (*)(NvmlDevice, int*, int*);
+using NvmlDeviceGetNvLinkStateFn = NvmlReturn (*)(NvmlDevice, unsigned int, int*);
+using NvmlDeviceGetProcessesFn = NvmlReturn (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
 
 }  // namespace llmbench::telemetry::detail

@@ -1,0 +1,92 @@
+// `llmbench doctor`: a preflight of the GPUs (NVML, opened with dlopen), the host and, with
+// --base-url, the server, as PASS / WARN / FAIL / N/A lines with a fix each
+// (telemetry/doctor_checks.hpp; docs/telemetry.md, "llmbench doctor").
+
+#include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/doctor_server.hpp"
+#include "llmbench/protocol/dialect.hpp"
+#include "llmbench/telemetry/doctor_checks.hpp"
+#include "llmbench/telemetry/nvml.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+namespace llmbench::cli {
+
+namespace {
+
+using telemetry::DoctorCheck;
+
+/// The planned concurrency when --max-concurrency is not given: `run`'s default --num-prompts
+/// (workload_flags.hpp), all in flight at once at the default request rate (inf).
+constexpr std::int64_t kDefaultPlannedConcurrency = 200;
+
+void append(std::vector<DoctorCheck>& out, std::vector<DoctorCheck> more) {
+  out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+/// The NVML lines: driver and CUDA versions, then every GPU's; all N/A without NVIDIA.
+std::vector<DoctorCheck> nvml_checks(const DoctorFlags& f) {
+  std::string message;
+  std::vector<std::string> notes;
+  const auto nvml = telemetry::Nvml::open(f.nvml_library, message, notes);
+  if (!nvml) {
+    constexpr std::string_view kPrefix = "GPU telemetry off: ";
+    if (message.rfind(kPrefix, 0) == 0)
+      message.erase(0, kPrefix.size());
+    return telemetry::no_nvml_checks(message);
+  }
+  const unsigned int count = nvml->device_count();
+  auto checks =
+      telemetry::driver_checks(nvml->driver_version(), nvml->cuda_driver_version(), count);
+  for (unsigned int i = 0; i < count; ++i)
+    append(checks,
+           telemetry::gpu_checks(nvml->health(i), count, static_cast<unsigned int>(::getpid())));
+  return checks;
+}
+
+int execute_doctor(const DoctorFlags& f) {
+  std::vector<DoctorCheck> checks = nvml_checks(f);
+  const bool given = f.max_concurrency > 0;
+  append(checks, telemetry::host_checks(telemetry::read_host_facts(
+                     "/", given ? f.max_concurrency : kDefaultPlannedConcurrency, given)));
+  append(checks, telemetry::server_checks(probe_server(f)));
+  const std::string text = f.json ? telemetry::checks_json(checks).dump(2) + "\n"
+                                  : telemetry::format_checks_text(checks);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return telemetry::doctor_exit_code(checks);
+}
+
+}  // namespace
+
+Command add_doctor_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "doctor",
+      "Preflight: GPUs (driver, clocks, throttling, ECC, MIG, PCIe, NVLink, other processes), "
+      "host (CPU governor, huge pages, open files) and, with --base-url, the server");
+  auto f = std::make_shared<DoctorFlags>();
+  sub->add_option("--base-url", f->base_url, "Server to check (e.g. http://127.0.0.1:8000)");
+  sub->add_option("--backend", f->backend,
+                  "Server dialect, as for run: " + protocol::backend_names())
+      ->capture_default_str();
+  sub->add_option("--model", f->model, "Model to ask for (default: the first the server lists)");
+  sub->add_option("--tokenizer", f->tokenizer,
+                  "Tokenizer to compare the server's prompt count with (path or bundled name)");
+  sub->add_option("--max-concurrency", f->max_concurrency,
+                  "Requests in flight you plan, for the open-file check (default: 200, run's "
+                  "default --num-prompts at once)");
+  sub->add_option("--nvml-library", f->nvml_library, "NVML library to dlopen")
+      ->capture_default_str();
+  sub->add_flag("--json", f->json, "Print the checks as JSON");
+  return [f] { return execute_doctor(*f); };
+}
+
+}  // namespace llmbench::cli

@@ -1,0 +1,171 @@
+#include "llmbench/cli/doctor_server.hpp"
+
+#include "llmbench/core/error.hpp"
+#include "llmbench/http/client.hpp"
+#include "llmbench/http/url.hpp"
+#include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/metrics/record.hpp"
+#include "llmbench/protocol/dialect.hpp"
+#include "llmbench/telemetry/prometheus.hpp"
+#include "llmbench/tokenizer/resolve.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace llmbench::cli {
+
+namespace {
+
+using telemetry::ServerProbe;
+
+constexpr std::chrono::seconds kFetchTimeout{10};
+
+/// The ids of an OpenAI model list (`{"data": [{"id": ...}]}`); empty when the body has none.
+std::vector<std::string> model_ids(const std::string& body) {
+  std::vector<std::string> ids;
+  const auto j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
+    return ids;
+  for (const auto& m : j["data"]) {
+    if (m.is_object() && m.contains("id") && m["id"].is_string())
+      ids.push_back(m["id"].get<std::string>());
+  }
+  return ids;
+}
+
+/// GETs the model list into `p`; false when the server gave no answer at all.
+bool probe_models(const http::Url& url, const protocol::Dialect& dialect,
+                  const std::string& model_flag, ServerProbe& p) {
+  const std::string path = p.models_path.empty() ? "/" : p.models_path;
+  try {
+    auto [status, body] =
+        http::fetch_blocking(url, url.path_prefix + path, http::ClientOptions{}, kFetchTimeout);
+    p.models_status = status;
+    if (status == 200) {
+      p.models = model_ids(body);
+      if (model_flag.empty())
+        p.model = dialect.first_model(body).value_or("");
+    }
+  } catch (const Exception& e) {
+    p.unreachable = fmt::format("GET {} failed: {}", path, e.what());
+    return false;
+  }
+  return true;
+}
+
+/// Sends one streamed request with `run`'s loadgen and fills the stream, usage and prompt
+/// fields of `p` from its record.
+void probe_stream(const http::Url& url, protocol::Backend backend, const tokenizer::Tokenizer* tok,
+                  ServerProbe& p) {
+  const protocol::Dialect& dialect = protocol::dialect(backend);
+  loadgen::LoadOptions lo;
+  lo.url = url;
+  lo.endpoint = std::string(dialect.default_endpoint());
+  lo.backend = backend;
+  lo.request.model = p.model;
+  lo.request.chat = dialect.chat();
+  lo.request.ignore_eos = true;
+  lo.num_prompts = 1;
+  lo.max_concurrency = 1;
+  lo.client_threads = 1;
+  lo.drain_timeout_s = 120;
+  lo.tokenizer = tok;
+  workload::Sample sample;
+  sample.prompt = kDoctorPrompt;
+  sample.output_len = kDoctorOutputTokens;
+  if (tok != nullptr && !lo.request.chat) {
+    tokenizer::Scratch scratch;
+    if (auto n = tok->count(sample.prompt, /*add_special_tokens=*/true, scratch)) {
+      sample.prompt_len = static_cast<std::int64_t>(*n);
+      sample.prompt_len_exact = true;
+    }
+  }
+  p.request_sent = true;
+  const loadgen::LoadResult result = loadgen::run_load(lo, {sample}, loadgen::RecordSink{});
+  if (result.records.empty()) {
+    p.request_error = "no record came back";
+    return;
+  }
+  const metrics::RequestRecord& r = result.records.front();
+  if (r.error_kind != metrics::ErrorKind::None) {
+    p.request_error = r.http_status > 0
+                          ? fmt::format("{} (HTTP {}): {}", to_string(r.error_kind), r.http_status,
+                                        r.error_message)
+                          : fmt::format("{}: {}", to_string(r.error_kind), r.error_message);
+    return;
+  }
+  if (r.chunks.empty()) {
+    p.request_error = "the stream carried no output";
+    return;
+  }
+  const TimeNs first = r.chunks.front().time_ns;
+  const TimeNs last = r.chunks.back().time_ns;
+  p.ttft_ms = static_cast<double>(first - r.sent_ns) / 1e6;
+  p.e2el_ms = static_cast<double>(last - r.sent_ns) / 1e6;
+  p.output_tokens = metrics::output_token_count(r);
+  if (p.output_tokens > 1 && last > first)
+    p.decode_tokens_per_s =
+        static_cast<double>(p.output_tokens - 1) / (static_cast<double>(last - first) / 1e9);
+  p.usage_sent = r.output_tokens >= 0;
+  p.server_prompt_tokens = r.input_tokens;
+  p.local_prompt_tokens = r.input_tokens_local;
+}
+
+void probe_metrics(const http::Url& url, ServerProbe& p) {
+  const std::string path = url.path_prefix + "/metrics";
+  p.metrics_url = url.origin() + path;
+  try {
+    auto [status, body] = http::fetch_blocking(url, path, http::ClientOptions{}, kFetchTimeout);
+    p.metrics_status = status;
+    if (status != 200)
+      return;
+    auto exposition = telemetry::parse_exposition(body, p.metrics_url);
+    if (!exposition) {
+      p.metrics_error = exposition.error().what();
+      return;
+    }
+    p.metric_families = exposition->families.size();
+    p.engine = telemetry::detect_engine(*exposition);
+  } catch (const Exception& e) {
+    p.metrics_error = e.what();
+  }
+}
+
+}  // namespace
+
+telemetry::ServerProbe probe_server(const DoctorFlags& f) {
+  ServerProbe p{.given = !f.base_url.empty(),
+                .base_url = f.base_url,
+                .backend = f.backend,
+                .model = f.model,
+                .model_given = !f.model.empty(),
+                .tokenizer = f.tokenizer};
+  const protocol::Backend backend = protocol::parse_backend(f.backend);
+  std::optional<tokenizer::ResolvedTokenizer> tok;
+  if (!f.tokenizer.empty()) {
+    auto loaded = tokenizer::load_tokenizer(f.tokenizer);
+    if (!loaded)
+      throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
+    tok.emplace(std::move(*loaded));
+  }
+  if (!p.given)
+    return p;
+  auto url = http::parse_url(f.base_url);
+  if (!url)
+    throw Exception(Error{url.error().what(), "--base-url", -1});
+  const protocol::Dialect& dialect = protocol::dialect(backend);
+  p.models_path = std::string(dialect.models_path());
+  p.chat = dialect.chat();
+  if (!probe_models(*url, dialect, f.model, p))
+    return p;
+  if (!p.model.empty())
+    probe_stream(*url, backend, tok ? &tok->tokenizer : nullptr, p);
+  probe_metrics(*url, p);
+  return p;
+}
+
+}  // namespace llmbench::cli
