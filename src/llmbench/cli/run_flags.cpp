@@ -54,6 +54,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_window_flag(app, f.window_s);
+  app.add_option("--history", f.history,
+                 "Record the run in this SQLite run history (llmbench history; docs/compare.md)");
+  app.add_option("--label", f.label, "Label of the run in the --history database");
   add_server_flags(app, f.server, kServerFlagPrefix);
   add_telemetry_flags(app, f.telemetry);
   std::string footer = "Backends (--backend):\n";

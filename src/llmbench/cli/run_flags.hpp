@@ -55,6 +55,8 @@ struct RunFlags : WorkloadFlags {
   /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
   TelemetryFlags telemetry;
   double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
+  std::string history;  ///< `--history PATH`: SQLite run history (docs/compare.md "History")
+  std::string label;    ///< `--label`: the run's label in the history (vLLM's `--label`)
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).
