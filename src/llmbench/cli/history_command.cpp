@@ -117,20 +117,20 @@ std::vector<std::string> regressions_with_records(const report::HistoryEntry& ba
   return out;
 }
 
-/// The weaker summary-only rule: a mean or p99 latency more than 2 × `min_change` worse, or an
-/// error rate higher by 0.1 percentage points or more.
+/// The weaker summary-only rule: a mean latency more than 2 × `min_change` worse, or an error
+/// rate higher by 0.1 percentage points or more. p99 is left out: with no interval to judge it,
+/// one run's p99 ITL moved by 11-30% between identical fixed-timing runs on a loaded host
+/// (tests/e2e/history_test.cpp), so it would flag noise.
 std::vector<std::string> regressions_from_summary(const report::HistoryEntry& base,
                                                   const report::HistoryEntry& run,
                                                   double min_change) {
   std::vector<std::string> out;
   for (const char* m : {"ttft", "tpot", "itl", "e2el"}) {
-    for (const char* s : {"mean", "p99"}) {
-      const std::string key = fmt::format("{}_{}_ms", s, m);
-      const double a = number_of(base, key);
-      const double b = number_of(run, key);
-      if (a > 0 && (b - a) / a > 2 * min_change)
-        out.push_back(fmt::format("{} {:+.1f}%", key, (b - a) / a * 100));
-    }
+    const std::string key = fmt::format("mean_{}_ms", m);
+    const double a = number_of(base, key);
+    const double b = number_of(run, key);
+    if (a > 0 && (b - a) / a > 2 * min_change)
+      out.push_back(fmt::format("{} {:+.1f}%", key, (b - a) / a * 100));
   }
   const double e = number_of(run, "error_rate") - number_of(base, "error_rate");
   if (e >= 0.001)
