@@ -38,6 +38,26 @@ if [[ -z $files ]]; then
 fi
 echo "tidy: checking $(wc -w <<<"$files") sources"
 # -Wno-unknown-warning-option: the build passes GCC-only warning flags (-Wno-restrict).
+# A finding located in a system header (/usr/...) is left out: clang 14's path-sensitive
+# analyzer follows Boost.Asio's coroutine frames and any_executor into /usr/include/boost and
+# reports "uninitialized object pointer" / "null dereference" there on every co_await and
+# executor copy (false positives: the same paths run under ASan/UBSan in scripts/sanitize.sh).
+# Findings in our own files, and any file clang-tidy could not process, still fail.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
 printf '%s\n' $files | xargs -P "$(nproc)" -n 4 clang-tidy -p "$db" --quiet \
-  --warnings-as-errors='*' --extra-arg=-Wno-unknown-warning-option 2>/dev/null
-echo "tidy: clean"
+  --extra-arg=-Wno-unknown-warning-option >"$log" 2>/dev/null || status=$?
+findings=$(grep -E '^[^ :]+:[0-9]+:[0-9]+: (warning|error): ' "$log" | grep -v '^/usr/' || true)
+if [[ -n $findings ]]; then
+  # Print each finding with the lines clang-tidy gave under it, up to the next diagnostic.
+  awk '/^[^ :]+:[0-9]+:[0-9]+: (warning|error): /{show = ($0 !~ /^\/usr\//)} show' "$log"
+  echo "tidy: $(wc -l <<<"$findings") finding(s) in our sources (above)" >&2
+  exit 1
+fi
+if [[ $status -ne 0 ]] && grep -qE 'Error while processing|Stack dump|error: unable to' "$log"; then
+  cat "$log" >&2
+  echo "tidy: clang-tidy could not check every file (above)" >&2
+  exit 1
+fi
+echo "tidy: clean ($(grep -cE '^/usr/[^ :]+:[0-9]+:[0-9]+: (warning|error): ' "$log" || true) finding(s) in system headers left out)"

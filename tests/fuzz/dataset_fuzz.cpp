@@ -1,8 +1,9 @@
 // Fuzzes the dataset readers of src/llmbench/workload (ShareGPT JSON, MT-Bench and custom JSONL,
-// the text-corpus check): any file content gives samples or an `Exception` naming the problem,
-// never a crash.
+// the text-corpus check, the trace readers): any file content gives samples or an `Exception`
+// naming the problem, never a crash.
 #include "llmbench/core/error.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
+#include "llmbench/workload/trace.hpp"
 
 #include "fuzz_input.hpp"
 #include <string>
@@ -13,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(input.rest());
   namespace detail = llmbench::workload::detail;
   try {
-    switch (mode % 4) {
+    switch (mode % 8) {
       case 0:
         static_cast<void>(detail::parse_sharegpt(text, "fuzz.json", -1));
         break;
@@ -22,6 +23,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 2:
         static_cast<void>(detail::parse_custom(text, "fuzz.jsonl", -1));
+        break;
+      case 4:
+        static_cast<void>(llmbench::workload::parse_trace(text, "fuzz.csv",
+                                                          llmbench::workload::TraceFormat::Azure));
+        break;
+      case 5:
+        static_cast<void>(llmbench::workload::parse_trace(
+            text, "fuzz.jsonl", llmbench::workload::TraceFormat::Mooncake));
+        break;
+      case 6:
+        static_cast<void>(llmbench::workload::parse_trace(
+            text, "fuzz.csv", llmbench::workload::detect_trace_format(text, "fuzz.csv")));
         break;
       default:
         detail::check_text(text, "fuzz.txt");

@@ -53,7 +53,27 @@ json workload_flags_json(const WorkloadFlags& f) {
           {"burstiness", f.burstiness},
           {"goodput", f.goodput},
           {"percentile_metrics", f.percentile_metrics},
-          {"metric_percentiles", f.metric_percentiles}};
+          {"metric_percentiles", f.metric_percentiles},
+          {"trace_format", f.trace_format},
+          {"trace_speedup", f.trace_speedup},
+          {"trace_start_s", f.trace_start_s},
+          {"trace_duration_s", number(f.trace_duration_s)},
+          {"trace_spread", f.trace_spread},
+          {"trace_block_size", f.trace_block_size},
+          {"corpus", f.corpus},
+          {"gsp_num_groups", f.gsp.num_groups},
+          {"gsp_prompts_per_group", f.gsp.prompts_per_group},
+          {"gsp_system_prompt_len", f.gsp.system_prompt_len},
+          {"gsp_question_len", f.gsp.question_len},
+          {"gsp_output_len", f.gsp.output_len},
+          {"gsp_range_ratio", f.gsp.range_ratio},
+          {"gsp_popularity", f.gsp_popularity},
+          {"gsp_zipf_s", f.gsp.zipf_s},
+          {"prefix_repetition_prefix_len", f.prefix_repetition.prefix_len},
+          {"prefix_repetition_suffix_len", f.prefix_repetition.suffix_len},
+          {"prefix_repetition_num_prefixes", f.prefix_repetition.num_prefixes},
+          {"prefix_repetition_output_len", f.prefix_repetition.output_len},
+          {"long_doc_input_len", f.long_doc_input_len}};
 }
 
 json engine_flags_json(const EngineFlags& f) {

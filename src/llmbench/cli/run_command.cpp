@@ -93,6 +93,17 @@ RunWorkload load_workload(RunPlan& plan, const RunFlags& f) {
   plan.dataset.tokenizer = plan.load.tokenizer;
   const TimeNs start = steady_now_ns();
   w.samples = workload::load_samples(plan.dataset);
+  if (!w.samples.empty() && w.samples.front().arrival_ns >= 0) {
+    // Trace replay: the rows after the warm-ups are the measured requests, at their own times.
+    const auto rows = static_cast<std::int64_t>(w.samples.size());
+    if (rows <= f.num_warmups) {
+      throw Exception(Error{fmt::format("the trace window has {} rows, not more than the {} "
+                                        "warm-ups",
+                                        rows, f.num_warmups),
+                            "--num-warmups", -1});
+    }
+    plan.load.num_prompts = rows - f.num_warmups;
+  }
   if (w.tokenizer) {
     log::info("{} prompts of exact token length in {:.2f} s", w.samples.size(),
               ns_to_s(steady_now_ns() - start));

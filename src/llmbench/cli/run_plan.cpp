@@ -246,12 +246,17 @@ RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
   check_target_flags(f);
   resolve_load(f, env, plan);
   resolve_headers(f, env, plan);
+  // A whole trace window is replayed: the trace decides the count (`load_workload`).
   const std::int64_t sample_count =
-      (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
-      f.num_warmups;
+      whole_trace(f)
+          ? workload::kMaxNumPrompts
+          : (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
+                f.num_warmups;
   plan.dataset = dataset_options(f, sample_count, nullptr, plan.load.request.chat);
   plan.dataset.data_dir = env.data_dir;
-  check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
+  if (!whole_trace(f)) {
+    check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
+  }
   plan.tokenizer = f.tokenizer;
   resolve_target(f, env, plan);
   cap_in_flight(f, env, plan);

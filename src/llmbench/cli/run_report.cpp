@@ -80,7 +80,7 @@ json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload&
   info.tokenizer_id = f.tokenizer.empty() ? lo.request.model : f.tokenizer;
   info.base_url = lo.url.origin() + lo.url.path_prefix;
   info.endpoint = lo.endpoint;
-  info.num_prompts = f.num_prompts;
+  info.num_prompts = f.duration_s > 0 ? f.num_prompts : lo.num_prompts;
   info.request_rate = plan.report.rate;
   info.burstiness = plan.report.burstiness;
   info.max_concurrency = static_cast<int>(f.max_concurrency);

@@ -255,15 +255,20 @@ PointReport simulate_point(const SimulateFlags& f, bool console) {
   // --tokenizer: exact prompt lengths (completions counting) and, for id prompts, real token ids
   // for prefix caching.
   const auto tok = load_tokenizer(f);
-  auto dopt = dataset_options(f, f.num_prompts, tok ? &*tok : nullptr);
+  const std::int64_t count = whole_trace(f) ? workload::kMaxNumPrompts : f.num_prompts;
+  auto dopt = dataset_options(f, count, tok ? &*tok : nullptr);
   dopt.random_text = false;  // random prompts are hashed from their corpus offset, not text
-  check_memory_budget(f.num_prompts, dopt, physical_memory_bytes());
+  if (!whole_trace(f))
+    check_memory_budget(f.num_prompts, dopt, physical_memory_bytes());
   const auto samples = workload::load_samples(dopt);
   const workload::ArrivalOptions aopt{
       .request_rate = report.rate, .burstiness = report.burstiness, .seed = f.seed};
-  auto requests = to_sim_requests(
-      samples, workload::arrival_times(static_cast<std::int64_t>(samples.size()), aopt),
-      f.random_prefix_len, setup.options.engine.block_size);
+  // A trace brings its own schedule; other datasets get the arrival process.
+  auto arrivals = workload::dataset_arrivals(samples, 0, static_cast<std::int64_t>(samples.size()));
+  if (arrivals.empty())
+    arrivals = workload::arrival_times(static_cast<std::int64_t>(samples.size()), aopt);
+  auto requests = to_sim_requests(samples, arrivals, f.random_prefix_len,
+                                  setup.options.engine.block_size, f.trace_block_size);
 
   // ---- run ---- (the results folder is checked first, so a bad one costs no simulation)
   const bool saving = f.save_result || !f.result_dir.empty();

@@ -22,18 +22,106 @@ struct DatasetFlag {
   std::string_view dataset;
 };
 
+constexpr std::string_view kGsp = "generated-shared-prefix";
+constexpr std::string_view kPrep = "prefix_repetition";
+
 /// Every dataset's own flags (workload/dataset.hpp `DatasetOptions`): given with another
 /// dataset they would be silently ignored.
-constexpr std::array<DatasetFlag, 8> kDatasetFlags{{{"--random-input-len", "random"},
-                                                    {"--random-output-len", "random"},
-                                                    {"--random-range-ratio", "random"},
-                                                    {"--random-prefix-len", "random"},
-                                                    {"--random-prompt-kind", "random"},
-                                                    {"--sonnet-input-len", "sonnet"},
-                                                    {"--sonnet-output-len", "sonnet"},
-                                                    {"--sonnet-prefix-len", "sonnet"}}};
+constexpr std::array<DatasetFlag, 27> kDatasetFlags{{{"--random-input-len", "random"},
+                                                     {"--random-output-len", "random"},
+                                                     {"--random-range-ratio", "random"},
+                                                     {"--random-prefix-len", "random"},
+                                                     {"--random-prompt-kind", "random"},
+                                                     {"--sonnet-input-len", "sonnet"},
+                                                     {"--sonnet-output-len", "sonnet"},
+                                                     {"--sonnet-prefix-len", "sonnet"},
+                                                     {"--trace-format", "trace"},
+                                                     {"--trace-speedup", "trace"},
+                                                     {"--trace-start-s", "trace"},
+                                                     {"--trace-duration-s", "trace"},
+                                                     {"--trace-spread", "trace"},
+                                                     {"--trace-block-size", "trace"},
+                                                     {"--gsp-num-groups", kGsp},
+                                                     {"--gsp-prompts-per-group", kGsp},
+                                                     {"--gsp-system-prompt-len", kGsp},
+                                                     {"--gsp-question-len", kGsp},
+                                                     {"--gsp-output-len", kGsp},
+                                                     {"--gsp-range-ratio", kGsp},
+                                                     {"--gsp-popularity", kGsp},
+                                                     {"--gsp-zipf-s", kGsp},
+                                                     {"--prefix-repetition-prefix-len", kPrep},
+                                                     {"--prefix-repetition-suffix-len", kPrep},
+                                                     {"--prefix-repetition-num-prefixes", kPrep},
+                                                     {"--prefix-repetition-output-len", kPrep},
+                                                     {"--long-doc-input-len", "long-document"}}};
+
+/// The trace-replay flags (`--dataset-name trace`, docs/workloads.md "Trace replay").
+void add_trace_flags(CLI::App& app, WorkloadFlags& f) {
+  app.add_option("--trace-format", f.trace_format,
+                 "trace: " + workload::trace_format_names() + " (default: detected from the file)");
+  app.add_option("--trace-speedup", f.trace_speedup,
+                 "trace: replay this many times faster than recorded")
+      ->capture_default_str();
+  app.add_option("--trace-start-s", f.trace_start_s,
+                 "trace: start the window this many seconds after the first row")
+      ->capture_default_str();
+  app.add_option("--trace-duration-s", f.trace_duration_s,
+                 "trace: replay this many seconds of the trace (default: to its end)");
+  app.add_flag("--trace-spread", f.trace_spread,
+               "trace: spread rows that share a timestamp evenly over its tick (the Mooncake "
+               "conversation trace falls on a ~3 s grid)");
+  app.add_option("--trace-block-size", f.trace_block_size,
+                 "trace: tokens per Mooncake hash_ids entry")
+      ->capture_default_str();
+  app.add_option("--corpus", f.corpus,
+                 "Text file or folder of .txt the trace prompts are cut from (default: the "
+                 "bundled corpus); generated-shared-prefix and prefix_repetition take theirs "
+                 "from --dataset-path");
+}
+
+/// SGLang's `generated-shared-prefix` flags and vLLM's `prefix_repetition` flags.
+void add_prefix_group_flags(CLI::App& app, WorkloadFlags& f) {
+  auto& g = f.gsp;
+  app.add_option("--gsp-num-groups", g.num_groups, "generated-shared-prefix: system prompts")
+      ->capture_default_str();
+  app.add_option("--gsp-prompts-per-group", g.prompts_per_group,
+                 "generated-shared-prefix: questions per system prompt")
+      ->capture_default_str();
+  app.add_option("--gsp-system-prompt-len", g.system_prompt_len,
+                 "generated-shared-prefix: system prompt tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-question-len", g.question_len, "generated-shared-prefix: question tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-output-len", g.output_len, "generated-shared-prefix: output tokens")
+      ->capture_default_str();
+  app.add_option("--gsp-range-ratio", g.range_ratio,
+                 "generated-shared-prefix: lengths uniform in [L*r, L] (SGLang's rule; 1 = exact)")
+      ->capture_default_str();
+  app.add_option("--gsp-popularity", f.gsp_popularity,
+                 "generated-shared-prefix: uniform (every prompt once, shuffled) or zipf (group k "
+                 "asked with weight 1/k^s)")
+      ->capture_default_str();
+  app.add_option("--gsp-zipf-s", g.zipf_s, "generated-shared-prefix: Zipf exponent s")
+      ->capture_default_str();
+  auto& p = f.prefix_repetition;
+  app.add_option("--prefix-repetition-prefix-len", p.prefix_len,
+                 "prefix_repetition: tokens of each shared prefix")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-suffix-len", p.suffix_len,
+                 "prefix_repetition: tokens after the prefix")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-num-prefixes", p.num_prefixes,
+                 "prefix_repetition: distinct prefixes")
+      ->capture_default_str();
+  app.add_option("--prefix-repetition-output-len", p.output_len, "prefix_repetition: output tokens")
+      ->capture_default_str();
+}
 
 }  // namespace
+
+bool whole_trace(const WorkloadFlags& f) {
+  return f.dataset_name == "trace" && !was_given(f, "--num-prompts");
+}
 
 std::vector<std::string> given_flags(const CLI::App& app) {
   std::vector<std::string> out;
@@ -63,7 +151,7 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--tokenizer", f.tokenizer,
                  "tokenizer.json or a folder holding it, or a name under $LLMBENCH_DATA/tokenizers "
                  "(e.g. deepseek-v3): exact random-prompt lengths and local token counts");
-  app.add_option("--dataset-name", f.dataset_name, "sharegpt, mtbench, custom, sonnet, random")
+  app.add_option("--dataset-name", f.dataset_name, workload::dataset_kind_names())
       ->capture_default_str();
   app.add_option("--dataset-path", f.dataset_path, "Dataset file (or text folder for random)");
   app.add_option("--num-prompts", f.num_prompts, "Measured requests")->capture_default_str();
@@ -90,6 +178,8 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
   app.add_option("--sonnet-prefix-len", f.sonnet_prefix_len, "sonnet: shared prefix tokens")
       ->capture_default_str();
+  add_trace_flags(app, f);
+  add_prefix_group_flags(app, f);
   app.add_option("--output-len,--sharegpt-output-len,--custom-output-len", f.output_len,
                  "Output tokens per request for datasets without their own lengths (default 256)");
   app.add_option("--max-concurrency", f.max_concurrency, "Closed-loop cap on requests in flight");
@@ -129,6 +219,16 @@ ReportSetup report_setup(const WorkloadFlags& f) {
   return s;
 }
 
+namespace {
+
+workload::SharedPrefixOptions with_popularity(workload::SharedPrefixOptions o,
+                                              const std::string& popularity) {
+  o.popularity = workload::parse_group_popularity(popularity);
+  return o;
+}
+
+}  // namespace
+
 workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,
                                          const tokenizer::Tokenizer* tok, bool chat) {
   return workload::DatasetOptions{
@@ -147,7 +247,18 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
       .data_dir = data_dir(),
       .tokenizer = tok,
       .random_prompt_kind = workload::parse_random_prompt_kind(f.random_prompt_kind),
-      .count_special_tokens = !chat};
+      .count_special_tokens = !chat,
+      .trace = workload::TraceOptions{.format = f.trace_format,
+                                      .speedup = f.trace_speedup,
+                                      .start_s = f.trace_start_s,
+                                      .duration_s = f.trace_duration_s,
+                                      .spread = f.trace_spread,
+                                      .keep_schedule = !was_given(f, "--request-rate"),
+                                      .block_size = f.trace_block_size,
+                                      .corpus_path = f.corpus},
+      .shared_prefix = with_popularity(f.gsp, f.gsp_popularity),
+      .prefix_repetition = f.prefix_repetition,
+      .long_doc_input_len = f.long_doc_input_len};
 }
 
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {

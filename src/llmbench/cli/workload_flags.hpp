@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,18 @@ struct WorkloadFlags {
   std::vector<std::string> goodput;  ///< `--goodput` SLOs, `metrics::parse_slo`
   std::string percentile_metrics = "ttft,tpot,itl,e2el";  ///< comma-separated metric names
   std::string metric_percentiles = "50,90,95,99";         ///< comma-separated percentiles
+  // trace replay (`--dataset-name trace`, workload/trace.hpp)
+  std::string trace_format;  ///< `--trace-format`; empty = detected from the file
+  double trace_speedup = 1;
+  double trace_start_s = 0;
+  double trace_duration_s = std::numeric_limits<double>::infinity();
+  bool trace_spread = false;
+  std::int64_t trace_block_size = 512;
+  std::string corpus;  ///< `--corpus`: text the synthetic prompts are cut from; empty = bundled
+  workload::SharedPrefixOptions gsp;                    ///< `--gsp-*` (SGLang names)
+  std::string gsp_popularity = "uniform";               ///< `--gsp-popularity`
+  workload::PrefixRepetitionOptions prefix_repetition;  ///< `--prefix-repetition-*` (vLLM)
+  std::int64_t long_doc_input_len = 32768;              ///< `--long-doc-input-len`
   /// Long names ("--random-input-len") of the flags given on the command line (`given_flags`
   /// after parsing): conflict checks tell a choice from a default with it.
   std::vector<std::string> given;
@@ -84,6 +97,10 @@ ReportSetup report_setup(const WorkloadFlags& flags);
 workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts,
                                          const tokenizer::Tokenizer* tok = nullptr,
                                          bool chat = false);
+
+/// True for `--dataset-name trace` without `--num-prompts`: every row of the window is replayed
+/// (the dataset then decides the request count).
+bool whole_trace(const WorkloadFlags& flags);
 
 /// Loads `--tokenizer` (`tokenizer::load_tokenizer`: a path, else a name under
 /// `$LLMBENCH_DATA/tokenizers/`, else under the bundled data folder) and logs what it resolved to

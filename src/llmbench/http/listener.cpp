@@ -42,7 +42,7 @@ constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 
 /// Completion handler of every `co_spawn`: logs an escaped exception (docs/architecture.md
 /// "Conventions the code relies on": coroutines).
-void log_exception(const char* what, std::exception_ptr ep) noexcept {
+void log_exception(const char* what, const std::exception_ptr& ep) noexcept {
   if (!ep)
     return;
   try {
@@ -136,7 +136,10 @@ class Watchdog {
   /// Lifts the deadline.
   void disarm() noexcept {
     state_->armed = false;
-    timer_.cancel();
+    try {
+      timer_.cancel();
+    } catch (const boost::system::system_error&) {  // the timer cannot be cancelled: it then fires
+    }                                               // with `armed` false, which does nothing
   }
   /// True when the last deadline passed before `disarm`.
   [[nodiscard]] bool fired() const noexcept { return state_->fired; }
@@ -490,13 +493,13 @@ net::awaitable<void> run_accept_loop(Shared& shared, const ListenerOptions& opti
             options.max_connections, n);
       }
       net::co_spawn(worker.ioc, refuse_connection(std::move(socket), options.max_connections),
-                    [](std::exception_ptr ep) { log_exception("refusal", ep); });
+                    [](const std::exception_ptr& ep) { log_exception("refusal", ep); });
       continue;
     }
     shared.open.fetch_add(1, std::memory_order_relaxed);
     net::co_spawn(worker.ioc,
                   run_session(tcp::socket(std::move(socket)), shared.open, options, handler),
-                  [](std::exception_ptr ep) { log_exception("session", ep); });
+                  [](const std::exception_ptr& ep) { log_exception("session", ep); });
   }
 }
 
@@ -551,7 +554,7 @@ std::uint16_t Listener::start() {
     throw Exception(Error{"cannot read bound port of " + where + ": " + ec.message(), "", -1});
 
   net::co_spawn(shared.workers[0]->ioc, run_accept_loop(shared, options_, handler_),
-                [](std::exception_ptr ep) { log_exception("accept loop", ep); });
+                [](const std::exception_ptr& ep) { log_exception("accept loop", ep); });
   for (std::size_t i = 0; i < shared.workers.size(); ++i) {
     auto& worker = *shared.workers[i];
     worker.guard.emplace(worker.ioc.get_executor());

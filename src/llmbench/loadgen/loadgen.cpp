@@ -234,7 +234,11 @@ struct Run {
 
   net::awaitable<void> plan(LoadResult& result) {
     const bool timed = opt.duration_s > 0;
-    const bool open_loop = std::isfinite(opt.request_rate) && opt.request_rate > 0;
+    // A dataset with its own schedule (trace replay) is open loop at its own times.
+    const auto own_schedule = workload::dataset_arrivals(
+        samples, static_cast<std::size_t>(opt.num_warmups) % samples.size(), opt.num_prompts);
+    const bool open_loop =
+        !own_schedule.empty() || (std::isfinite(opt.request_rate) && opt.request_rate > 0);
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
@@ -265,8 +269,12 @@ struct Run {
         .request_rate = opt.request_rate, .burstiness = opt.burstiness, .seed = opt.seed};
     constexpr std::int64_t kMaxTimedRequests = 10'000'000;
     if (open_loop) {
-      arrivals = timed ? workload::arrival_times_until(end_ns - t0, kMaxTimedRequests, ao)
-                       : workload::arrival_times(opt.num_prompts, ao);
+      if (!own_schedule.empty()) {
+        arrivals = own_schedule;
+      } else {
+        arrivals = timed ? workload::arrival_times_until(end_ns - t0, kMaxTimedRequests, ao)
+                         : workload::arrival_times(opt.num_prompts, ao);
+      }
       result.planned = static_cast<std::int64_t>(arrivals.size());
       if (!arrivals.empty())
         result.schedule_span_ns = arrivals.back();

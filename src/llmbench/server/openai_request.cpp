@@ -123,6 +123,16 @@ Result<std::int64_t> prompt_tokens_of(const element& prompt, GenerationParams* k
     const std::string_view text = prompt.get_string().value_unsafe();
     if (keep != nullptr)
       keep->prompt_text.assign(text);
+    if (tok != nullptr && keep != nullptr) {
+      // The prefix cache keys on the real token ids, as vLLM's does (trace replay's hash-id
+      // blocks then hit exactly as the trace says).
+      auto ids = tok->encode(text, true);
+      if (!ids) {
+        return Error{"prompt: " + ids.error().message, "prompt", ids.error().offset};
+      }
+      keep->prompt_ids.assign(ids->begin(), ids->end());
+      return static_cast<std::int64_t>(ids->size());
+    }
     if (tok != nullptr)
       return count_tokens(*tok, text, true, "prompt");
     return std::max<std::int64_t>(1, estimate_text_tokens(text));

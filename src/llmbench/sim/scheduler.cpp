@@ -315,12 +315,14 @@ std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {
     return a->admit_seq < b->admit_seq;
   });
   std::vector<std::int64_t> out;
+  out.reserve(all.size());
   for (const auto* r : all) out.push_back(r->id);
   return out;
 }
 
 std::vector<std::int64_t> VllmV1Scheduler::waiting_ids() const {
   std::vector<std::int64_t> out;
+  out.reserve(waiting_.size());
   for (const auto* r : waiting_) out.push_back(r->id);
   return out;
 }

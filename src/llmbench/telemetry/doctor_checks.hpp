@@ -95,14 +95,15 @@ struct HostFacts {
 /// hard limit, since `run` raises its soft limit to the hard one.
 [[nodiscard]] std::vector<DoctorCheck> host_checks(const HostFacts& facts);
 
-/// What the probe of a server found (cli/doctor_server.cpp fills it).
-struct ServerProbe {
-  bool given = false;                 ///< a `--base-url` was given (else every server line is N/A)
-  std::string base_url{};             ///< as given
-  std::string backend{};              ///< `--backend` name
-  std::string models_path{};          ///< the backend's model list ("/v1/models"); "" when none
-  std::string unreachable{};          ///< non-empty: the models GET got no answer at all (why)
-  int models_status = 0;              ///< HTTP status of the models GET
+/// What the probe of a server found (cli/doctor_server.cpp fills it). Fields are grouped by the
+/// check that reads them, not packed: there is one per `doctor` run.
+struct ServerProbe {          // NOLINT(clang-analyzer-optin.performance.Padding): one per run
+  bool given = false;         ///< a `--base-url` was given (else every server line is N/A)
+  std::string base_url{};     ///< as given
+  std::string backend{};      ///< `--backend` name
+  std::string models_path{};  ///< the backend's model list ("/v1/models"); "" when none
+  std::string unreachable{};  ///< non-empty: the models GET got no answer at all (why)
+  int models_status = 0;      ///< HTTP status of the models GET
   std::vector<std::string> models{};  ///< ids it listed
   std::string model{};                ///< the model the request used ("" when none was known)
   bool model_given = false;           ///< `--model` was given (else the first listed)

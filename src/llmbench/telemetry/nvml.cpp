@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <dlfcn.h>
+#include <limits>
 #include <utility>
 
 namespace llmbench::telemetry {
@@ -26,6 +27,7 @@ struct Nvml::Symbols {
   NvmlDeviceGetHandleByIndexFn handle = nullptr;
   NvmlDeviceGetNameFn name = nullptr;
   NvmlDeviceGetMemoryInfoFn memory = nullptr;
+  NvmlDeviceGetMemoryInfoV2Fn memory_v2 = nullptr;  // optional: `used` without `reserved`
   NvmlDeviceGetUtilizationRatesFn utilization = nullptr;
   NvmlDeviceGetUintFn power = nullptr;
   NvmlDeviceGetUllFn energy = nullptr;
@@ -70,6 +72,19 @@ template <class Fn>
 void resolve_quiet(void* handle, std::initializer_list<const char*> names, Fn& fn) {
   std::vector<std::string> ignored;
   resolve(handle, names, fn, ignored);
+}
+
+/// Device memory in use, bytes, as nvidia-smi's "Used" counts it: `nvmlDeviceGetMemoryInfo_v2`'s
+/// `used` (the driver's reserved memory left out) where the library has it, else
+/// `nvmlDeviceGetMemoryInfo`'s total − free (reserved memory included). NaN when neither answers.
+double memory_used(const Nvml::Symbols& fn, NvmlDevice d) {
+  NvmlMemoryV2 v2{.version = kNvmlMemoryV2Version};
+  if (fn.memory_v2 != nullptr && fn.memory_v2(d, &v2) == kNvmlSuccess)
+    return static_cast<double>(v2.used);
+  NvmlMemory v1;
+  if (fn.memory != nullptr && fn.memory(d, &v1) == kNvmlSuccess)
+    return static_cast<double>(v1.used);
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 double as_double(unsigned int v) {
@@ -215,6 +230,7 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& library_path, std::string& m
           missing);
   resolve(handle, {"nvmlDeviceGetName"}, fn.name, missing);
   resolve(handle, {"nvmlDeviceGetMemoryInfo"}, fn.memory, missing);
+  resolve_quiet(handle, {"nvmlDeviceGetMemoryInfo_v2"}, fn.memory_v2);
   resolve(handle, {"nvmlDeviceGetUtilizationRates"}, fn.utilization, missing);
   resolve(handle, {"nvmlDeviceGetPowerUsage"}, fn.power, missing);
   resolve(handle, {"nvmlDeviceGetTotalEnergyConsumption"}, fn.energy, missing);
@@ -285,9 +301,7 @@ GpuSample Nvml::sample(unsigned int index) const {
   NvmlDevice d = device_handle(fn, index);
   if (d == nullptr)
     return s;
-  NvmlMemory memory;
-  if (fn.memory != nullptr && fn.memory(d, &memory) == kNvmlSuccess)
-    s.memory_used_bytes = static_cast<double>(memory.used);
+  s.memory_used_bytes = memory_used(fn, d);
   NvmlUtilization util;
   if (fn.utilization != nullptr && fn.utilization(d, &util) == kNvmlSuccess) {
     s.sm_util_pct = as_double(util.gpu);

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -91,6 +92,28 @@ std::vector<TimeNs> arrival_times_until(TimeNs duration_ns, std::int64_t max_cou
     times.push_back(t);
   }
   return times;
+}
+
+std::vector<TimeNs> dataset_arrivals(const std::vector<Sample>& samples, std::size_t first,
+                                     std::int64_t count) {
+  std::vector<TimeNs> out;
+  if (first >= samples.size() || samples[first].arrival_ns < 0 || count <= 0) {
+    return out;
+  }
+  const std::size_t end = first + std::min(static_cast<std::size_t>(count), samples.size() - first);
+  const TimeNs t0 = samples[first].arrival_ns;
+  out.reserve(end - first);
+  for (std::size_t i = first; i < end; ++i) {
+    const TimeNs t = samples[i].arrival_ns;
+    if (t < t0 || (!out.empty() && t - t0 < out.back())) {
+      throw Exception(Error{fmt::format("sample {} ({}) has no arrival time or comes before the "
+                                        "one before it",
+                                        i, samples[i].source_id),
+                            "--dataset-path", -1});
+    }
+    out.push_back(t - t0);
+  }
+  return out;
 }
 
 }  // namespace llmbench::workload

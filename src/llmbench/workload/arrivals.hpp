@@ -4,6 +4,7 @@
 /// seed so a run is reproducible across standard libraries (core/rng.hpp).
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/workload/dataset.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -26,5 +27,12 @@ std::vector<TimeNs> arrival_times(std::int64_t count, const ArrivalOptions& opti
 /// Arrival times until `duration_ns` (exclusive), for `--duration` runs; at most `max_count`.
 std::vector<TimeNs> arrival_times_until(TimeNs duration_ns, std::int64_t max_count,
                                         const ArrivalOptions& options);
+
+/// The dataset's own schedule (trace replay, `Sample::arrival_ns`): the arrival times of
+/// samples first, first + 1, ... (at most `count` of them, never wrapping past the end), rebased
+/// so the first is 0. Empty when sample `first` has no arrival time (the arrival process then
+/// schedules the run). Throws `Exception` when a later sample has none or comes earlier.
+std::vector<TimeNs> dataset_arrivals(const std::vector<Sample>& samples, std::size_t first,
+                                     std::int64_t count);
 
 }  // namespace llmbench::workload

@@ -33,6 +33,23 @@ std::string bundled_path(DatasetKind kind, const std::string& data_dir) {
           "ShareGPT_V3_unfiltered_cleaned_split.json); none is bundled");
     case DatasetKind::Custom:
       throw Exception("--dataset-name custom needs --dataset-path (a JSONL file)");
+    case DatasetKind::SharedPrefix:
+    case DatasetKind::PrefixRepetition:
+      relative = "corpus";
+      break;
+    case DatasetKind::Belle:
+    case DatasetKind::Cmmlu:
+    case DatasetKind::ArenaHard:
+    case DatasetKind::AlpacaEval:
+    case DatasetKind::HumanEval:
+    case DatasetKind::LongDocument:
+      throw Exception(
+          fmt::format("--dataset-name {} needs --dataset-path (the set's file or "
+                      "folder; ../shared/data/DATASETS.md lists them)",
+                      kDatasetKinds[static_cast<std::size_t>(kind)].name));
+    case DatasetKind::Trace:
+      throw Exception(fmt::format("--dataset-name trace needs --dataset-path (a trace file: {})",
+                                  trace_format_names()));
   }
   if (data_dir.empty()) {
     throw Exception("no --dataset-path given and the bundled data folder is unknown");
@@ -94,25 +111,24 @@ std::vector<Sample> count_exactly(std::vector<Sample> samples, const DatasetOpti
 
 }  // namespace
 
+std::string dataset_kind_names() {
+  std::string out;
+  for (const auto& k : kDatasetKinds) {
+    out += out.empty() ? "" : ", ";
+    out += k.name;
+  }
+  return out;
+}
+
 DatasetKind parse_dataset_kind(std::string_view name) {
-  if (name == "sharegpt") {
-    return DatasetKind::ShareGpt;
+  for (const auto& k : kDatasetKinds) {
+    if (k.name == name) {
+      return k.kind;
+    }
   }
-  if (name == "mtbench") {
-    return DatasetKind::MtBench;
-  }
-  if (name == "custom") {
-    return DatasetKind::Custom;
-  }
-  if (name == "sonnet") {
-    return DatasetKind::Sonnet;
-  }
-  if (name == "random") {
-    return DatasetKind::Random;
-  }
-  throw Exception(Error{
-      fmt::format("unknown dataset \"{}\"; valid: sharegpt, mtbench, custom, sonnet, random", name),
-      "--dataset-name", -1});
+  throw Exception(
+      Error{fmt::format("unknown dataset \"{}\"; valid: {}", name, dataset_kind_names()),
+            "--dataset-name", -1});
 }
 
 RandomPromptKind parse_random_prompt_kind(std::string_view name) {
@@ -148,17 +164,27 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   if (options.kind == DatasetKind::Sonnet) {
     return count_exactly(detail::make_sonnet_samples(options, path), options);
   }
-  switch (options.kind) {
-    case DatasetKind::Random:
-    case DatasetKind::Sonnet:
-    case DatasetKind::ShareGpt:
-    case DatasetKind::MtBench:
-    case DatasetKind::Custom:
-      break;
+  if (options.kind == DatasetKind::Trace) {
+    return detail::make_trace_samples(options, path);
+  }
+  if (options.kind == DatasetKind::SharedPrefix) {
+    auto all = detail::make_shared_prefix_samples(options, path);
+    return options.shared_prefix.popularity == GroupPopularity::Zipf
+               ? all
+               : sample_fixed(std::move(all), options.num_prompts, options.seed);
+  }
+  if (options.kind == DatasetKind::PrefixRepetition) {
+    return sample_fixed(detail::make_prefix_repetition_samples(options, path), options.num_prompts,
+                        options.seed);
+  }
+  if (options.kind == DatasetKind::LongDocument) {
+    return detail::make_long_document_samples(options, path);
   }
   std::vector<Sample> all;
   if (options.kind == DatasetKind::ShareGpt) {
     all = detail::load_sharegpt(path, options.output_len, options.max_file_bytes);
+  } else if (options.kind >= DatasetKind::Belle) {
+    all = detail::load_named_set(options.kind, path, options.output_len, options.max_file_bytes);
   } else if (options.kind == DatasetKind::MtBench) {
     all = detail::load_mtbench(path, options.output_len, options.max_file_bytes);
   } else {

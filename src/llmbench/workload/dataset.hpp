@@ -5,9 +5,13 @@
 /// has the dataset.
 
 #include "llmbench/core/chat.hpp"
+#include "llmbench/core/clock.hpp"
 #include "llmbench/core/file.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
+#include "llmbench/workload/prefix_groups.hpp"
+#include "llmbench/workload/trace.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,6 +37,13 @@ struct Sample {
   /// Random dataset with `DatasetOptions::random_text` off: the corpus word its own text would
   /// start at (prompts with equal keys and lengths are equal); -1 otherwise.
   std::int64_t content_key = -1;
+  /// Trace replay (`--dataset-name trace`): when the trace wants it sent, ns after the first
+  /// replayed row (speed-up applied); -1 for datasets without a schedule of their own.
+  TimeNs arrival_ns = -1;
+  /// Mooncake trace: the row's `hash_ids`, one per `DatasetOptions::trace.block_size` tokens of
+  /// the prompt (equal ids = equal blocks of text); empty otherwise. `simulate` keys its prefix
+  /// cache on them (`trace_block_hashes`).
+  std::vector<std::uint64_t> block_ids;
 };
 
 /// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
@@ -45,10 +56,52 @@ enum class RandomPromptKind {
 RandomPromptKind parse_random_prompt_kind(std::string_view name);
 
 /// Dataset kinds (`--dataset-name`).
-enum class DatasetKind { ShareGpt, MtBench, Custom, Sonnet, Random };
+enum class DatasetKind {
+  ShareGpt,
+  MtBench,
+  Custom,
+  Sonnet,
+  Random,
+  Trace,
+  SharedPrefix,
+  PrefixRepetition,
+  Belle,
+  Cmmlu,
+  ArenaHard,
+  AlpacaEval,
+  HumanEval,
+  LongDocument
+};
 
-/// Parses a `--dataset-name` ("sharegpt", "mtbench", "custom", "sonnet", "random"); throws
-/// `Exception` listing the valid names otherwise.
+/// One row of the `--dataset-name` table.
+struct DatasetKindName {
+  std::string_view name;
+  DatasetKind kind;
+};
+
+/// The one table of dataset names: parsing, the "valid: ..." message and `--help`.
+inline constexpr std::array<DatasetKindName, 14> kDatasetKinds{{
+    {.name = "sharegpt", .kind = DatasetKind::ShareGpt},
+    {.name = "mtbench", .kind = DatasetKind::MtBench},
+    {.name = "custom", .kind = DatasetKind::Custom},
+    {.name = "sonnet", .kind = DatasetKind::Sonnet},
+    {.name = "random", .kind = DatasetKind::Random},
+    {.name = "trace", .kind = DatasetKind::Trace},
+    {.name = "generated-shared-prefix", .kind = DatasetKind::SharedPrefix},
+    {.name = "prefix_repetition", .kind = DatasetKind::PrefixRepetition},
+    {.name = "belle", .kind = DatasetKind::Belle},
+    {.name = "cmmlu", .kind = DatasetKind::Cmmlu},
+    {.name = "arena-hard", .kind = DatasetKind::ArenaHard},
+    {.name = "alpaca-eval", .kind = DatasetKind::AlpacaEval},
+    {.name = "humaneval", .kind = DatasetKind::HumanEval},
+    {.name = "long-document", .kind = DatasetKind::LongDocument},
+}};
+
+/// "sharegpt, mtbench, ...": the names of `kDatasetKinds`, for messages and help.
+std::string dataset_kind_names();
+
+/// Parses a `--dataset-name` (a name of `kDatasetKinds`); throws `Exception` listing the valid
+/// names otherwise.
 DatasetKind parse_dataset_kind(std::string_view name);
 
 /// Everything that selects and shapes the samples.
@@ -86,6 +139,14 @@ struct DatasetOptions {
   /// Size limit of each dataset or corpus file read (`read_file`): a larger file, or a stream
   /// such as `--dataset-path /dev/zero`, fails with an error naming the file and the limit.
   std::uint64_t max_file_bytes = kDefaultMaxFileBytes;
+  /// `--dataset-name trace`: format, window, speed-up and corpus (`num_prompts` then caps the
+  /// rows of the window, first rows first).
+  TraceOptions trace;
+  SharedPrefixOptions shared_prefix;          ///< `--dataset-name generated-shared-prefix`
+  PrefixRepetitionOptions prefix_repetition;  ///< `--dataset-name prefix_repetition`
+  /// `--dataset-name long-document`: tokens of each prompt (`--long-doc-input-len`), exact
+  /// with a tokenizer.
+  std::int64_t long_doc_input_len = 32768;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt

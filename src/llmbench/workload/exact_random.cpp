@@ -13,6 +13,7 @@
 #include "llmbench/core/log.hpp"
 #include "llmbench/core/rng.hpp"
 #include "llmbench/workload/dataset.hpp"
+#include "llmbench/workload/detail/corpus.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
 #include <fmt/core.h>
@@ -27,73 +28,8 @@ namespace {
 
 using tokenizer::TokenId;
 
-constexpr int kMaxStarts = 32;      // corpus positions tried per prompt before giving up
-constexpr int kMaxAdjusts = 12;     // budget adjustments per position
-constexpr std::size_t kSlack = 64;  // spare corpus tokens after a cut for budget growth
-
-/// A corpus encoded once, long enough for the longest prompt (repeated when it is not).
-class TokenCorpus {
- public:
-  TokenCorpus(const tokenizer::Tokenizer& tok, const std::string& text, std::size_t min_tokens,
-              const std::string& path, tokenizer::Scratch& scratch)
-      : tok_(tok) {
-    tokenizer::EncodeOptions plain;
-    auto one = tok.encode(text, plain, scratch);
-    if (!one) {
-      throw Exception(
-          Error{"cannot encode the corpus: " + one.error().message, path, one.error().offset});
-    }
-    if (one->ids.empty()) {
-      throw Exception(Error{"corpus has no tokens", path, -1});
-    }
-    ids_ = std::move(one->ids);
-    // Repeat the corpus (blank line between copies) until it holds the longest cut.
-    if (ids_.size() < min_tokens + kSlack) {
-      const auto sep = tok.encode("\n\n", plain, scratch);
-      const std::vector<TokenId> base = ids_;
-      while (ids_.size() < min_tokens + kSlack) {
-        if (sep) {
-          ids_.insert(ids_.end(), sep->ids.begin(), sep->ids.end());
-        }
-        ids_.insert(ids_.end(), base.begin(), base.end());
-      }
-    }
-    // Word-initial tokens (byte-level "Ġ" = space or "Ċ" = newline first): cuts start there so
-    // the cut's first token is not glued to whatever precedes it (a shared prefix).
-    for (std::size_t i = 0; i < ids_.size(); ++i) {
-      const std::string_view t = tok.id_to_token(ids_[i]);
-      if (t.starts_with("\xC4\xA0") || t.starts_with("\xC4\x8A")) {
-        word_starts_.push_back(i);
-      }
-    }
-  }
-
-  [[nodiscard]] std::size_t size() const { return ids_.size(); }
-  [[nodiscard]] const std::vector<TokenId>& ids() const { return ids_; }
-
-  /// A start for a cut of up to `len` tokens: a word-initial token when there is one in range.
-  std::size_t pick_start(Rng& rng, std::size_t len) const {
-    const std::size_t last = ids_.size() - std::min(ids_.size(), len + kSlack);
-    const auto at = static_cast<std::size_t>(rng.uniform_int(0, static_cast<std::int64_t>(last)));
-    const auto it = std::lower_bound(word_starts_.begin(), word_starts_.end(), at);
-    if (it != word_starts_.end() && *it <= last) {
-      return *it;
-    }
-    return at;
-  }
-
-  /// Text of tokens [start, start + len) (lossy UTF-8 at a split character).
-  std::string text(std::size_t start, std::size_t len) const {
-    len = std::min(len, ids_.size() - start);
-    auto decoded = tok_.decode(std::span<const TokenId>(ids_.data() + start, len));
-    return decoded ? std::move(*decoded) : std::string();
-  }
-
- private:
-  const tokenizer::Tokenizer& tok_;
-  std::vector<TokenId> ids_;
-  std::vector<std::size_t> word_starts_;
-};
+constexpr int kMaxStarts = 32;   // corpus positions tried per prompt before giving up
+constexpr int kMaxAdjusts = 12;  // budget adjustments per position
 
 std::int64_t count_or_throw(const tokenizer::Tokenizer& tok, std::string_view text,
                             tokenizer::Scratch& scratch, std::int64_t index,
@@ -107,10 +43,8 @@ std::int64_t count_or_throw(const tokenizer::Tokenizer& tok, std::string_view te
   return static_cast<std::int64_t>(*n);
 }
 
-/// Text of exactly `target` tokens (no special tokens) made of `head` followed by a corpus cut
-/// starting at a random position; the text must also encode to `head_ids` first (a cut that
-/// merges with the end of the shared prefix is rejected, so every prompt shares its tokens).
-/// Returns false when no position gave the exact count.
+}  // namespace
+
 bool exact_text(const TokenCorpus& corpus, const tokenizer::Tokenizer& tok, const std::string& head,
                 const std::vector<TokenId>& head_ids, std::int64_t target, Rng& rng,
                 tokenizer::Scratch& scratch, std::int64_t index, std::string& out) {
@@ -156,8 +90,6 @@ bool exact_text(const TokenCorpus& corpus, const tokenizer::Tokenizer& tok, cons
   }
   return false;
 }
-
-}  // namespace
 
 std::vector<Sample> make_exact_random_samples(const DatasetOptions& options,
                                               const std::string& corpus_path) {

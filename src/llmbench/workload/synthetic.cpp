@@ -9,6 +9,7 @@
 #include "llmbench/core/text.hpp"
 #include "llmbench/core/utf8.hpp"
 #include "llmbench/workload/dataset.hpp"
+#include "llmbench/workload/detail/corpus.hpp"
 #include "llmbench/workload/detail/loaders.hpp"
 
 #include <fmt/core.h>
@@ -48,86 +49,6 @@ std::string load_text(const std::string& path, std::uint64_t max_file_bytes) {
 }
 
 namespace {
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/// Words (maximal runs of non-whitespace) in `text`: the `Corpus` word count without storing
-/// the words. A word starts at each non-space byte that follows a space byte or the start; the
-/// comparisons of neighbouring bytes are independent, so the loop vectorizes.
-std::size_t count_words(std::string_view text) {
-  if (text.empty())
-    return 0;
-  std::size_t words = is_space(text[0]) ? 0 : 1;
-  for (std::size_t i = 1; i < text.size(); ++i)
-    words += static_cast<std::size_t>(is_space(text[i - 1])) &
-             static_cast<std::size_t>(!is_space(text[i]));
-  return words;
-}
-
-/// Throws the error for a corpus of `words` = 0 words; `path` names it.
-void require_words(std::size_t words, const std::string& path) {
-  if (words == 0)
-    throw Exception(Error{"corpus has no words", path, -1});
-}
-
-/// A long text split into words (maximal runs of non-whitespace), keeping the original spacing
-/// between them so cut-outs read like the source.
-class Corpus {
- public:
-  Corpus(std::string text, const std::string& path) : text_(std::move(text)) {
-    std::size_t i = 0;
-    while (i < text_.size()) {
-      while (i < text_.size() && is_space(text_[i])) {
-        ++i;
-      }
-      const std::size_t start = i;
-      while (i < text_.size() && !is_space(text_[i])) {
-        ++i;
-      }
-      if (i > start) {
-        words_.push_back({start, i});
-      }
-    }
-    require_words(words_.size(), path);
-  }
-
-  [[nodiscard]] std::size_t word_count() const { return words_.size(); }
-
-  /// Appends words to `out` starting at word `first` (wrapping to the corpus start, after a blank
-  /// line, at the end) until `counter` reaches `target` estimated tokens. `counter` must already
-  /// hold the estimate of `out`.
-  void take(std::size_t first, std::int64_t target, TextTokenEstimate& counter,
-            std::string& out) const {
-    std::size_t w = first;
-    bool start = true;
-    while (counter.value() < target) {
-      std::string_view sep;
-      if (!start) {
-        sep = w == 0 ? std::string_view("\n\n")
-                     : std::string_view(text_).substr(words_[w - 1].end,
-                                                      words_[w].begin - words_[w - 1].end);
-      }
-      const std::string_view word =
-          std::string_view(text_).substr(words_[w].begin, words_[w].end - words_[w].begin);
-      counter.add(sep);
-      counter.add(word);
-      out += sep;
-      out += word;
-      start = false;
-      w = (w + 1) % words_.size();
-    }
-  }
-
- private:
-  struct Span {
-    std::size_t begin;
-    std::size_t end;
-  };
-  std::string text_;
-  std::vector<Span> words_;
-};
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 /// Most prompt text the random dataset builds: 16 GiB.

@@ -1,5 +1,6 @@
 // A fake NVML for the tests (libfake_nvml.so; libfake_nvml_no_energy.so built with
-// LLMBENCH_FAKE_NVML_NO_ENERGY, which lacks nvmlDeviceGetTotalEnergyConsumption; and
+// LLMBENCH_FAKE_NVML_NO_ENERGY, which lacks nvmlDeviceGetTotalEnergyConsumption and, like a driver
+// older than NVML 11.5, nvmlDeviceGetMemoryInfo_v2; and
 // libfake_nvml_no_persistence.so built with LLMBENCH_FAKE_NVML_NO_PERSISTENCE, which lacks the
 // doctor's nvmlDeviceGetPersistenceMode). It exports
 // the functions llmbench's sampler resolves (src/llmbench/telemetry/detail/nvml_abi.hpp, after
@@ -13,13 +14,14 @@
 //   row D key=value ...       the next step of device D: keys not given keep the previous
 //                             step's value; the value "-" makes the query answer
 //                             NVML_ERROR_NOT_SUPPORTED (3)
-// Keys: mem_total mem_used util_gpu util_mem power_mw energy_mj sm_clock mem_clock max_sm_clock
-// max_mem_clock throttle temp pcie_gen pcie_width max_pcie_gen max_pcie_width pcie_tx pcie_rx
-// ecc_corr ecc_uncorr mig, and for `llmbench doctor` persistence app_sm_clock app_mem_clock
-// ecc_mode ecc_pending (defaults to ecc_mode) ecc_corr_agg ecc_uncorr_agg nvlink_links (links
-// the GPU has; absent: no NVLink) nvlink_up (bit i set: link i active). Every query reads the
-// device's current step, which the test moves with llmbench_fake_nvml_set_step(n) (the last step
-// repeats past the end).
+// Keys: mem_total mem_used (v2's used) mem_reserved (default 0; nvmlDeviceGetMemoryInfo's used is
+// mem_used + mem_reserved, as a real driver's total - free) util_gpu util_mem power_mw energy_mj
+// sm_clock mem_clock max_sm_clock max_mem_clock throttle temp pcie_gen pcie_width max_pcie_gen
+// max_pcie_width pcie_tx pcie_rx ecc_corr ecc_uncorr mig, and for `llmbench doctor` persistence
+// app_sm_clock app_mem_clock ecc_mode ecc_pending (defaults to ecc_mode) ecc_corr_agg
+// ecc_uncorr_agg nvlink_links (links the GPU has; absent: no NVLink) nvlink_up (bit i set: link i
+// active). Every query reads the device's current step, which the test moves with
+// llmbench_fake_nvml_set_step(n) (the last step repeats past the end).
 
 #include <algorithm>
 #include <cstdio>
@@ -195,11 +197,40 @@ __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void* d, Fake
   long long used = 0;
   if (get(d, "mem_total", total) != kSuccess || get(d, "mem_used", used) != kSuccess)
     return kNotSupported;
+  long long reserved = 0;
+  if (get(d, "mem_reserved", reserved) != kSuccess)
+    reserved = 0;
   *out = FakeMemory{static_cast<unsigned long long>(total),
-                    static_cast<unsigned long long>(total - used),
-                    static_cast<unsigned long long>(used)};
+                    static_cast<unsigned long long>(total - used - reserved),
+                    static_cast<unsigned long long>(used + reserved)};
   return kSuccess;
 }
+#ifndef LLMBENCH_FAKE_NVML_NO_ENERGY
+struct FakeMemoryV2 {
+  unsigned version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+__attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo_v2(void* d, FakeMemoryV2* out) {
+  constexpr int kArgumentVersionMismatch = 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  if (out->version != (static_cast<unsigned>(sizeof(FakeMemoryV2)) | (2U << 24U)))
+    return kArgumentVersionMismatch;
+  long long total = 0;
+  long long used = 0;
+  long long reserved = 0;
+  if (get(d, "mem_total", total) != kSuccess || get(d, "mem_used", used) != kSuccess)
+    return kNotSupported;
+  if (get(d, "mem_reserved", reserved) != kSuccess)
+    reserved = 0;
+  out->total = static_cast<unsigned long long>(total);
+  out->reserved = static_cast<unsigned long long>(reserved);
+  out->used = static_cast<unsigned long long>(used);
+  out->free = static_cast<unsigned long long>(total - used - reserved);
+  return kSuccess;
+}
+#endif
 __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(void* d,
                                                                          FakeUtilization* out) {
   long long gpu = 0;

@@ -26,7 +26,7 @@ driver 550.54.15
 cuda 12040
 name 0 NVIDIA H200
 name 1 NVIDIA H200 NVL
-row 0 mem_total=150754820096 mem_used=1000000000 util_gpu=0 util_mem=0 power_mw=100000 energy_mj=5000000 sm_clock=1980 mem_clock=3201 max_sm_clock=1980 max_mem_clock=3201 throttle=0x1 temp=40 pcie_gen=5 pcie_width=16 max_pcie_gen=5 max_pcie_width=16 pcie_tx=100 pcie_rx=200 ecc_corr=0 ecc_uncorr=0 mig=0
+row 0 mem_total=150754820096 mem_used=1000000000 mem_reserved=645922816 util_gpu=0 util_mem=0 power_mw=100000 energy_mj=5000000 sm_clock=1980 mem_clock=3201 max_sm_clock=1980 max_mem_clock=3201 throttle=0x1 temp=40 pcie_gen=5 pcie_width=16 max_pcie_gen=5 max_pcie_width=16 pcie_tx=100 pcie_rx=200 ecc_corr=0 ecc_uncorr=0 mig=0
 row 0 mem_used=80000000000 util_gpu=95 util_mem=60 power_mw=650000 energy_mj=5100000 sm_clock=1755 throttle=0x4 temp=70 pcie_tx=5000 pcie_rx=9000
 row 0 mem_used=90000000000 util_gpu=99 util_mem=70 power_mw=700000 energy_mj=5250000 sm_clock=1410 throttle=0x24 temp=85 pcie_gen=4 ecc_corr=2
 row 0 mem_used=2000000000 util_gpu=0 power_mw=- energy_mj=5300000 sm_clock=1980 throttle=0x201 temp=60
@@ -103,7 +103,8 @@ TEST_F(FakeNvmlTest, EveryFieldOfEveryStep) {
   EXPECT_EQ(sampler.series()[1].info.mig_enabled, true);
   ASSERT_EQ(g.samples.size(), 4U);
   const GpuSample& s = g.samples[2];
-  EXPECT_EQ(s.memory_used_bytes, 9e10);
+  EXPECT_EQ(s.memory_used_bytes,
+            9e10);  // nvmlDeviceGetMemoryInfo_v2: the 616 MiB reserved left out
   EXPECT_EQ(s.sm_util_pct, 99);
   EXPECT_EQ(s.mem_util_pct, 70);
   EXPECT_EQ(s.power_w, 700);
@@ -197,7 +198,8 @@ TEST_F(FakeNvmlTest, AMissingSymbolLeavesItsFieldsOutAndSamplesTheRest) {
   const auto& s = sampler.series().at(0).samples.at(1);
   EXPECT_TRUE(std::isnan(s.energy_j));
   EXPECT_EQ(s.power_w, 100);
-  EXPECT_EQ(s.memory_used_bytes, 1e9);
+  // No nvmlDeviceGetMemoryInfo_v2 either (an older driver): total − free, reserved memory included.
+  EXPECT_EQ(s.memory_used_bytes, 1e9 + 645922816);
   EXPECT_EQ(s.throttle_reasons, 0x1U);
   const auto d = summarize_gpu(sampler.series()[0]);
   EXPECT_TRUE(std::isnan(d.energy_counter_j));

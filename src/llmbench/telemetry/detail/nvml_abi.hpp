@@ -44,6 +44,21 @@ struct NvmlMemory {
   unsigned long long used = 0;   // NOLINT(google-runtime-int)
 };
 
+/// `nvmlMemory_v2_t` (bytes; NVML 11.5+, `nvmlDeviceGetMemoryInfo_v2`): `used` excludes the
+/// driver's `reserved` memory, as nvidia-smi's "FB Memory Usage: Used" does, where
+/// `nvmlMemory_t::used` (total − free) includes it (616 MiB on the H200 of docs/telemetry.md).
+/// `version` must be `kNvmlMemoryV2Version`.
+struct NvmlMemoryV2 {
+  unsigned int version = 0;
+  unsigned long long total = 0;     // NOLINT(google-runtime-int): the C ABI's type
+  unsigned long long reserved = 0;  // NOLINT(google-runtime-int)
+  unsigned long long free = 0;      // NOLINT(google-runtime-int)
+  unsigned long long used = 0;      // NOLINT(google-runtime-int)
+};
+/// `nvmlMemory_v2` = NVML_STRUCT_VERSION(Memory, 2): the struct's size | (2 << 24) (nvml.h).
+inline constexpr unsigned int kNvmlMemoryV2Version =
+    static_cast<unsigned int>(sizeof(NvmlMemoryV2)) | (2U << 24U);
+
 /// `nvmlUtilization_t` (percent of the last sample period).
 struct NvmlUtilization {
   unsigned int gpu = 0;
@@ -90,6 +105,7 @@ using NvmlDeviceGetCountFn = NvmlReturn (*)(unsigned int*);
 using NvmlDeviceGetHandleByIndexFn = NvmlReturn (*)(unsigned int, NvmlDevice*);
 using NvmlDeviceGetNameFn = NvmlReturn (*)(NvmlDevice, char*, unsigned int);
 using NvmlDeviceGetMemoryInfoFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
+using NvmlDeviceGetMemoryInfoV2Fn = NvmlReturn (*)(NvmlDevice, NvmlMemoryV2*);
 using NvmlDeviceGetUtilizationRatesFn = NvmlReturn (*)(NvmlDevice, NvmlUtilization*);
 using NvmlDeviceGetUintFn = NvmlReturn (*)(NvmlDevice, unsigned int*);
 using NvmlDeviceGetUllFn = NvmlReturn (*)(NvmlDevice, unsigned long long*);  // NOLINT

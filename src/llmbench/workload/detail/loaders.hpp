@@ -87,4 +87,43 @@ std::vector<Sample> make_exact_random_samples(const DatasetOptions& options,
 std::vector<Sample> make_sonnet_samples(const DatasetOptions& options,
                                         const std::string& poem_path);
 
+/// Samples of the trace at `trace_path` (`--dataset-name trace`, trace.hpp): the rows of
+/// `options.trace`'s window (at most `num_prompts`, first rows first) in trace order, each with
+/// its arrival time (unless `keep_schedule` is off), its output length (`--output-len` when
+/// given) and a prompt cut from `options.trace.corpus_path` (default: the bundled corpus folder):
+/// exactly the row's input length with a tokenizer, Mooncake rows built from one fixed text block
+/// per hash id. Without text (`random_text` off and no tokenizer, `simulate`) only lengths, hash
+/// ids and a `content_key` of the row. Throws `Exception` naming the file and line.
+std::vector<Sample> make_trace_samples(const DatasetOptions& options,
+                                       const std::string& trace_path);
+
+/// `generated-shared-prefix` samples (prefix_groups.hpp) cut from the corpus at `corpus_path`:
+/// group g's system prompt followed by one of its questions, exactly system + question tokens
+/// (plus the special tokens when counted) under a tokenizer. Uniform popularity gives the G×P
+/// prompts in a seeded shuffle (cycled to `num_prompts`); Zipf draws each request's group.
+/// Throws `Exception` naming the flag on a bad option.
+std::vector<Sample> make_shared_prefix_samples(const DatasetOptions& options,
+                                               const std::string& corpus_path);
+
+/// `prefix_repetition` samples: prompt i is prefix (i mod num_prefixes) followed by a suffix of
+/// its own, in a seeded shuffle; exact lengths under a tokenizer. Throws `Exception` naming the
+/// flag on a bad option.
+std::vector<Sample> make_prefix_repetition_samples(const DatasetOptions& options,
+                                                   const std::string& corpus_path);
+
+/// The samples of a named prompt set (`kind` belle, cmmlu, arena-hard, alpaca-eval or humaneval;
+/// named_sets.cpp lists the layouts) read from `path` (for cmmlu a CSV or a folder of them):
+/// every entry, in file order, with `output_len` if > 0, else the estimated tokens of the set's
+/// answer, else 256. Throws `Exception` naming the file and the line of a malformed entry, or a
+/// compressed file.
+std::vector<Sample> load_named_set(DatasetKind kind, const std::string& path,
+                                   std::int64_t output_len,
+                                   std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+
+/// `num_prompts` long-document prompts of `long_doc_input_len` tokens (exact with a tokenizer,
+/// special tokens counted as for the random dataset) cut from the text at `path`, which is
+/// repeated when shorter. Throws `Exception` naming the flag or the file.
+std::vector<Sample> make_long_document_samples(const DatasetOptions& options,
+                                               const std::string& path);
+
 }  // namespace llmbench::workload::detail
