@@ -164,7 +164,7 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "min_tokens", "temperature", "top_p", "extra_body", "save_detailed", "header_names",
       "api_key_given", "insecure", "ca_cert", "client_threads", "connect_timeout",
       "first_byte_timeout", "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm",
-      "quiet", "server",
+      "quiet", "server", "history", "label",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",
