@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 packages=(
   cmake ninja-build g++ git ca-certificates pkg-config
   libboost1.81-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libonig-dev libutf8proc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libonig-dev libutf8proc-dev libsqlite3-dev
   clang-format clang-tidy zstd
   nodejs npm  # the HTML report's chart library (npm ci by CMake; docs/report.md)
 )

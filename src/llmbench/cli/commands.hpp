@@ -31,5 +31,9 @@ Command add_doctor_command(CLI::App& app);
 Command add_tokdiff_command(CLI::App& app);
 /// `llmbench report`: HTML report, CSV or Markdown of results and sweep files (docs/report.md).
 Command add_report_command(CLI::App& app);
+/// `llmbench compare`: runs against a baseline with confidence intervals and gates.
+Command add_compare_command(CLI::App& app);
+/// `llmbench history`: runs recorded with --history: list, trend, regressions.
+Command add_history_command(CLI::App& app);
 
 }  // namespace llmbench::cli

@@ -167,6 +167,7 @@ json run_flags_json(const RunFlags& f) {
                 {"prewarm", !f.no_prewarm},
                 {"quiet", f.quiet},
                 {"window_s", f.window_s},
+                {"history", f.history},
                 {"server", serve_flags_json(f.server)}});
   j.update(telemetry_flags_json(f.telemetry));
   return j;

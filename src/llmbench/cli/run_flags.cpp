@@ -90,6 +90,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_window_flag(app, f.window_s);
   add_report_flag(app, f.report_path);
+  app.add_option("--history", f.history,
+                 "Record the run in this SQLite run history (llmbench history; docs/compare.md)");
   add_server_flags(app, f.server, kServerFlagPrefix);
   add_telemetry_flags(app, f.telemetry);
   std::string footer = "Backends (--backend):\n";

@@ -72,6 +72,7 @@ struct RunFlags : WorkloadFlags {
   TelemetryFlags telemetry;
   double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
   std::string report_path;  ///< `--report`: the HTML report written at the end ("" = none)
+  std::string history;      ///< `--history PATH`: SQLite run history (docs/compare.md "History")
 };
 
 /// The prefix of the built-in server's flags in `run` ("--server-tp", ...).

@@ -1,6 +1,7 @@
 #include "llmbench/cli/run_report.hpp"
 
 #include "llmbench/cli/config_json.hpp"
+#include "llmbench/cli/history_record.hpp"
 #include "llmbench/cli/report_command.hpp"
 #include "llmbench/cli/tokenizer_alias.hpp"
 #include "llmbench/core/build_info.hpp"
@@ -266,6 +267,10 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   } else if (plan.output.save_result) {
     report::write_json_file(path.string(), document);
     log::info("results written to {}", path.string());
+  }
+  if (!f.history.empty()) {
+    record_history(f.history, f.label, point != nullptr ? "sweep-point" : "run", document,
+                   plan.output.save_result ? path : "", out.records ? out.records_path : "");
   }
   const int code = (summary.failed > 0 || result.interrupted) ? 1 : 0;
   if (point == nullptr && !f.report_path.empty()) {

@@ -1,0 +1,81 @@
+#pragma once
+/// @file
+/// Run history in SQLite (`--history PATH`, `llmbench history`; docs/compare.md "History"):
+/// one row per run with its configuration, summary, tool version, git SHA, host, time and the
+/// paths of its results and records, and one row per summary number for trends. Schema:
+///
+///     runs(id INTEGER PRIMARY KEY, kind TEXT, time_utc TEXT, label TEXT, model TEXT,
+///          backend TEXT, host TEXT, tool_version TEXT, git_sha TEXT, results_path TEXT,
+///          records_path TEXT, config TEXT, summary TEXT)      -- config, summary: JSON
+///     metrics(run_id INTEGER REFERENCES runs(id), name TEXT, value REAL)
+///
+/// `time_utc` is ISO 8601 ("2026-12-02T04:30:00Z"), so text order is time order.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace llmbench::report {
+
+/// One recorded run.
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's destructor (see cli/run_report.hpp)
+struct HistoryEntry {
+  std::int64_t id = 0;  ///< assigned by `History::add`
+  std::string kind = "run";
+  std::string time_utc{};
+  std::string label{};
+  std::string model{};
+  std::string backend{};
+  std::string host{};
+  std::string tool_version{};
+  std::string git_sha{};
+  std::string results_path{};  ///< "" when the results were not saved
+  std::string records_path{};  ///< "" when the records were not saved
+  nlohmann::json config = nlohmann::json::object();
+  nlohmann::json summary = nlohmann::json::object();  ///< name → number (`summary_numbers`)
+};
+
+/// The numbers of a results document kept in the history: every finite number at its top level
+/// whose key is a shared metric (`mean_`/`median_`/`p<q>_` … `_ms`, the throughputs, completed,
+/// failed, duration) plus `error_rate` = failed / (completed + failed).
+nlohmann::json summary_numbers(const nlohmann::json& results);
+
+/// Which entries `History::list` returns; empty fields do not filter.
+struct HistoryFilter {
+  std::string label{};
+  std::string model{};
+  std::string since{};  ///< ISO 8601 prefix or time: entries at or after it
+  std::string until{};  ///< entries before it
+};
+
+/// An open history database. Not thread-safe. Errors throw `Exception` naming the path and
+/// SQLite's message.
+class History {
+ public:
+  /// Opens (creating if needed) the database at `path` and its tables.
+  explicit History(const std::string& path);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+  History(History&&) = delete;
+  History& operator=(History&&) = delete;
+
+  /// Stores `entry` (its `id` is ignored) with one `metrics` row per summary number; returns the
+  /// new id.
+  std::int64_t add(const HistoryEntry& entry);
+  /// The entries matching `filter`, oldest first (by time, then id).
+  std::vector<HistoryEntry> list(const HistoryFilter& filter) const;
+  /// The entry with `id`, or none.
+  std::optional<HistoryEntry> get(std::int64_t id) const;
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace llmbench::report
