@@ -166,7 +166,7 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "append_result", "ready_check_timeout_sec", "ramp_up_strategy", "ramp_up_start_rps",
       "ramp_up_end_rps", "disable_stream", "api_key_given", "insecure", "ca_cert", "client_threads",
       "connect_timeout", "first_byte_timeout", "idle_timeout", "timeout", "stream",
-      "continuous_usage", "prewarm", "quiet", "server", "history",
+      "continuous_usage", "prewarm", "quiet", "server", "history", "report", "stall", "drift",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",

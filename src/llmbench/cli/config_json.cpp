@@ -107,6 +107,8 @@ json engine_flags_json(const EngineFlags& f) {
 json serve_flags_json(const ServeFlags& f) {
   json j = engine_flags_json(f.engine);
   j["timing"] = f.timing;
+  j["stall"] = f.stalls;
+  j["drift"] = f.drift;
   j["ttft_ms"] = f.options.ttft_ms;
   j["itl_ms"] = f.options.itl_ms;
   j["tokens_per_chunk"] = f.options.tokens_per_chunk;
@@ -168,6 +170,7 @@ json run_flags_json(const RunFlags& f) {
                 {"quiet", f.quiet},
                 {"window_s", f.window_s},
                 {"history", f.history},
+                {"report", f.report_path},
                 {"server", serve_flags_json(f.server)}});
   j.update(telemetry_flags_json(f.telemetry));
   return j;
@@ -200,7 +203,27 @@ json dataset_json(const workload::DatasetOptions& d, const WorkloadFlags& f) {
           {"sonnet_input_len", d.sonnet_input_len},
           {"sonnet_output_len", d.sonnet_output_len},
           {"sonnet_prefix_len", d.sonnet_prefix_len},
-          {"count_special_tokens", d.count_special_tokens}};
+          {"count_special_tokens", d.count_special_tokens},
+          {"trace_format", d.trace.format},
+          {"trace_speedup", d.trace.speedup},
+          {"trace_start_s", d.trace.start_s},
+          {"trace_duration_s", number(d.trace.duration_s)},
+          {"trace_spread", d.trace.spread},
+          {"trace_block_size", d.trace.block_size},
+          {"corpus", d.trace.corpus_path},
+          {"gsp_num_groups", d.shared_prefix.num_groups},
+          {"gsp_prompts_per_group", d.shared_prefix.prompts_per_group},
+          {"gsp_system_prompt_len", d.shared_prefix.system_prompt_len},
+          {"gsp_question_len", d.shared_prefix.question_len},
+          {"gsp_output_len", d.shared_prefix.output_len},
+          {"gsp_range_ratio", d.shared_prefix.range_ratio},
+          {"gsp_popularity", f.gsp_popularity},
+          {"gsp_zipf_s", d.shared_prefix.zipf_s},
+          {"prefix_repetition_prefix_len", d.prefix_repetition.prefix_len},
+          {"prefix_repetition_suffix_len", d.prefix_repetition.suffix_len},
+          {"prefix_repetition_num_prefixes", d.prefix_repetition.num_prefixes},
+          {"prefix_repetition_output_len", d.prefix_repetition.output_len},
+          {"long_doc_input_len", d.long_doc_input_len}};
 }
 
 json report_setup_json(const ReportSetup& s) {
