@@ -23,6 +23,15 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm; } ||
     echo "test: WARNING: could not install nodejs/npm; the differential test will be skipped" >&2
 fi
+# Headless Chromium for the HTML report's browser test (tests/browser; docs/report.md).
+if ! command -v chromium >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "test: installing chromium (the HTML report's browser test)"
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium; } ||
+    echo "test: WARNING: could not install chromium; the browser test will fail where the shared data is" >&2
+fi
 ref_version=$(sed -n 's/.*"tokenizers": *"\([^"]*\)".*/\1/p' tests/differential/package.json)
 jinja_version=$(sed -n 's/.*"@huggingface\/jinja": *"\([^"]*\)".*/\1/p' tests/differential/package.json)
 if command -v npm >/dev/null &&
