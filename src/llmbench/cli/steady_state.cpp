@@ -136,27 +136,12 @@ void add_window_flag(CLI::App& app, double& window_s) {
       ->capture_default_str();
 }
 
-SteadyState steady_state(const std::vector<metrics::RequestRecord>& records, double window_s,
-                         std::vector<double> percentiles) {
-  SteadyState s{
-      .window_s = window_s,
-      .windows = analysis::time_windows(records, window_options(window_s, std::move(percentiles))),
-      .stability = {},
-      .spikes = {},
-      .batching = {},
-      .batching_source = {},
-      .tails = {}};
-  s.stability = analysis::stability(s.windows, analysis::StabilityRule{});
-  s.spikes = analysis::find_spikes(s.windows, analysis::SpikeRule{});
-  return s;
-}
+namespace {
 
-SteadyState steady_state(const std::vector<metrics::RequestRecord>& records,
-                         const metrics::TokenRuns& tokens, double window_s,
-                         std::vector<double> percentiles) {
+/// The windows' stability verdict and spikes (the rules' defaults, docs/sweep.md).
+SteadyState judge_windows(double window_s, std::vector<analysis::Window> windows) {
   SteadyState s{.window_s = window_s,
-                .windows = analysis::time_windows(records, tokens,
-                                                  window_options(window_s, std::move(percentiles))),
+                .windows = std::move(windows),
                 .stability = {},
                 .spikes = {},
                 .batching = {},
@@ -165,6 +150,22 @@ SteadyState steady_state(const std::vector<metrics::RequestRecord>& records,
   s.stability = analysis::stability(s.windows, analysis::StabilityRule{});
   s.spikes = analysis::find_spikes(s.windows, analysis::SpikeRule{});
   return s;
+}
+
+}  // namespace
+
+SteadyState steady_state(const std::vector<metrics::RequestRecord>& records, double window_s,
+                         std::vector<double> percentiles) {
+  return judge_windows(
+      window_s, analysis::time_windows(records, window_options(window_s, std::move(percentiles))));
+}
+
+SteadyState steady_state(const std::vector<metrics::RequestRecord>& records,
+                         const metrics::TokenRuns& tokens, double window_s,
+                         std::vector<double> percentiles) {
+  return judge_windows(
+      window_s,
+      analysis::time_windows(records, tokens, window_options(window_s, std::move(percentiles))));
 }
 
 json steady_state_json(const SteadyState& s) {

@@ -255,6 +255,9 @@ std::string to_str(const Value& v) {
 
 namespace {
 
+/// Python's `json.dumps` string form, byte for byte (\b and \f by name; with `ensure_ascii`,
+/// everything from DEL up as \uXXXX and surrogate pairs), which transformers' `tojson` writes;
+/// not core's `append_json_string`, whose escapes differ (no \b or \f, non-ASCII kept).
 void json_string(std::string& out, const std::string& s, bool ensure_ascii) {
   out.push_back('"');
   for (const char32_t c : code_points(s)) {
