@@ -9,12 +9,17 @@ packages=(
   libboost1.81-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonig-dev libutf8proc-dev libsqlite3-dev
   clang-format clang-tidy zstd
-  nodejs npm  # the HTML report's chart library (npm ci by CMake; docs/report.md)
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm, for the HTML report's chart library (npm ci by CMake; docs/report.md). Judged
+# by the commands, not by Debian's package names: a machine whose Node.js comes from another
+# repository (NodeSource's nodejs bundles npm) has no Debian `npm` package, and asking apt for
+# one there fails the whole install ("held broken packages").
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
