@@ -341,10 +341,17 @@ PointReport RunSession::run_point(const RunFlags& f) {
       log::warn("{}", warning);
     }
     workload_ = load_workload(plan, f);
+    samples_seed_ = plan.dataset.seed;
   } else {
     plan.load.tokenizer = workload_->tokenizer ? &*workload_->tokenizer : nullptr;
     plan.dataset.tokenizer = plan.load.tokenizer;
     plan.dataset.chat_template = workload_->chat_template ? &*workload_->chat_template : nullptr;
+    if (plan.dataset.seed != samples_seed_) {
+      // A point with its own --seed (each `sweep` measurement): its own prompts, drawn with
+      // the tokenizer already loaded.
+      workload_->samples = workload::load_samples(plan.dataset);
+      samples_seed_ = plan.dataset.seed;
+    }
   }
   RunTarget target;
   if (plan.builtin) {

@@ -11,6 +11,7 @@
 #include "llmbench/cli/steady_state.hpp"
 #include "llmbench/server/server.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,9 +20,11 @@ namespace llmbench::cli {
 
 /// A series of `run` points against one target. The first point starts the built-in server
 /// (when its flags name no `--base-url` / `--host`) and loads the workload (`--tokenizer`, the
-/// samples); later points reuse both, so every point sends the same prompts (the sweep's axes
-/// change only the load shape). The server is stopped on destruction. Not thread-safe; not
-/// movable (the server and the load point at the session's tokenizer).
+/// samples); later points reuse both. A point whose `--seed` differs from the last one draws
+/// its samples again (same dataset flags, its own prompts); `sweep` gives each measurement its
+/// own seed so that a server's prefix cache cannot serve a point from an earlier point's
+/// prompts (docs/sweep.md, "Running points"). The server is stopped on destruction. Not
+/// thread-safe; not movable (the server and the load point at the session's tokenizer).
 class RunSession {
  public:
   RunSession();
@@ -40,6 +43,7 @@ class RunSession {
   std::unique_ptr<server::Server> builtin_;
   std::string builtin_url_;  ///< "" until the built-in server listens
   std::optional<RunWorkload> workload_;
+  std::uint64_t samples_seed_ = 0;  ///< the `--seed` the samples in `workload_` were drawn with
 };
 
 /// Runs `flags` as `llmbench simulate` does and reports it; `console` prints its table and

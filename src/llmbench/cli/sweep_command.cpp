@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -197,6 +198,11 @@ class Sweep {
     for (std::size_t i = 0; i < axes_.size(); ++i) {
       apply_axis(axes_[i].axis, values[i], r, nullptr);
     }
+    // Against a server, every measurement draws its own prompts (`--seed` + its index in the
+    // sweep): one server serves the whole sweep, and a prefix cache that kept an earlier
+    // point's prompts would otherwise serve a later point's prefills from cache
+    // (docs/sweep.md, "Prompts per point"). `simulate` points start with an empty cache.
+    r.seed = f_.run.seed + run_measurements_++;
     if (r.duration_s > 0)
       r.duration_s *= static_cast<double>(scale);
     else
@@ -218,6 +224,7 @@ class Sweep {
   json extra_ = json::object();
   json last_results_ = nullptr;
   bool stopped_ = false;
+  std::uint64_t run_measurements_ = 0;  ///< `run` measurements so far (each one's seed offset)
 };
 
 /// Runs every point of the ladder in order until the end or a signal.
