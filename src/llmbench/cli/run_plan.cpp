@@ -154,12 +154,14 @@ void resolve_ramp_up(const RunFlags& f, loadgen::LoadOptions& lo) {
 void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   auto& lo = plan.load;
   lo.backend = protocol::parse_backend(f.backend);
+  const bool stream = !f.no_stream && !f.disable_stream;
+  // The default may hold `{model}` (Triton's path), filled in once the model is known.
   lo.endpoint =
-      f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend)) : f.endpoint;
+      f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend, stream)) : f.endpoint;
   lo.request = protocol::GenRequest{.model = f.model,
                                     .chat = protocol::is_chat_backend(lo.backend) ||
                                             lo.endpoint.find("chat") != std::string::npos,
-                                    .stream = !f.no_stream && !f.disable_stream,
+                                    .stream = stream,
                                     .continuous_usage = f.continuous_usage,
                                     .ignore_eos = f.ignore_eos,
                                     .min_tokens = f.min_tokens,
