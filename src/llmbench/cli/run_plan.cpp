@@ -218,6 +218,15 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
     base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
   }
   if (base_url.empty()) {
+    if (!protocol::default_endpoint(plan.load.backend).starts_with("/v1/")) {
+      // sglang, tgi and trt-llm speak their servers' own APIs; the built-in server has only
+      // OpenAI's.
+      throw Exception(Error{fmt::format("the built-in server speaks the OpenAI API only, not "
+                                        "{}'s: give --base-url, or an OpenAI-compatible "
+                                        "--backend",
+                                        protocol::to_string(plan.load.backend)),
+                            "--backend", -1});
+    }
     check_serve_flags(f.server, kServerFlagPrefix);
     // The built-in server serves the model `--model` names (it answers 404 to any other, as
     // vLLM does), else the profile's name.
