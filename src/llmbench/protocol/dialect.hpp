@@ -68,7 +68,8 @@ class Dialect {
   /// `request_body` leaves them out; empty when every requested field is sent.
   [[nodiscard]] virtual std::vector<std::string_view> unhonoured_flags(
       const GenRequest& request) const = 0;
-  /// A new decoder for this dialect's responses (one per worker thread).
+  /// A new decoder for one response of this dialect (a decoder may keep state of its response:
+  /// `StreamDecoder`).
   [[nodiscard]] virtual std::unique_ptr<StreamDecoder> make_decoder() const = 0;
 };
 
