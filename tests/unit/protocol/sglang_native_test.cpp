@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -96,9 +98,9 @@ TEST(SglangNative, StreamOfWholeTextsGivesEachEventsNewText) {
   EXPECT_EQ(d[2].answer, "");  // a token that added no text yet (an incomplete UTF-8 sequence)
   EXPECT_TRUE(d[2].has_choice);
   EXPECT_EQ(d[3].answer, " of");
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < 4; ++i) {
     ASSERT_TRUE(d[i].usage.has_value());
-    EXPECT_EQ(d[i].usage->completion_tokens, i + 1);
+    EXPECT_EQ(d[i].usage->completion_tokens, static_cast<std::int64_t>(i) + 1);
     EXPECT_EQ(d[i].usage->prompt_tokens, 7);
     EXPECT_EQ(d[i].usage->cached_tokens, 3);
     EXPECT_FALSE(d[i].is_error);

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -89,10 +91,10 @@ TEST(Tgi, StreamOfTokens) {
   EXPECT_EQ(d[0].answer, " The");
   EXPECT_EQ(d[1].answer, " sky");
   EXPECT_EQ(d[2].answer, "");  // the EOS token is a token, not text
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_TRUE(d[i].has_choice);
     ASSERT_TRUE(d[i].usage.has_value());
-    EXPECT_EQ(d[i].usage->completion_tokens, i + 1);
+    EXPECT_EQ(d[i].usage->completion_tokens, static_cast<std::int64_t>(i) + 1);
   }
   EXPECT_EQ(d[0].usage->prompt_tokens, -1);
   EXPECT_EQ(d[2].usage->prompt_tokens, 9);
