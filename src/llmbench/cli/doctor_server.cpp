@@ -47,6 +47,11 @@ bool probe_models(const http::Url& url, const protocol::Dialect& dialect,
     p.models_status = status;
     if (status == 200) {
       p.models = model_ids(body);
+      if (p.models.empty()) {
+        // A native model-info answer (TGI's /info, Triton's /v2) names the one model it serves.
+        if (auto one = dialect.first_model(body))
+          p.models.push_back(*one);
+      }
       if (model_flag.empty())
         p.model = dialect.first_model(body).value_or("");
     }
@@ -64,7 +69,7 @@ void probe_stream(const http::Url& url, protocol::Backend backend, const tokeniz
   const protocol::Dialect& dialect = protocol::dialect(backend);
   loadgen::LoadOptions lo;
   lo.url = url;
-  lo.endpoint = std::string(dialect.default_endpoint());
+  lo.endpoint = protocol::expand_endpoint(dialect.default_endpoint(/*stream=*/true), p.model);
   lo.backend = backend;
   lo.request.model = p.model;
   lo.request.chat = dialect.chat();

@@ -210,6 +210,8 @@ void discover_model(RunPlan& plan, RunTarget& target, double ready_timeout_s) {
                               : "not given, and " + failure,
                           "--model", -1});
   }
+  // Triton's paths name the model: "/v2/models/{model}/generate_stream" (also in --endpoint).
+  lo.endpoint = protocol::expand_endpoint(lo.endpoint, lo.request.model);
 }
 
 /// The target running: the built-in server started if planned (into `builtin`), the client's

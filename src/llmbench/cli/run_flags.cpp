@@ -14,19 +14,25 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--host", f.host, "Server host, used with --port when no --base-url is given");
   app.add_option("--port", f.port, "Server port (default 8000 when --host is given)");
   app.add_option("--endpoint", f.endpoint,
-                 "API path, default /v1/completions or /v1/chat/completions by --backend");
+                 "API path, default by --backend (/v1/completions, /v1/chat/completions, "
+                 "/generate, /generate_stream, /v2/models/{model}/generate_stream); {model} is "
+                 "replaced by the model");
   app.add_option("--backend", f.backend, "Request shape: " + protocol::backend_names())
       ->capture_default_str();
   app.add_option("--model,--served-model-name", f.model,
-                 "Model name sent in requests (default: the first from /v1/models); vLLM's "
+                 "Model name sent in requests (default: the first from /v1/models; tgi: "
+                 "model_id of /info; trt-llm: the Triton model, default ensemble); vLLM's "
                  "--served-model-name means the same");
   add_workload_flags(app, f);
   app.add_option("--duration", f.duration_s, "Send for this many seconds instead of a count");
   app.add_option("--num-warmups", f.num_warmups, "Warm-up requests, excluded from results")
       ->capture_default_str();
   app.add_flag("--ignore-eos", f.ignore_eos,
-               "Ask the server to ignore EOS (every backend but deepseek)");
-  app.add_option("--min-tokens", f.min_tokens, "min_tokens for backends that support it");
+               "Ask the server to ignore EOS (every backend but deepseek and tgi; trt-llm: "
+               "min_length = max_tokens)");
+  app.add_option("--min-tokens", f.min_tokens,
+                 "min_tokens for backends that support it (sglang: min_new_tokens, trt-llm: "
+                 "min_length)");
   app.add_option("--temperature", f.temperature, "Sampling temperature sent with each request");
   app.add_option("--top-p", f.top_p, "top_p sent with each request");
   app.add_option("--top-k", f.top_k, "top_k sent with each request (vLLM, SGLang, llama.cpp)");
@@ -97,7 +103,6 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   std::string footer = "Backends (--backend):\n";
   std::istringstream lines(protocol::backend_help());
   for (std::string line; std::getline(lines, line);) footer += "  " + line + "\n";
-  footer += "Note: " + protocol::backend_name_note("sglang") + ".\n";
   app.footer(footer);
 }
 

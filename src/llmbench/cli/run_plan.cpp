@@ -154,12 +154,14 @@ void resolve_ramp_up(const RunFlags& f, loadgen::LoadOptions& lo) {
 void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   auto& lo = plan.load;
   lo.backend = protocol::parse_backend(f.backend);
+  const bool stream = !f.no_stream && !f.disable_stream;
+  // The default may hold `{model}` (Triton's path), filled in once the model is known.
   lo.endpoint =
-      f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend)) : f.endpoint;
+      f.endpoint.empty() ? std::string(protocol::default_endpoint(lo.backend, stream)) : f.endpoint;
   lo.request = protocol::GenRequest{.model = f.model,
                                     .chat = protocol::is_chat_backend(lo.backend) ||
                                             lo.endpoint.find("chat") != std::string::npos,
-                                    .stream = !f.no_stream && !f.disable_stream,
+                                    .stream = stream,
                                     .continuous_usage = f.continuous_usage,
                                     .ignore_eos = f.ignore_eos,
                                     .min_tokens = f.min_tokens,
@@ -216,6 +218,15 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
     base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
   }
   if (base_url.empty()) {
+    if (!protocol::default_endpoint(plan.load.backend).starts_with("/v1/")) {
+      // sglang, tgi and trt-llm speak their servers' own APIs; the built-in server has only
+      // OpenAI's.
+      throw Exception(Error{fmt::format("the built-in server speaks the OpenAI API only, not "
+                                        "{}'s: give --base-url, or an OpenAI-compatible "
+                                        "--backend",
+                                        protocol::to_string(plan.load.backend)),
+                            "--backend", -1});
+    }
     check_serve_flags(f.server, kServerFlagPrefix);
     // The built-in server serves the model `--model` names (it answers 404 to any other, as
     // vLLM does), else the profile's name.

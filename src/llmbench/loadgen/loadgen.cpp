@@ -44,19 +44,19 @@ struct Job {
   std::size_t worker = 0;  // index of the worker thread running it
 };
 
-/// A client thread: its own io_context, connection pool and decoder (nothing shared).
+/// A client thread: its own io_context and connection pool (nothing shared).
 struct Worker {
   net::io_context ioc{1};
   net::executor_work_guard<net::io_context::executor_type> guard{ioc.get_executor()};
   http::ConnectionPool pool;
-  std::unique_ptr<protocol::StreamDecoder> decoder;  // the dialect's (`LoadOptions::backend`)
+  const protocol::Dialect& dialect;    // `LoadOptions::backend`; one decoder per request
   tokenizer::Scratch scratch;          // local token counting (`LoadOptions::tokenizer`)
   std::vector<RequestRecord> records;  // finished here; merged after the thread joins
   detail::LoopLagProbe lag{ioc};       // this loop's wake-up lag
   std::thread thread;
 
   Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
-      : pool(ioc, url, options), decoder(d.make_decoder()) {}
+      : pool(ioc, url, options), dialect(d) {}
 };
 
 /// Shared state of one run. Fields marked (D) are touched only on the dispatcher thread.
@@ -119,7 +119,10 @@ struct Run {
     req.body = bodies[job.sample];
     req.accept = opt.request.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
-    RecordingHandler handler(rec, *w.decoder, opt.request.stream, clock.start_ns());
+    // A decoder per request: one may keep state of its response (SGLang's whole-text events),
+    // and a worker runs many requests at once.
+    const std::unique_ptr<protocol::StreamDecoder> decoder = w.dialect.make_decoder();
+    RecordingHandler handler(rec, *decoder, opt.request.stream, clock.start_ns());
     handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);

@@ -315,7 +315,7 @@ void RecordingHandler::classify(const http::Outcome& outcome) {
     finish_body();
   } else if (!saw_done_ && !outcome.body_complete) {
     fail(ErrorKind::StreamError, "stream ended before it was complete");
-  } else if (!saw_done_ && rec_.finish_reason.empty()) {
+  } else if (!saw_done_ && rec_.finish_reason.empty() && !decoder_.complete_at_body_end()) {
     fail(
         ErrorKind::StreamError,
         chunk_events_ == 0

@@ -38,8 +38,10 @@ metrics::ErrorKind error_kind_for_status(int status) noexcept;
 /// gets them relative to `run_start_ns`. Not thread-safe; one per request, on its worker thread.
 class RecordingHandler final : public http::ResponseHandler {
  public:
-  /// `record` and `decoder` (the dialect's, `protocol::Dialect::make_decoder`) must outlive the
-  /// handler; `stream` selects SSE vs one JSON body.
+  /// `record` and `decoder` (the dialect's, `protocol::Dialect::make_decoder`, new for this
+  /// response) must outlive the handler; `stream` selects SSE vs one JSON body. A stream is
+  /// complete at `[DONE]`, at a finish reason, or, for a decoder that says so
+  /// (`StreamDecoder::complete_at_body_end`), when its body ends cleanly.
   RecordingHandler(metrics::RequestRecord& record, protocol::StreamDecoder& decoder, bool stream,
                    TimeNs run_start_ns);
 

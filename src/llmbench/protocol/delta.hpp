@@ -54,9 +54,10 @@ struct Delta {
   }
 };
 
-/// Decodes one dialect's responses. One per worker thread (implementations keep reusable parse
-/// buffers); not thread-safe. Never throws on input: bad input is an `Error` naming the input
-/// ("stream event", "response body"), the byte offset or the field.
+/// Decodes one dialect's responses. One per response: a decoder may keep what it needs of the
+/// response so far (SGLang's native stream sends the whole text on every event, so its decoder
+/// keeps the text already seen); not thread-safe. Never throws on input: bad input is an
+/// `Error` naming the input ("stream event", "response body"), the byte offset or the field.
 class StreamDecoder {
  public:
   StreamDecoder() = default;
@@ -72,6 +73,10 @@ class StreamDecoder {
   virtual std::optional<Delta> decode_field(std::string_view name, std::string_view value) = 0;
   /// Decodes a whole non-streamed 2xx response body.
   virtual Result<Delta> decode_body(std::string_view body) = 0;
+  /// True when a stream whose body ended cleanly is complete even without `[DONE]` or a finish
+  /// reason: the server marks no end of its own (Triton's generate_stream ends the chunked body
+  /// after the last response). False by default: such a stream was cut short.
+  [[nodiscard]] virtual bool complete_at_body_end() const noexcept { return false; }
 
  protected:
   StreamDecoder(StreamDecoder&&) noexcept = default;

@@ -20,16 +20,16 @@ struct DialectEntry {
   bool alias = false;  ///< another spelling of the backend listed before it
 };
 
-// Canonical names first, in help order; an alias follows its backend's canonical row.
-constexpr std::array<DialectEntry, 10> kDialects{{
+// Canonical names first, in help order; an alias follows its backend's canonical row. The names
+// are those of `vllm bench serve` and SGLang's `bench_serving` (`--backend sglang` is SGLang's
+// native /generate in both; `tgi` and `tensorrt-llm` are vLLM's names).
+constexpr std::array<DialectEntry, 14> kDialects{{
     {.name = "openai", .backend = Backend::OpenAI, .get = &detail::openai_completions_dialect},
     {.name = "openai-chat", .backend = Backend::OpenAIChat, .get = &detail::openai_chat_dialect},
     {.name = "vllm", .backend = Backend::Vllm, .get = &detail::vllm_dialect},
     {.name = "vllm-chat", .backend = Backend::VllmChat, .get = &detail::vllm_chat_dialect},
+    {.name = "sglang", .backend = Backend::SglangNative, .get = &detail::sglang_native_dialect},
     {.name = "sglang-oai", .backend = Backend::Sglang, .get = &detail::sglang_dialect},
-    // SGLang's bench_serving means its native /generate by "sglang"; until that dialect exists
-    // the name is SGLang's OpenAI API, with a warning (`backend_name_note`).
-    {.name = "sglang", .backend = Backend::Sglang, .get = &detail::sglang_dialect, .alias = true},
     {.name = "sglang-oai-chat",
      .backend = Backend::SglangChat,
      .get = &detail::sglang_chat_dialect},
@@ -39,6 +39,13 @@ constexpr std::array<DialectEntry, 10> kDialects{{
      .get = &detail::llamacpp_dialect,
      .alias = true},
     {.name = "deepseek", .backend = Backend::Deepseek, .get = &detail::deepseek_dialect},
+    {.name = "tgi", .backend = Backend::Tgi, .get = &detail::tgi_dialect},
+    {.name = "trt-llm", .backend = Backend::TrtLlm, .get = &detail::trtllm_dialect},
+    {.name = "tensorrt-llm",
+     .backend = Backend::TrtLlm,
+     .get = &detail::trtllm_dialect,
+     .alias = true},
+    {.name = "triton", .backend = Backend::TrtLlm, .get = &detail::trtllm_dialect, .alias = true},
 }};
 
 const DialectEntry* find_entry(Backend backend) noexcept {
@@ -74,23 +81,29 @@ std::string_view to_string(Backend backend) noexcept {
 
 std::string backend_names() {
   std::string out;
+  bool after_alias = false;
   for (const auto& entry : kDialects) {
     if (entry.alias) {
-      out += fmt::format(" (or {})", entry.name);
+      // "trt-llm (or tensorrt-llm, triton)": the aliases of one backend in one parenthesis.
+      if (after_alias) {
+        out.pop_back();
+        out += fmt::format(", {})", entry.name);
+      } else {
+        out += fmt::format(" (or {})", entry.name);
+      }
+      after_alias = true;
       continue;
     }
+    after_alias = false;
     out += out.empty() ? "" : ", ";
     out += entry.name;
   }
   return out;
 }
 
-std::string backend_name_note(std::string_view name) {
-  if (name == "sglang") {
-    return "--backend sglang: SGLang's bench_serving sends this name to its native /generate; "
-           "llmbench does not speak /generate yet and posts to SGLang's /v1/completions "
-           "(sglang-oai)";
-  }
+std::string backend_name_note(std::string_view /*name*/) {
+  // "sglang" was SGLang's OpenAI API here until the native /generate dialect came (issue 17);
+  // every name now means what it means in vLLM's and SGLang's benchmarks.
   return {};
 }
 
@@ -108,8 +121,29 @@ bool is_chat_backend(Backend backend) noexcept {
   return dialect(backend).chat();
 }
 
-std::string_view default_endpoint(Backend backend) noexcept {
-  return dialect(backend).default_endpoint();
+std::string_view default_endpoint(Backend backend, bool stream) noexcept {
+  return dialect(backend).default_endpoint(stream);
+}
+
+std::string expand_endpoint(std::string_view endpoint, std::string_view model) {
+  constexpr std::string_view kPlaceholder = "{model}";
+  std::string encoded;
+  for (const char c : model) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool unreserved = (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') ||
+                            (u >= '0' && u <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    encoded += unreserved ? std::string(1, c) : fmt::format("%{:02X}", u);
+  }
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = endpoint.find(kPlaceholder); at != std::string_view::npos;
+       at = endpoint.find(kPlaceholder, from)) {
+    out += endpoint.substr(from, at - from);
+    out += encoded;
+    from = at + kPlaceholder.size();
+  }
+  out += endpoint.substr(from);
+  return out;
 }
 
 std::string build_request_body(Backend backend, const GenRequest& request) {

@@ -19,7 +19,8 @@
 
 namespace llmbench::protocol {
 
-/// Decodes JSON payloads with a reusable simdjson parser. Not thread-safe; one per worker thread.
+/// Decodes JSON payloads with a reusable simdjson parser. Not thread-safe; keeps no state between
+/// calls, so one decoder may also serve many responses in turn.
 class Decoder final : public StreamDecoder {
  public:
   Decoder();

@@ -1,4 +1,5 @@
 #include "llmbench/core/error.hpp"
+#include "llmbench/protocol/detail/native_json.hpp"
 #include "llmbench/protocol/detail/openai_compatible.hpp"
 #include "llmbench/protocol/openai.hpp"
 
@@ -23,30 +24,6 @@
 ///    `repeat_penalty` (also read by its OpenAI-compatible endpoints).
 
 namespace llmbench::protocol::detail {
-namespace {
-
-// Parses `--extra-body`; throws `Exception` with the byte offset of a syntax error.
-nlohmann::ordered_json parse_extra_body(const std::string& text) {
-  nlohmann::ordered_json extra;
-  try {
-    extra = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann reports `byte` as the 1-based count of characters read when it failed.
-    const std::int64_t offset = e.byte > 0 ? static_cast<std::int64_t>(e.byte) - 1 : 0;
-    std::string detail = e.what();
-    if (const std::size_t colon = detail.find(": "); colon != std::string::npos) {
-      detail.erase(0, colon + 2);
-    }
-    throw Exception(Error{"not valid JSON: " + detail, "--extra-body", offset});
-  }
-  if (!extra.is_object()) {
-    throw Exception(Error{fmt::format("must be a JSON object, got a {}", extra.type_name()),
-                          "--extra-body", 0});
-  }
-  return extra;
-}
-
-}  // namespace
 
 std::string openai_request_body(const ExtraFields& fields, const GenRequest& request) {
   // ordered_json keeps insertion order, so logged bodies read model-first like the API examples.
@@ -123,7 +100,7 @@ std::string openai_request_body(const ExtraFields& fields, const GenRequest& req
       body[key] = std::move(value);
     }
   }
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump_body(body);
 }
 
 std::vector<std::string_view> openai_unhonoured(const ExtraFields& fields,

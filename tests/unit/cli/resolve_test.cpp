@@ -52,6 +52,30 @@ std::string header(const RunPlan& plan, const std::string& name) {
   return "<none>";
 }
 
+TEST(ResolveRun, NativeBackendsNeedARemoteServerAndDefaultTheirEndpoints) {
+  // The built-in server speaks only the OpenAI API.
+  for (const char* backend : {"sglang", "tgi", "trt-llm"}) {
+    RunFlags f;
+    f.backend = backend;
+    EXPECT_EQ(error_source(f), "--backend") << backend;
+  }
+  RunFlags f = remote();
+  f.backend = "tgi";
+  EXPECT_EQ(resolve_run(f, test_env()).load.endpoint, "/generate_stream");
+  f.no_stream = true;
+  const RunPlan whole = resolve_run(f, test_env());
+  EXPECT_EQ(whole.load.endpoint, "/generate");
+  EXPECT_FALSE(whole.load.request.stream);
+  f = remote();
+  f.backend = "tensorrt-llm";
+  const RunPlan triton = resolve_run(f, test_env());
+  EXPECT_EQ(triton.load.backend, protocol::Backend::TrtLlm);
+  // `{model}` is filled in once the model is known (run_command.cpp, discover_model).
+  EXPECT_EQ(triton.load.endpoint, "/v2/models/{model}/generate_stream");
+  f.backend = "sglang";
+  EXPECT_EQ(resolve_run(f, test_env()).load.endpoint, "/generate");
+}
+
 TEST(ResolveRun, DefaultsStartTheBuiltInEngineServer) {
   const RunPlan plan = resolve_run(RunFlags{}, test_env());
   ASSERT_TRUE(plan.builtin.has_value());

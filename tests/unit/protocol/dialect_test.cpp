@@ -15,9 +15,14 @@
 namespace llmbench::protocol {
 namespace {
 
+// The OpenAI-compatible dialects, and all of them.
+constexpr Backend kOpenAI[] = {Backend::OpenAI,   Backend::OpenAIChat, Backend::Vllm,
+                               Backend::Sglang,   Backend::Llamacpp,   Backend::Deepseek,
+                               Backend::VllmChat, Backend::SglangChat};
 constexpr Backend kAll[] = {Backend::OpenAI,   Backend::OpenAIChat, Backend::Vllm,
                             Backend::Sglang,   Backend::Llamacpp,   Backend::Deepseek,
-                            Backend::VllmChat, Backend::SglangChat};
+                            Backend::VllmChat, Backend::SglangChat, Backend::SglangNative,
+                            Backend::Tgi,      Backend::TrtLlm};
 
 struct Golden {
   int variant;
@@ -62,7 +67,7 @@ TEST(DialectTest, BodiesMatchThePreDialectCode) {
                    R"({"model":"org/m","messages":[{"role":"user","content":"Hi \"there\""}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9})"},
                   {0, "vllm",
                    R"({"model":"org/m","prompt":"Hi \"there\"","max_tokens":16,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"temperature":0.5,"top_p":0.9,"min_tokens":4})"},
-                  {0, "sglang",
+                  {0, "sglang-oai",
                    R"({"model":"org/m","prompt":"Hi \"there\"","max_tokens":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9,"min_tokens":4})"},
                   {0, "llamacpp",
                    R"({"model":"org/m","prompt":"Hi \"there\"","max_tokens":16,"n_predict":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9})"},
@@ -74,7 +79,7 @@ TEST(DialectTest, BodiesMatchThePreDialectCode) {
                    R"({"model":"org/m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9,"ignore_eos":true,"seed":7})"},
                   {1, "vllm",
                    R"({"model":"org/m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"temperature":0.5,"top_p":0.9,"ignore_eos":true,"min_tokens":4,"seed":7})"},
-                  {1, "sglang",
+                  {1, "sglang-oai",
                    R"({"model":"org/m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9,"ignore_eos":true,"min_tokens":4,"seed":7})"},
                   {1, "llamacpp",
                    R"({"model":"org/m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"max_tokens":16,"n_predict":16,"stream":true,"stream_options":{"include_usage":true},"temperature":0.5,"top_p":0.9,"ignore_eos":true,"seed":7})"},
@@ -86,7 +91,7 @@ TEST(DialectTest, BodiesMatchThePreDialectCode) {
                    R"({"model":"org/m","prompt":[1,2,3],"max_tokens":16,"stream":false,"temperature":0.5,"top_p":0.9,"ignore_eos":true})"},
                   {2, "vllm",
                    R"({"model":"org/m","prompt":[1,2,3],"max_tokens":16,"stream":false,"temperature":0.5,"top_p":0.9,"ignore_eos":true,"min_tokens":4})"},
-                  {2, "sglang",
+                  {2, "sglang-oai",
                    R"({"model":"org/m","prompt":[1,2,3],"max_tokens":16,"stream":false,"temperature":0.5,"top_p":0.9,"ignore_eos":true,"min_tokens":4})"},
                   {2, "llamacpp",
                    R"({"model":"org/m","prompt":[1,2,3],"max_tokens":16,"n_predict":16,"stream":false,"temperature":0.5,"top_p":0.9,"ignore_eos":true})"},
@@ -102,9 +107,10 @@ TEST(DialectTest, BodiesMatchThePreDialectCode) {
 
 TEST(DialectTest, RegistryDrivesNamesMessageAndHelp) {
   EXPECT_EQ(backend_names(),
-            "openai, openai-chat, vllm, vllm-chat, sglang-oai (or sglang), sglang-oai-chat, "
-            "llamacpp (or llama.cpp), deepseek");
-  EXPECT_NE(backend_name_note("sglang").find("native /generate"), std::string::npos);
+            "openai, openai-chat, vllm, vllm-chat, sglang, sglang-oai, sglang-oai-chat, "
+            "llamacpp (or llama.cpp), deepseek, tgi, trt-llm (or tensorrt-llm, triton)");
+  // "sglang" is SGLang's native /generate, as in SGLang's bench_serving: nothing to warn about.
+  EXPECT_EQ(backend_name_note("sglang"), "");
   EXPECT_EQ(backend_name_note("sglang-oai"), "");
   const std::string help = backend_help();
   for (const Backend b : kAll) {
@@ -115,7 +121,7 @@ TEST(DialectTest, RegistryDrivesNamesMessageAndHelp) {
         << help;
   }
   try {
-    (void)parse_backend("tgi");
+    (void)parse_backend("lmdeploy");
     FAIL() << "expected an exception";
   } catch (const Exception& e) {
     EXPECT_NE(std::string(e.what()).find(backend_names()), std::string::npos) << e.what();
@@ -145,15 +151,16 @@ TEST(DialectTest, SamplingKnobsByDialect) {
   EXPECT_EQ(unhonoured_flags(Backend::Deepseek, g),
             (std::vector<std::string_view>{"--top-k", "--min-p", "--repetition-penalty"}));
   EXPECT_TRUE(unhonoured_flags(Backend::SglangChat, g).empty());
-  EXPECT_EQ(dialect(Backend::VllmChat).default_endpoint(), "/v1/chat/completions");
-  EXPECT_EQ(dialect(Backend::SglangChat).default_endpoint(), "/v1/chat/completions");
-  EXPECT_EQ(parse_backend("sglang"), Backend::Sglang);
+  EXPECT_EQ(dialect(Backend::VllmChat).default_endpoint(true), "/v1/chat/completions");
+  EXPECT_EQ(dialect(Backend::SglangChat).default_endpoint(true), "/v1/chat/completions");
+  EXPECT_EQ(parse_backend("sglang"), Backend::SglangNative);
+  EXPECT_EQ(parse_backend("sglang-oai"), Backend::Sglang);
 }
 
 TEST(DialectTest, EndpointsAndModelDiscovery) {
-  EXPECT_EQ(dialect(Backend::OpenAIChat).default_endpoint(), "/v1/chat/completions");
-  EXPECT_EQ(dialect(Backend::Sglang).default_endpoint(), "/v1/completions");
-  for (const Backend b : kAll) {
+  EXPECT_EQ(dialect(Backend::OpenAIChat).default_endpoint(true), "/v1/chat/completions");
+  EXPECT_EQ(dialect(Backend::Sglang).default_endpoint(true), "/v1/completions");
+  for (const Backend b : kOpenAI) {
     const Dialect& d = dialect(b);
     EXPECT_EQ(d.models_path(), "/v1/models");
     EXPECT_EQ(
@@ -167,7 +174,7 @@ TEST(DialectTest, EndpointsAndModelDiscovery) {
 }
 
 TEST(DialectTest, EachDialectMakesItsDecoder) {
-  for (const Backend b : kAll) {
+  for (const Backend b : kOpenAI) {
     auto decoder = dialect(b).make_decoder();
     ASSERT_NE(decoder, nullptr);
     auto d = decoder->decode_sse("message", R"({"choices":[{"index":0,"text":"x"}]})");

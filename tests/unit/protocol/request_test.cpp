@@ -24,20 +24,25 @@ TEST(BackendTest, ParsesEveryName) {
   EXPECT_EQ(parse_backend("openai"), Backend::OpenAI);
   EXPECT_EQ(parse_backend("openai-chat"), Backend::OpenAIChat);
   EXPECT_EQ(parse_backend("vllm"), Backend::Vllm);
-  EXPECT_EQ(parse_backend("sglang"), Backend::Sglang);
+  EXPECT_EQ(parse_backend("sglang"), Backend::SglangNative);
+  EXPECT_EQ(parse_backend("sglang-oai"), Backend::Sglang);
   EXPECT_EQ(parse_backend("llamacpp"), Backend::Llamacpp);
   EXPECT_EQ(parse_backend("llama.cpp"), Backend::Llamacpp);
   EXPECT_EQ(parse_backend("deepseek"), Backend::Deepseek);
+  EXPECT_EQ(parse_backend("tgi"), Backend::Tgi);
+  EXPECT_EQ(parse_backend("trt-llm"), Backend::TrtLlm);
+  EXPECT_EQ(parse_backend("tensorrt-llm"), Backend::TrtLlm);
+  EXPECT_EQ(parse_backend("triton"), Backend::TrtLlm);
 }
 
 TEST(BackendTest, UnknownNameNamesFlagAndChoices) {
   try {
-    parse_backend("tgi");
+    parse_backend("lmdeploy");
     FAIL() << "expected an exception";
   } catch (const Exception& e) {
     EXPECT_EQ(e.error().source, "--backend");
     const std::string what = e.what();
-    EXPECT_NE(what.find("'tgi'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'lmdeploy'"), std::string::npos) << what;
     EXPECT_NE(what.find("openai-chat"), std::string::npos) << what;
     EXPECT_NE(what.find("llama.cpp"), std::string::npos) << what;
   }
@@ -46,8 +51,9 @@ TEST(BackendTest, UnknownNameNamesFlagAndChoices) {
 }
 
 TEST(BackendTest, CanonicalNamesRoundTrip) {
-  for (const Backend b : {Backend::OpenAI, Backend::OpenAIChat, Backend::Vllm, Backend::Sglang,
-                          Backend::Llamacpp, Backend::Deepseek}) {
+  for (const Backend b :
+       {Backend::OpenAI, Backend::OpenAIChat, Backend::Vllm, Backend::Sglang, Backend::Llamacpp,
+        Backend::Deepseek, Backend::SglangNative, Backend::Tgi, Backend::TrtLlm}) {
     EXPECT_EQ(parse_backend(to_string(b)), b);
   }
   EXPECT_EQ(to_string(Backend::Llamacpp), "llamacpp");

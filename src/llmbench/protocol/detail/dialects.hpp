@@ -15,5 +15,8 @@ const Dialect& sglang_dialect() noexcept;
 const Dialect& sglang_chat_dialect() noexcept;
 const Dialect& llamacpp_dialect() noexcept;
 const Dialect& deepseek_dialect() noexcept;
+const Dialect& sglang_native_dialect() noexcept;
+const Dialect& tgi_dialect() noexcept;
+const Dialect& trtllm_dialect() noexcept;
 
 }  // namespace llmbench::protocol::detail

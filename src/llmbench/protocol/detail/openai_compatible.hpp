@@ -54,7 +54,7 @@ class OpenAICompatible : public Dialect {
   [[nodiscard]] std::string_view name() const noexcept override { return spec_.name; }
   [[nodiscard]] std::string_view summary() const noexcept override { return spec_.summary; }
   [[nodiscard]] bool chat() const noexcept override { return spec_.chat; }
-  [[nodiscard]] std::string_view default_endpoint() const noexcept override {
+  [[nodiscard]] std::string_view default_endpoint(bool /*stream*/) const noexcept override {
     return spec_.chat ? "/v1/chat/completions" : "/v1/completions";
   }
   [[nodiscard]] std::string_view models_path() const noexcept override { return "/v1/models"; }
