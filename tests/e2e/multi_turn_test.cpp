@@ -12,6 +12,9 @@
 #include "llmbench/metrics/record_io.hpp"
 #include "llmbench/metrics/turns.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -306,7 +309,8 @@ TEST_F(MultiTurnTest, TurnsCarryTheStreamedAnswersAndWaitTheirThinkTime) {
 TEST_F(MultiTurnTest, FlagsOutsideAMultiTurnRunAreErrors) {
   EXPECT_EQ(run({"--think-time-ms", "5", "--quiet"}), 2);
   EXPECT_NE(log().find("--multi-turn"), std::string::npos) << log();
-  EXPECT_EQ(run({"--multi-turn", "--dataset-name", "random", "--quiet"}), 2);
+  EXPECT_EQ(
+      run({"--multi-turn", "--backend", "openai-chat", "--dataset-name", "random", "--quiet"}), 2);
   EXPECT_NE(log().find("sharegpt, mtbench"), std::string::npos) << log();
   // A completions backend cannot carry a history of messages.
   EXPECT_EQ(run({"--multi-turn", "--backend", "vllm", "--quiet"}), 2);
