@@ -76,6 +76,15 @@ struct LoadOptions {
   int client_threads = 0;            ///< worker threads; 0 = hardware concurrency
   std::vector<std::string> secrets;  ///< credential values to redact from recorded messages
   bool prewarm_connections = true;   ///< closed loop: open min(cap, prompts) connections first
+  /// `--multi-turn` (docs/workloads.md "Conversations"): each sample with `Sample::turns` is a
+  /// conversation and `num_prompts` counts conversations. Turn 1 goes at the conversation's
+  /// arrival (open loop) or when a slot frees (closed loop); when turn k completes, turn k+1 is
+  /// scheduled its think time after turn k's `done`, with the history as `messages` (every
+  /// earlier user turn and, as assistant turns, the answer text streamed back). A failed turn
+  /// ends its conversation. Needs a chat request (`request.chat`). Every turn in flight holds a
+  /// `max_concurrency` slot; none waits for a slot during its think time.
+  bool multi_turn = false;
+  ThinkTime think_time = ThinkTime::Fixed;  ///< `--think-time-dist`
   /// `--tokenizer`: count each response's output tokens locally (`RecordingHandler::
   /// count_output_with`) and record exact prompt counts (`input_tokens_local`, completions only).
   /// Must outlive `run_load`; null = no local counting.
@@ -85,16 +94,7 @@ struct LoadOptions {
   workload::RampUp ramp_up = workload::RampUp::None;
   double ramp_up_start_rps = 0;
   double ramp_up_end_rps = 0;
-  /// `--multi-turn` (docs/workloads.md "Conversations"): each sample with `Sample::turns` is a
-  /// conversation and `num_prompts` counts conversations. Turn 1 goes at the conversation's
-  /// arrival (open loop) or when a slot frees (closed loop); when turn k completes, turn k+1 is
-  /// scheduled its think time after turn k's `done`, with the history as `messages` (every
-  /// earlier user turn and, as assistant turns, the answer text streamed back). A failed turn
-  /// ends its conversation. Needs a chat request (`request.chat`). Every turn in flight holds a
-  /// `max_concurrency` slot; none waits for a slot during its think time.
-  bool multi_turn = false;
-  double think_time_ms = 0;  ///< `--think-time-ms`: mean think time between turns, >= 0
-  ThinkTime think_time = ThinkTime::Fixed;  ///< `--think-time-dist`
+  double think_time_ms = 0;  ///< `--think-time-ms`: mean think time between turns (ms), >= 0
 };
 
 /// Live counters for a progress display; read from any thread.
