@@ -73,7 +73,11 @@ json workload_flags_json(const WorkloadFlags& f) {
           {"prefix_repetition_suffix_len", f.prefix_repetition.suffix_len},
           {"prefix_repetition_num_prefixes", f.prefix_repetition.num_prefixes},
           {"prefix_repetition_output_len", f.prefix_repetition.output_len},
-          {"long_doc_input_len", f.long_doc_input_len}};
+          {"long_doc_input_len", f.long_doc_input_len},
+          {"multi_turn", f.multi_turn},
+          {"max_turns", f.max_turns},
+          {"think_time_ms", f.think_time_ms},
+          {"think_time_dist", f.think_time_dist}};
 }
 
 json engine_flags_json(const EngineFlags& f) {
@@ -223,7 +227,13 @@ json dataset_json(const workload::DatasetOptions& d, const WorkloadFlags& f) {
           {"prefix_repetition_suffix_len", d.prefix_repetition.suffix_len},
           {"prefix_repetition_num_prefixes", d.prefix_repetition.num_prefixes},
           {"prefix_repetition_output_len", d.prefix_repetition.output_len},
-          {"long_doc_input_len", d.long_doc_input_len}};
+          {"long_doc_input_len", d.long_doc_input_len},
+          {"multi_turn", d.multi_turn},
+          {"max_turns", d.max_turns},
+          // The conversation's pacing (`LoadOptions::think_time*` in `run`), beside its shape so
+          // that `run` and `simulate` share the keys; checked by `check_workload_flags`.
+          {"think_time_ms", f.think_time_ms},
+          {"think_time_dist", f.think_time_dist}};
 }
 
 json report_setup_json(const ReportSetup& s) {

@@ -201,6 +201,16 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   lo.seed = f.seed;
   lo.client_threads = f.client_threads > 0 ? f.client_threads : env.hardware_threads;
   lo.prewarm_connections = !f.no_prewarm;
+  lo.multi_turn = f.multi_turn;
+  lo.think_time_ms = f.think_time_ms;
+  lo.think_time = loadgen::parse_think_time(f.think_time_dist);
+  if (lo.multi_turn && !lo.request.chat) {
+    throw Exception(
+        Error{fmt::format("sends each turn with its history as chat messages: use a chat backend "
+                          "(openai-chat, vllm-chat, sglang-oai-chat) or a chat endpoint, not {} {}",
+                          f.backend, lo.endpoint),
+              "--multi-turn", -1});
+  }
   // Fail on a bad --extra-body now, before any server is started or contacted: the template
   // is a whole request body, without a prompt.
   (void)protocol::build_request_body(lo.backend, lo.request);

@@ -10,6 +10,7 @@
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/report/report.hpp"
+#include "llmbench/report/turns.hpp"
 #include "llmbench/telemetry/series_stats.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 
@@ -82,7 +83,8 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
     TimeNs last_sent = 0;
     std::int64_t sent = 0;
     for (const auto& r : result.records) {
-      if (r.warmup || r.sent_ns < 0)
+      // Multi-turn: the schedule is of conversation starts; later turns follow their answers.
+      if (r.warmup || r.sent_ns < 0 || r.turn > 1)
         continue;
       first_sent = std::min(first_sent, r.sent_ns);
       last_sent = std::max(last_sent, r.sent_ns);
@@ -90,10 +92,14 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
     }
     const double planned =
         static_cast<double>(result.planned - 1) / ns_to_s(result.schedule_span_ns);
-    copt.load_lines.emplace_back("Scheduled send rate (req/s):", fmt::format("{:.2f}", planned));
+    copt.load_lines.emplace_back(plan.load.multi_turn ? "Scheduled conversation starts (/s):"
+                                                      : "Scheduled send rate (req/s):",
+                                 fmt::format("{:.2f}", planned));
     if (sent > 1 && last_sent > first_sent) {
       const double achieved = static_cast<double>(sent - 1) / ns_to_s(last_sent - first_sent);
-      copt.load_lines.emplace_back("Achieved send rate (req/s):", fmt::format("{:.2f}", achieved));
+      copt.load_lines.emplace_back(plan.load.multi_turn ? "Achieved conversation starts (/s):"
+                                                        : "Achieved send rate (req/s):",
+                                   fmt::format("{:.2f}", achieved));
       if (achieved < 0.95 * planned) {
         log::warn(
             "the client sent at {:.2f} req/s but the schedule asked for {:.2f} req/s: the "
@@ -103,6 +109,13 @@ void add_load_lines(const RunPlan& plan, const loadgen::LoadResult& result,
     }
   }
   copt.load_lines.emplace_back("Connections opened:", std::to_string(result.connections_opened));
+  if (plan.load.multi_turn) {
+    const auto& c = result.conversations;
+    copt.load_lines.emplace_back("Conversations started:", std::to_string(c.started));
+    copt.load_lines.emplace_back(
+        "Conversations done / failed / cut:",
+        fmt::format("{} / {} / {}", c.completed, c.ended_by_failure, c.cut));
+  }
   const std::vector<double> lags(result.loop_lag_ms.begin(), result.loop_lag_ms.end());
   const auto lag = telemetry::describe_series(lags);
   if (lag.count > 0) {
@@ -155,6 +168,20 @@ json results_document(const RunFlags& f, const RunPlan& plan, const RunWorkload&
   if (out.telemetry)
     info.extra["telemetry"] = out.telemetry->json();
   info.extra["tokenizer"] = tokenizer_json(f);
+  if (plan.load.multi_turn) {
+    // Multi-turn runs only (docs/workloads.md "Conversations"): the per-turn figures and how the
+    // conversations ended; `num_prompts` counts conversations, `completed` requests (turns).
+    const auto by_turn = metrics::summarize_turns(result.records);
+    const auto& c = result.conversations;
+    info.extra["multi_turn"] = true;
+    info.extra["by_turn"] = report::by_turn_json(by_turn);
+    info.extra["turn_finding"] =
+        report::turn_finding_json(report::turn_finding(result.records, by_turn));
+    info.extra["conversations"] = {{"started", c.started},
+                                   {"completed", c.completed},
+                                   {"ended_by_failure", c.ended_by_failure},
+                                   {"cut", c.cut}};
+  }
   info.extra["label"] = f.label.empty() ? json(nullptr) : json(f.label);
   json metadata = json::object();
   for (const auto& [key, value] : plan.output.metadata) metadata[key] = value;
@@ -249,6 +276,12 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
     copt.load_lines.push_back(batching_line(steady));
   if (point == nullptr) {
     report::print_console(stdout, summary, copt);
+    if (plan.load.multi_turn) {
+      const auto by_turn = metrics::summarize_turns(result.records);
+      std::fputs(report::turns_console_text(by_turn, report::turn_finding(result.records, by_turn))
+                     .c_str(),
+                 stdout);
+    }
   }
   // Lateness is sent − slot (docs/metrics.md): the wait behind --max-concurrency is not in it,
   // so a late client is a late client with a cap too.

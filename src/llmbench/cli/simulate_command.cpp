@@ -246,6 +246,14 @@ PointReport simulate_point(const SimulateFlags& f, bool console) {
   const std::string data = data_dir();
   const ReportSetup report = report_setup(f);
   check_workload_flags(f);
+  if (f.multi_turn) {
+    // A turn's arrival depends on when the previous one finished: the virtual-time engine takes
+    // every arrival up front (docs/workloads.md "Conversations").
+    throw Exception(
+        Error{"llmbench simulate does not model conversations yet; use llmbench run "
+              "(against llmbench serve for the simulated engine)",
+              "--multi-turn", -1});
+  }
   check_engine_flags(f.engine, "");
   require_in_range(f.timeline_interval_s, 0, 1e9, "--timeline-interval",
                    "a number of seconds >= 0 (0 = a tenth of the simulated time)");

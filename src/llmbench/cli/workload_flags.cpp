@@ -4,6 +4,7 @@
 #include "llmbench/cli/tokenizer_alias.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/core/text.hpp"
+#include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
@@ -80,6 +81,25 @@ void add_trace_flags(CLI::App& app, WorkloadFlags& f) {
                  "from --dataset-path");
 }
 
+/// The conversation flags (docs/workloads.md "Conversations"; docs/peer-flags.md names the
+/// peers' flags for the same things).
+void add_conversation_flags(CLI::App& app, WorkloadFlags& f) {
+  app.add_flag("--multi-turn", f.multi_turn,
+               "Send whole conversations (sharegpt: every human turn; mtbench: both turns) as "
+               "chat with the history, the answers streamed back as assistant turns; "
+               "--num-prompts then counts conversations");
+  app.add_option("--max-turns", f.max_turns,
+                 "--multi-turn: at most this many user turns per conversation (0 = all)")
+      ->capture_default_str();
+  app.add_option("--think-time-ms", f.think_time_ms,
+                 "--multi-turn: wait this long (mean, ms) after a turn completes before sending "
+                 "the next")
+      ->capture_default_str();
+  app.add_option("--think-time-dist", f.think_time_dist,
+                 "--multi-turn: fixed (exactly --think-time-ms) or exponential (that mean)")
+      ->capture_default_str();
+}
+
 /// SGLang's `generated-shared-prefix` flags and vLLM's `prefix_repetition` flags.
 void add_prefix_group_flags(CLI::App& app, WorkloadFlags& f) {
   auto& g = f.gsp;
@@ -149,6 +169,23 @@ void check_workload_flags(const WorkloadFlags& f) {
           "--output-len", -1});
     }
   }
+  if (!f.multi_turn) {
+    for (const char* flag : {"--max-turns", "--think-time-ms", "--think-time-dist"}) {
+      if (was_given(f, flag)) {
+        throw Exception(Error{"applies to --multi-turn runs only", flag, -1});
+      }
+    }
+  }
+  if (f.max_turns < 0) {
+    throw Exception(Error{fmt::format("must be 0 (every turn) or positive, got {}", f.max_turns),
+                          "--max-turns", -1});
+  }
+  if (!std::isfinite(f.think_time_ms) || f.think_time_ms < 0 || f.think_time_ms > 3.6e6) {
+    throw Exception(
+        Error{fmt::format("must be a number of ms in [0, 3600000], got {}", f.think_time_ms),
+              "--think-time-ms", -1});
+  }
+  (void)loadgen::parse_think_time(f.think_time_dist);
   for (const auto& [flag, dataset] : kDatasetFlags) {
     if (f.dataset_name != dataset && was_given(f, std::string(flag))) {
       throw Exception(Error{fmt::format("applies to --dataset-name {} only, and this run uses '{}'",
@@ -191,6 +228,7 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
   add_trace_flags(app, f);
   add_prefix_group_flags(app, f);
+  add_conversation_flags(app, f);
   app.add_option("--output-len,--sharegpt-output-len,--custom-output-len", f.output_len,
                  "Output tokens per request, for every dataset (random and sonnet: instead of "
                  "--random-output-len / --sonnet-output-len; default: the dataset's own, else "
@@ -271,7 +309,9 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
                                       .corpus_path = f.corpus},
       .shared_prefix = with_popularity(f.gsp, f.gsp_popularity),
       .prefix_repetition = f.prefix_repetition,
-      .long_doc_input_len = f.long_doc_input_len};
+      .long_doc_input_len = f.long_doc_input_len,
+      .multi_turn = f.multi_turn,
+      .max_turns = f.max_turns};
 }
 
 std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {

@@ -53,6 +53,11 @@ struct WorkloadFlags {
   std::string gsp_popularity = "uniform";               ///< `--gsp-popularity`
   workload::PrefixRepetitionOptions prefix_repetition;  ///< `--prefix-repetition-*` (vLLM)
   std::int64_t long_doc_input_len = 32768;              ///< `--long-doc-input-len`
+  // conversations (docs/workloads.md "Conversations")
+  bool multi_turn = false;                ///< `--multi-turn`
+  std::int64_t max_turns = 0;             ///< `--max-turns`; 0 = every turn
+  double think_time_ms = 0;               ///< `--think-time-ms`
+  std::string think_time_dist = "fixed";  ///< `--think-time-dist`: fixed | exponential
   /// Long names ("--random-input-len") of the flags given on the command line (`given_flags`
   /// after parsing): conflict checks tell a choice from a default with it.
   std::vector<std::string> given;
@@ -74,7 +79,8 @@ bool was_given(const WorkloadFlags& flags, const std::string& flag);
 
 /// Checks the workload flags beyond parsing: a dataset's own flags (`--random-*`, `--sonnet-*`)
 /// given with another `--dataset-name` are an error (they would be ignored), and
-/// `--percentile-metrics` must name a metric. Throws `Exception` naming the flag.
+/// `--percentile-metrics` must name a metric; `--max-turns`, `--think-time-ms` and
+/// `--think-time-dist` need `--multi-turn` and valid values. Throws `Exception` naming the flag.
 void check_workload_flags(const WorkloadFlags& flags);
 
 /// The load shape and reporting choices of a run, parsed and checked from the flags.

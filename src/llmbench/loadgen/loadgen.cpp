@@ -1,6 +1,8 @@
 #include "llmbench/loadgen/loadgen.hpp"
 
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/rng.hpp"
+#include "llmbench/core/text.hpp"
 #include "llmbench/core/thread_name.hpp"
 #include "llmbench/loadgen/detail/loop_lag.hpp"
 #include "llmbench/loadgen/record_writer.hpp"
@@ -42,6 +44,19 @@ struct Job {
   TimeNs slot_ns = 0;       // run-relative: when it got its concurrency slot (`slot`)
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it
+  // Multi-turn: the conversation (index of `Run::conversations`) and 1-based turn; -1 otherwise.
+  std::int64_t conversation = -1;
+  std::int64_t turn = -1;
+  // Turns after the first: the body with the history, and its lengths; empty = bodies[sample].
+  std::string body{};
+  std::int64_t prompt_len = -1;
+  std::int64_t max_tokens = -1;
+};
+
+/// One conversation of a multi-turn run, owned by the dispatcher.
+struct Conversation {
+  std::size_t sample = 0;
+  ChatMessages history{};  // every message sent or answered so far, in order
 };
 
 /// A client thread: its own io_context and connection pool (nothing shared).
@@ -72,10 +87,21 @@ struct Run {
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::int64_t in_flight = 0;                                   // (D)
+  std::int64_t next_id = 0;                                     // (D) ids, warm-ups first
   std::int64_t cap = std::numeric_limits<std::int64_t>::max();  // (D)
-  net::steady_timer slot_freed{dispatcher};                     // (D)
-  std::vector<std::int64_t> worker_load;                        // (D) in flight per worker
-  bool cancelled = false;                                       // (D)
+  // (D) Never expires: every waiter for a slot (the plan, the drain, the turns of conversations)
+  // waits on it at once, and `cancel()` wakes them all: when a slot frees, and every 50 ms from
+  // `tick` so each can look at the stop flag and its deadline. Re-arming it per waiter would
+  // cancel the other waiters' waits, so it is armed once.
+  net::steady_timer slot_freed{dispatcher, net::steady_timer::time_point::max()};
+  bool ticking = true;                                 // (D) `tick` runs until the plan ends
+  std::vector<std::int64_t> worker_load;               // (D) in flight per worker
+  bool cancelled = false;                              // (D)
+  TimeNs end_ns = std::numeric_limits<TimeNs>::max();  // (D) end of --duration
+  TimeNs last_dispatch_ns = 0;                         // (D) latest send
+  std::vector<Conversation> conversations;             // (D) multi-turn
+  std::int64_t pending_turns = 0;          // (D) turns waiting out their think time or for a slot
+  ConversationCounts conversation_counts;  // (D)
 
   Run(const LoadOptions& o, const std::vector<workload::Sample>& s, RecordWriterThread& wr,
       Progress* p, const std::atomic<bool>* st)
@@ -106,17 +132,20 @@ struct Run {
     rec.warmup = job.warmup;
     rec.scheduled_ns = job.scheduled_ns;
     rec.slot_ns = job.slot_ns;
+    rec.conversation_id = job.conversation;
+    rec.turn = job.turn;
     const auto& sample = samples[job.sample];
-    rec.prompt_len = sample.prompt_len;
-    rec.max_tokens = sample.output_len;
-    if (sample.prompt_len_exact && (!opt.request.chat || sample.prompt_len_templated)) {
+    rec.prompt_len = job.turn > 1 ? job.prompt_len : sample.prompt_len;
+    rec.max_tokens = job.turn > 1 ? job.max_tokens : sample.output_len;
+    if (job.turn <= 1 && sample.prompt_len_exact &&
+        (!opt.request.chat || sample.prompt_len_templated)) {
       // The workload counted it as the server does: completions with the special tokens, chat
       // as the rendered chat template.
       rec.input_tokens_local = sample.prompt_len;
     }
     http::Request req;
     req.target = target();
-    req.body = bodies[job.sample];
+    req.body = job.body.empty() ? bodies[job.sample] : std::move(job.body);
     req.accept = opt.request.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
     // A decoder per request: one may keep state of its response (SGLang's whole-text events),
@@ -126,6 +155,9 @@ struct Run {
     handler.redact_with(redactor);
     if (opt.tokenizer != nullptr) {
       handler.count_output_with(*opt.tokenizer, w.scratch);
+    }
+    if (job.conversation >= 0) {
+      handler.keep_answer();
     }
     if (progress != nullptr && !job.warmup) {
       progress->sent.fetch_add(1, std::memory_order_relaxed);
@@ -141,8 +173,122 @@ struct Run {
     if (rec.sent_ns < 0) {
       rec.sent_ns = rec.done_ns;  // never reached the wire (connect failure)
     }
+    TurnEnd end{.conversation = job.conversation,
+                .turn = job.turn,
+                .kind = rec.error_kind,
+                .done_ns = rec.done_ns,
+                .answer = job.conversation >= 0 ? handler.take_answer() : std::string()};
     deliver(w, std::move(rec));
-    net::post(dispatcher, [this, wi = job.worker] { release_slot(wi); });
+    net::post(dispatcher, [this, wi = job.worker, end = std::move(end)]() mutable {
+      release_slot(wi);
+      if (end.conversation >= 0) {
+        on_turn_end(std::move(end));
+      }
+    });
+  }
+
+  /// How a turn of a conversation ended, handed from its worker to the dispatcher.
+  struct TurnEnd {
+    std::int64_t conversation = -1;
+    std::int64_t turn = -1;
+    metrics::ErrorKind kind = metrics::ErrorKind::None;
+    TimeNs done_ns = 0;
+    std::string answer{};  // the answer text streamed back
+  };
+
+  /// (D) The think time after `turn` of `conversation`, ns: fixed, or exponential drawn from a
+  /// stream of its own per (conversation, turn), so the value does not depend on the order in
+  /// which turns finish.
+  [[nodiscard]] TimeNs think_ns(std::int64_t conversation, std::int64_t turn) const {
+    const double mean_ns = opt.think_time_ms * 1e6;
+    if (opt.think_time == ThinkTime::Fixed || mean_ns <= 0) {
+      return static_cast<TimeNs>(std::llround(mean_ns));
+    }
+    const auto key =
+        (static_cast<std::uint64_t>(conversation) << 20U) ^ static_cast<std::uint64_t>(turn);
+    Rng rng(splitmix64(derive_seed(opt.seed, "think-time") ^ key));
+    return static_cast<TimeNs>(std::llround(rng.exponential(1.0 / mean_ns)));
+  }
+
+  /// (D) Turn `end.turn` of a conversation finished: on success the answer joins the history and
+  /// the next turn is scheduled its think time after `done`; a failed turn ends the conversation.
+  void on_turn_end(TurnEnd end) {
+    auto& c = conversations[static_cast<std::size_t>(end.conversation)];
+    const auto& turns = samples[c.sample].turns;
+    if (end.kind == metrics::ErrorKind::Cancelled) {
+      ++conversation_counts.cut;
+      return;
+    }
+    if (end.kind != metrics::ErrorKind::None) {
+      ++conversation_counts.ended_by_failure;
+      return;
+    }
+    if (end.turn >= static_cast<std::int64_t>(turns.size())) {
+      ++conversation_counts.completed;
+      return;
+    }
+    if (stop_requested() || cancelled) {
+      ++conversation_counts.cut;
+      return;
+    }
+    c.history.push_back({.role = "assistant", .content = std::move(end.answer)});
+    ++pending_turns;
+    net::co_spawn(dispatcher,
+                  next_turn(end.conversation, end.turn + 1,
+                            end.done_ns + think_ns(end.conversation, end.turn)),
+                  [](const std::exception_ptr& e) {
+                    if (e) {
+                      try {
+                        std::rethrow_exception(e);
+                      } catch (const std::exception& ex) {
+                        log::error("conversation coroutine failed: {}", ex.what());
+                      }
+                    }
+                  });
+  }
+
+  /// (D) Sends `turn` (1-based, >= 2) of `conversation` at run-relative `due_ns` (the previous
+  /// turn's done + think time) once a slot is free; the conversation is cut when the run stops,
+  /// is cancelled or its --duration ends first.
+  net::awaitable<void> next_turn(std::int64_t conversation, std::int64_t turn, TimeNs due_ns) {
+    const bool go =
+        co_await sleep_until(due_ns) && co_await acquire_slot(end_ns) && clock.now() < end_ns;
+    --pending_turns;
+    if (!go) {
+      ++conversation_counts.cut;
+      slot_freed.cancel();  // a drain waiting on this turn looks again
+      co_return;
+    }
+    auto& c = conversations[static_cast<std::size_t>(conversation)];
+    const auto& next = samples[c.sample].turns[static_cast<std::size_t>(turn - 1)];
+    c.history.push_back({.role = "user", .content = next.content});
+    protocol::GenRequest g = opt.request;
+    g.messages = c.history;
+    g.max_tokens = next.output_len;
+    TextTokenEstimate estimate;  // the history's text; the server's usage has the exact count
+    for (const auto& m : c.history) {
+      estimate.add(m.content);
+    }
+    dispatch(Job{.id = next_id++,
+                 .sample = c.sample,
+                 .scheduled_ns = due_ns,
+                 .slot_ns = clock.now(),
+                 .warmup = false,
+                 .conversation = conversation,
+                 .turn = turn,
+                 .body = protocol::build_request_body(opt.backend, g),
+                 .prompt_len = estimate.value(),
+                 .max_tokens = next.output_len});
+  }
+
+  /// (D) Registers a new conversation of `sample` whose turn 1 is `job`.
+  void start_conversation(Job& job) {
+    job.conversation = static_cast<std::int64_t>(conversations.size());
+    job.turn = 1;
+    const auto& first = samples[job.sample].turns.front();
+    conversations.push_back(
+        {.sample = job.sample, .history = {{.role = "user", .content = first.content}}});
+    ++conversation_counts.started;
   }
 
   /// On worker `w`'s thread: completes `rec` (chunk tokens; secrets were redacted by the
@@ -177,17 +323,27 @@ struct Run {
       if (stop_requested() || cancelled || clock.now() >= deadline_ns) {
         co_return false;
       }
-      slot_freed.expires_after(std::chrono::milliseconds(50));
       co_await slot_freed.async_wait(kAsTuple);
     }
     co_return !(stop_requested() || cancelled);
   }
 
-  /// (D) Waits until run-relative time `t_ns`, waking every 50 ms to honour `stop`.
+  /// (D) Wakes every waiter on `slot_freed` every 50 ms until the plan has ended.
+  net::awaitable<void> tick() {
+    net::steady_timer timer(dispatcher);
+    while (ticking) {
+      timer.expires_after(std::chrono::milliseconds(50));
+      co_await timer.async_wait(kAsTuple);
+      slot_freed.cancel();
+    }
+  }
+
+  /// (D) Waits until run-relative time `t_ns`, waking every 50 ms to honour `stop` (and the
+  /// drain's cancel); false when either comes first.
   net::awaitable<bool> sleep_until(TimeNs t_ns) {
     net::steady_timer timer(dispatcher);
     for (;;) {
-      if (stop_requested()) {
+      if (stop_requested() || cancelled) {
         co_return false;
       }
       const TimeNs left = t_ns - clock.now();
@@ -203,13 +359,14 @@ struct Run {
 
   void dispatch(Job job) {  // (D)
     ++in_flight;
+    last_dispatch_ns = clock.now();
     // The least-loaded worker: keeps each thread's connection count near cap / threads, so the
     // connections opened ahead of the run are the ones used.
     job.worker = static_cast<std::size_t>(std::min_element(worker_load.begin(), worker_load.end()) -
                                           worker_load.begin());
     ++worker_load[job.worker];
     Worker& w = *workers[job.worker];
-    net::co_spawn(w.ioc, execute(w, job), [](const std::exception_ptr& e) {
+    net::co_spawn(w.ioc, execute(w, std::move(job)), [](const std::exception_ptr& e) {
       if (e) {
         try {
           std::rethrow_exception(e);
@@ -220,18 +377,21 @@ struct Run {
     });
   }
 
-  /// (D) Waits for every in-flight request, cancelling them after `timeout_ns` or on stop.
-  net::awaitable<void> drain(TimeNs timeout_ns) {
-    const TimeNs deadline = clock.now() + timeout_ns;
+  /// (D) Waits for every in-flight request (and every turn still to come of a conversation),
+  /// cancelling them after `timeout_ns` or on stop. With `per_send`, the timeout counts from the
+  /// latest send instead (multi-turn runs without --duration: later turns are sent during the
+  /// drain, each bounded by its own request timeout).
+  net::awaitable<void> drain(TimeNs timeout_ns, bool per_send = false) {
+    const TimeNs start = clock.now();
     net::steady_timer timer(dispatcher);
-    while (in_flight > 0) {
+    while (in_flight > 0 || pending_turns > 0) {
+      const TimeNs deadline = (per_send ? std::max(start, last_dispatch_ns) : start) + timeout_ns;
       if ((stop_requested() || clock.now() >= deadline) && !cancelled) {
         cancelled = true;
         for (auto& w : workers) {
           net::post(w->ioc, [wp = w.get()] { wp->pool.cancel_all(); });
         }
       }
-      slot_freed.expires_after(std::chrono::milliseconds(50));
       co_await slot_freed.async_wait(kAsTuple);
     }
   }
@@ -247,7 +407,6 @@ struct Run {
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
-    std::int64_t next_id = 0;
     // ---- warm-up: sent together (within the cap), not timed ----
     for (std::int64_t i = 0; i < opt.num_warmups; ++i) {
       if (!co_await acquire_slot())
@@ -267,7 +426,7 @@ struct Run {
     // ---- measured phase ----
     const TimeNs t0 = clock.now();
     result.measure_start_ns = t0;
-    const TimeNs end_ns =
+    end_ns =
         timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
     std::vector<TimeNs> arrivals;
     const workload::ArrivalOptions ao{.request_rate = opt.request_rate,
@@ -291,7 +450,7 @@ struct Run {
       result.planned = timed ? 0 : opt.num_prompts;
     }
     if (progress != nullptr) {
-      progress->total.store(timed && !open_loop ? 0 : result.planned);
+      progress->total.store(timed && !open_loop ? 0 : planned_requests(result.planned));
     }
     const std::int64_t count = timed && !open_loop ? kMaxTimedRequests : result.planned;
     for (std::int64_t i = 0; i < count; ++i) {
@@ -310,24 +469,46 @@ struct Run {
       if (clock.now() >= end_ns)
         break;
       // Open loop: the slot comes at or after the arrival; closed loop: the slot is the plan.
-      dispatch(Job{.id = next_id++,
-                   .sample = static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
-                   .scheduled_ns = scheduled,
-                   .slot_ns = open_loop ? clock.now() : scheduled,
-                   .warmup = false});
+      Job job{.id = next_id++,
+              .sample = static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
+              .scheduled_ns = scheduled,
+              .slot_ns = open_loop ? clock.now() : scheduled,
+              .warmup = false};
+      if (opt.multi_turn && !samples[job.sample].turns.empty()) {
+        start_conversation(job);
+      }
+      dispatch(std::move(job));
     }
+    result.interrupted = stop_requested();
     if (timed && progress != nullptr) {
       progress->total.store(next_id - opt.num_warmups);
     }
-    result.interrupted = stop_requested();
-    co_await drain(drain_timeout(timed, end_ns));
+    co_await drain(drain_timeout(timed), opt.multi_turn && !timed);
+    if (timed && opt.multi_turn && progress != nullptr) {
+      progress->total.store(next_id - opt.num_warmups);  // with the turns sent while draining
+    }
     result.interrupted = result.interrupted || stop_requested();
+    result.conversations = conversation_counts;
+  }
+
+  /// (D) Requests of `conversations` planned conversations (or single requests): with
+  /// --multi-turn every turn of each, an upper bound since a failed turn ends its conversation.
+  [[nodiscard]] std::int64_t planned_requests(std::int64_t planned) const {
+    if (!opt.multi_turn) {
+      return planned;
+    }
+    std::int64_t total = 0;
+    for (std::int64_t i = 0; i < planned; ++i) {
+      const auto& s = samples[static_cast<std::size_t>(i + opt.num_warmups) % samples.size()];
+      total += std::max<std::int64_t>(1, static_cast<std::int64_t>(s.turns.size()));
+    }
+    return total;
   }
 
   /// (D) How long the final drain may take: `drain_timeout_s` after the last send, or with
   /// `--duration` what is left of the duration plus `duration_grace_s`, so the duration bounds
   /// the whole run and not only the sending (issue 14).
-  TimeNs drain_timeout(bool timed, TimeNs end_ns) const {
+  TimeNs drain_timeout(bool timed) const {
     const auto drain_ns = static_cast<TimeNs>(opt.drain_timeout_s * 1e9);
     if (!timed) {
       return drain_ns;
@@ -339,6 +520,29 @@ struct Run {
 };
 
 }  // namespace
+
+ThinkTime parse_think_time(std::string_view name) {
+  std::string valid;
+  for (const auto& t : kThinkTimes) {
+    if (t.name == name) {
+      return t.kind;
+    }
+    valid += valid.empty() ? "" : ", ";
+    valid += t.name;
+  }
+  throw Exception(
+      Error{fmt::format("unknown think-time distribution \"{}\"; valid: {}", name, valid),
+            "--think-time-dist", -1});
+}
+
+std::string_view to_string(ThinkTime kind) noexcept {
+  for (const auto& t : kThinkTimes) {
+    if (t.kind == kind) {
+      return t.name;
+    }
+  }
+  return "fixed";
+}
 
 namespace {
 
@@ -420,8 +624,11 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   LoadResult result;
   result.run_start_steady_ns = run.clock.start_ns();
   std::exception_ptr failure;
-  net::co_spawn(run.dispatcher, run.plan(result),
-                [&failure](const std::exception_ptr& e) { failure = e; });
+  net::co_spawn(run.dispatcher, run.tick(), net::detached);
+  net::co_spawn(run.dispatcher, run.plan(result), [&failure, &run](const std::exception_ptr& e) {
+    failure = e;
+    run.ticking = false;
+  });
   run.dispatcher.run();
   for (auto& w : run.workers) {
     net::post(w->ioc, [wp = w.get()] {

@@ -13,6 +13,7 @@
 #include "llmbench/workload/arrivals.hpp"
 #include "llmbench/workload/dataset.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,9 +21,35 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmbench::loadgen {
+
+/// How the think time between two turns of a conversation is drawn (`--think-time-dist`).
+enum class ThinkTime : std::uint8_t {
+  Fixed,        ///< exactly `LoadOptions::think_time_ms`
+  Exponential,  ///< exponential with mean `think_time_ms`, drawn per (conversation, turn)
+};
+
+/// One row of the `--think-time-dist` table.
+struct ThinkTimeName {
+  std::string_view name;
+  ThinkTime kind;
+};
+
+/// The one table of think-time names: parsing, messages and `--help`.
+inline constexpr std::array<ThinkTimeName, 2> kThinkTimes{{
+    {.name = "fixed", .kind = ThinkTime::Fixed},
+    {.name = "exponential", .kind = ThinkTime::Exponential},
+}};
+
+/// Parses a `--think-time-dist` name of `kThinkTimes`; throws `Exception` naming the flag and
+/// the valid names otherwise.
+ThinkTime parse_think_time(std::string_view name);
+
+/// The name of `kind` in `kThinkTimes`.
+std::string_view to_string(ThinkTime kind) noexcept;
 
 /// Load and request settings for one run (validated by the CLI before use).
 struct LoadOptions {
@@ -49,6 +76,15 @@ struct LoadOptions {
   int client_threads = 0;            ///< worker threads; 0 = hardware concurrency
   std::vector<std::string> secrets;  ///< credential values to redact from recorded messages
   bool prewarm_connections = true;   ///< closed loop: open min(cap, prompts) connections first
+  /// `--multi-turn` (docs/workloads.md "Conversations"): each sample with `Sample::turns` is a
+  /// conversation and `num_prompts` counts conversations. Turn 1 goes at the conversation's
+  /// arrival (open loop) or when a slot frees (closed loop); when turn k completes, turn k+1 is
+  /// scheduled its think time after turn k's `done`, with the history as `messages` (every
+  /// earlier user turn and, as assistant turns, the answer text streamed back). A failed turn
+  /// ends its conversation. Needs a chat request (`request.chat`). Every turn in flight holds a
+  /// `max_concurrency` slot; none waits for a slot during its think time.
+  bool multi_turn = false;
+  ThinkTime think_time = ThinkTime::Fixed;  ///< `--think-time-dist`
   /// `--tokenizer`: count each response's output tokens locally (`RecordingHandler::
   /// count_output_with`) and record exact prompt counts (`input_tokens_local`, completions only).
   /// Must outlive `run_load`; null = no local counting.
@@ -58,11 +94,14 @@ struct LoadOptions {
   workload::RampUp ramp_up = workload::RampUp::None;
   double ramp_up_start_rps = 0;
   double ramp_up_end_rps = 0;
+  double think_time_ms = 0;  ///< `--think-time-ms`: mean think time between turns (ms), >= 0
 };
 
 /// Live counters for a progress display; read from any thread.
 struct Progress {
-  std::atomic<std::int64_t> total{0};  ///< measured requests planned (0 = unknown, duration)
+  /// Measured requests planned (0 = unknown, duration); multi-turn: every turn of every planned
+  /// conversation, an upper bound (a failed turn ends its conversation).
+  std::atomic<std::int64_t> total{0};
   std::atomic<std::int64_t> sent{0};
   std::atomic<std::int64_t> done{0};  ///< measured requests finished (ok or not)
   std::atomic<std::int64_t> failed{0};
@@ -85,6 +124,17 @@ struct RecordSink {
   std::function<void()> flush;
 };
 
+/// How the conversations of a multi-turn run ended (all zero in single-turn runs). Every
+/// started conversation is in exactly one of the three end states once `run_load` returns.
+struct ConversationCounts {
+  std::int64_t started = 0;           ///< conversations whose turn 1 was sent
+  std::int64_t completed = 0;         ///< every turn completed
+  std::int64_t ended_by_failure = 0;  ///< a turn failed (not cancelled): the rest was not sent
+  /// Stopped by `--duration`, an interrupt or the end-of-run drain: a turn was cancelled or the
+  /// next turn was not sent.
+  std::int64_t cut = 0;
+};
+
 /// What a run produced.
 struct LoadResult {
   /// Every request sent, by `done_ns` (ties by id): kept per worker and merged after they join.
@@ -95,9 +145,10 @@ struct LoadResult {
   /// Every worker's event-loop lag samples, ms, one every 20 ms of each worker's loop
   /// (detail/loop_lag.hpp): how long a ready event waited behind the loop's other work.
   std::vector<float> loop_lag_ms;
-  std::int64_t planned = 0;     ///< measured requests in the plan
-  TimeNs measure_start_ns = 0;  ///< run-relative time the measured phase began
-  TimeNs schedule_span_ns = 0;  ///< last scheduled arrival − measure start (open loop)
+  std::int64_t planned = 0;          ///< measured requests in the plan
+  TimeNs measure_start_ns = 0;       ///< run-relative time the measured phase began
+  TimeNs schedule_span_ns = 0;       ///< last scheduled arrival − measure start (open loop)
+  ConversationCounts conversations;  ///< multi-turn runs
 };
 
 /// Runs the load: warm-ups (concurrently, up to the concurrency cap), then the measured phase.

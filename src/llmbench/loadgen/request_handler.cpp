@@ -161,6 +161,7 @@ std::int32_t RecordingHandler::apply_usage(const protocol::Usage& u) {
   if (u.cached_tokens >= 0 && u.cached_tokens <= kMaxTokenCount &&
       (rec_.input_tokens < 0 || u.cached_tokens <= rec_.input_tokens)) {
     rec_.cached_tokens = u.cached_tokens;
+    cached_from_usage_ = true;
   }
   return usage_tokens;
 }
@@ -183,6 +184,11 @@ void RecordingHandler::apply_delta(const protocol::Delta& d, TimeNs t) {
     rec_.server_prompt_ms = d.timings_prompt_ms;
   if (d.timings_predicted_ms >= 0)
     rec_.server_predicted_ms = d.timings_predicted_ms;
+  // llama.cpp reports its prompt-cache reuse as `timings.cache_n`; usage's cached_tokens wins.
+  if (d.timings_cache_n >= 0 && d.timings_cache_n <= kMaxTokenCount && !cached_from_usage_ &&
+      (rec_.input_tokens < 0 || d.timings_cache_n <= rec_.input_tokens)) {
+    rec_.cached_tokens = d.timings_cache_n;
+  }
   // A choice with no text whose per-chunk usage rose (vLLM continuous_usage_stats; e.g. a token
   // that decodes to nothing) still carried output. A usage-only chunk (`"choices": []`, the
   // OpenAI final chunk) does not: its usage covers the whole stream.
@@ -199,6 +205,8 @@ void RecordingHandler::record_output(const protocol::Delta& d, std::int32_t usag
   if (tok_ != nullptr) {
     keep_for_count(answer_text_, answer_ends_, d.answer);
     keep_for_count(reasoning_text_, reasoning_ends_, d.reasoning);
+  } else if (keep_answer_) {
+    answer_text_ += d.answer;
   }
   // Tokens in this chunk: the growth of usage when the server streams it on every chunk (vLLM
   // continuous_usage_stats); otherwise unknown (-1) and estimated later. Usage that shows up

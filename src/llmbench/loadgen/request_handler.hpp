@@ -62,6 +62,16 @@ class RecordingHandler final : public http::ResponseHandler {
     scratch_ = &scratch;
   }
 
+  /// Multi-turn runs (`LoadOptions::multi_turn`): keeps the answer-channel text the server
+  /// streamed (or sent in one body), so the next turn can send it back as the assistant
+  /// message; reasoning and tool-call text are not kept. Without this call (single-turn runs)
+  /// no text is kept unless `count_output_with` needs it. Call before the response arrives.
+  void keep_answer() noexcept { keep_answer_ = true; }
+
+  /// The answer text kept by `keep_answer` (or `count_output_with`), moved out; "" when none was
+  /// kept. Call after `finish`.
+  [[nodiscard]] std::string take_answer() noexcept { return std::move(answer_text_); }
+
   /// Removes `redactor`'s secrets from every server-controlled string before it is cut and stored
   /// (error messages, `finish_reason`). `redactor` must outlive the handler; without this call
   /// nothing is redacted (strings are still cut).
@@ -109,12 +119,14 @@ class RecordingHandler final : public http::ResponseHandler {
   bool error_status_ = false;
   bool saw_done_ = false;
   bool stop_ = false;
-  bool per_chunk_usage_ = true;  // every output chunk so far carried usage
-  bool usage_rejected_ = false;  // completion_tokens failed the plausibility check
+  bool per_chunk_usage_ = true;     // every output chunk so far carried usage
+  bool usage_rejected_ = false;     // completion_tokens failed the plausibility check
+  bool keep_answer_ = false;        // multi-turn: keep the answer text for the next turn
+  bool cached_from_usage_ = false;  // cached_tokens came from usage (beats timings.cache_n)
   const protocol::Redactor* redactor_ = &kNoSecrets;
   const tokenizer::Tokenizer* tok_ = nullptr;  // local counting when set
   tokenizer::Scratch* scratch_ = nullptr;
-  std::string answer_text_;  // received text, kept only for local counting
+  std::string answer_text_;  // received text, kept only for local counting or the next turn
   std::string reasoning_text_;
   std::vector<std::size_t> answer_ends_;  // end offset of each event's text in `answer_text_`
   std::vector<std::size_t> reasoning_ends_;

@@ -105,6 +105,13 @@ struct RequestRecord {
   std::string finish_reason;           ///< last `finish_reason` seen ("stop", "length", ...)
   double server_prompt_ms = -1;  ///< server-reported prefill time (llama.cpp `timings.prompt_ms`)
   double server_predicted_ms = -1;  ///< server-reported decode time (`timings.predicted_ms`)
+  /// Multi-turn runs (`--multi-turn`): the conversation this request is a turn of, 0-based in
+  /// the order conversations started; -1 for a single-turn request (and in records written
+  /// before the field existed). Written only when >= 0.
+  std::int64_t conversation_id = -1;
+  /// Multi-turn runs: this request's turn in its conversation, 1-based; -1 for a single-turn
+  /// request. Written only when >= 1.
+  std::int64_t turn = -1;
 
   /// True when the request completed without error (it then counts in metrics unless warm-up).
   [[nodiscard]] bool ok() const noexcept { return error_kind == ErrorKind::None; }

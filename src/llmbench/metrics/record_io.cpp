@@ -147,6 +147,10 @@ class LineReader {
         good = read_double(value, record.server_prompt_ms);
       } else if (key == "server_predicted_ms") {
         good = read_double(value, record.server_predicted_ms);
+      } else if (key == "conversation_id") {
+        good = read_int(value, record.conversation_id, -1);
+      } else if (key == "turn") {
+        good = read_int(value, record.turn, -1, std::numeric_limits<std::int32_t>::max());
       } else if (key == "chunks") {
         good = read_chunks(value, record.chunks);
       } else {
@@ -413,6 +417,13 @@ std::string record_to_json_line(const RequestRecord& r) {
   if (r.server_predicted_ms >= 0 && std::isfinite(r.server_predicted_ms)) {
     append_key(out, "server_predicted_ms");
     fmt::format_to(std::back_inserter(out), "{}", r.server_predicted_ms);
+  }
+  // Multi-turn runs only: a single-turn line is byte for byte what it was before.
+  if (r.conversation_id >= 0) {
+    append_int(out, "conversation_id", r.conversation_id);
+  }
+  if (r.turn >= 1) {
+    append_int(out, "turn", r.turn);
   }
   append_key(out, "chunks");
   out += '[';

@@ -47,6 +47,8 @@ struct Delta {
   double timings_predicted_ms = -1;
   std::int64_t timings_prompt_n = -1;
   std::int64_t timings_predicted_n = -1;
+  /// llama.cpp `timings.cache_n`: prompt tokens reused from the slot's cache (-1 = not sent).
+  std::int64_t timings_cache_n = -1;
 
   /// True when the chunk carries generated output of any channel (non-empty text or tool call).
   [[nodiscard]] bool has_output() const noexcept {

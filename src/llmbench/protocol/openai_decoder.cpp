@@ -220,6 +220,8 @@ void decode_timings(const dom::object& obj, Ctx& ctx) {
       delta.timings_predicted_n = ctx.count(field.value, {.a = "timings.predicted_n"});
     } else if (key == "predicted_ms") {
       delta.timings_predicted_ms = get_ms(field.value);
+    } else if (key == "cache_n") {
+      delta.timings_cache_n = ctx.count(field.value, {.a = "timings.cache_n"});
     }
   }
 }

@@ -214,6 +214,10 @@ json run_json(const RunData& run, const std::string& group, const RunSamples& s,
           {"windows", std::move(windows)},
           {"timeline", std::move(timeline)},
           {"sim_timeline", std::move(sim)},
+          // Multi-turn runs (docs/workloads.md "Conversations"): the per-turn rows and the
+          // prefix-cache finding as the results file has them; null otherwise.
+          {"by_turn", r.contains("by_turn") ? r.at("by_turn") : json(nullptr)},
+          {"turn_finding", r.contains("turn_finding") ? r.at("turn_finding") : json(nullptr)},
           {"notes", std::move(notes)}};
 }
 

@@ -200,7 +200,8 @@ class EngineSource final : public TokenSource {
                               .last_token_ns = e.time_ns,
                               .prompt_tokens = params_.prompt_tokens,
                               .generation_tokens = emitted_,
-                              .max_tokens = params_.output_tokens};
+                              .max_tokens = params_.output_tokens,
+                              .cached_tokens = e.cached_tokens};
       }
     }
     co_return true;

@@ -143,8 +143,15 @@ net::awaitable<Outcome> stream_output(ServerState& state, const Job& job) {
     const bool last = append_events(out, ctx, pieces, emitted, text);
     if (last) {
       // The trailing events go in the same write: one system call fewer per request.
-      if (params.include_usage)
-        append_usage_event(out, ctx, emitted);
+      if (params.include_usage) {
+        // The engine's prefix-cache hit and its nominal prefill time (first token − first
+        // scheduled, both step boundaries of the cost model, not wall-clock readings).
+        const RequestTimes t = job.source->times();
+        append_usage_event(out, ctx, emitted, t.cached_tokens,
+                           t.cached_tokens >= 0
+                               ? static_cast<double>(t.first_token_ns - t.scheduled_ns) / 1e6
+                               : -1.0);
+      }
       append_done_event(out);
     }
     // A client that leaves during an injected stall leaves because of the fault.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 
@@ -92,12 +93,23 @@ void append_role_event(std::string& out, const StreamContext& ctx) {
   append_event_tail(out, ctx, 0);
 }
 
-void append_usage_event(std::string& out, const StreamContext& ctx,
-                        std::int64_t completion_tokens) {
+void append_usage_event(std::string& out, const StreamContext& ctx, std::int64_t completion_tokens,
+                        std::int64_t cached_tokens, double prefill_ms) {
   out += "data: ";
   out += ctx.prefix;
   out += "],\"usage\":";
   append_usage_object(out, ctx.prompt_tokens, completion_tokens);
+  if (cached_tokens >= 0) {
+    // vLLM's `prompt_tokens_details` (with --enable-prompt-tokens-details), inside `usage`.
+    out.pop_back();
+    fmt::format_to(std::back_inserter(out), ",\"prompt_tokens_details\":{{\"cached_tokens\":{}}}}}",
+                   cached_tokens);
+  }
+  if (prefill_ms >= 0) {
+    // llama.cpp's `timings` names: prompt_n (tokens prefilled) and prompt_ms.
+    fmt::format_to(std::back_inserter(out), ",\"timings\":{{\"prompt_n\":{},\"prompt_ms\":{}}}",
+                   ctx.prompt_tokens - std::max<std::int64_t>(0, cached_tokens), prefill_ms);
+  }
   out += "}\n\n";
 }
 

@@ -57,8 +57,12 @@ void append_content_event(std::string& out, const StreamContext& ctx, std::strin
 /// Appends the chat role event: `delta: {"role":"assistant","content":""}`, finish_reason null.
 void append_role_event(std::string& out, const StreamContext& ctx);
 /// Appends the final usage event: `"choices":[]` and `usage` with the totals
-/// (`stream_options.include_usage`).
-void append_usage_event(std::string& out, const StreamContext& ctx, std::int64_t completion_tokens);
+/// (`stream_options.include_usage`). With `cached_tokens` >= 0 (the engine timing's prefix-cache
+/// hit) `usage` also has vLLM's `prompt_tokens_details.cached_tokens`; with `prefill_ms` >= 0 the
+/// event has llama.cpp's `timings` with `prompt_n` (prompt tokens not served from the cache) and
+/// `prompt_ms` (the engine's nominal prefill time).
+void append_usage_event(std::string& out, const StreamContext& ctx, std::int64_t completion_tokens,
+                        std::int64_t cached_tokens = -1, double prefill_ms = -1);
 /// Appends `data: [DONE]\n\n`.
 void append_done_event(std::string& out);
 /// Appends `{"prompt_tokens":P,"total_tokens":P+C,"completion_tokens":C}`.

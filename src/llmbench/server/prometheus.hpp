@@ -82,6 +82,8 @@ struct RequestTimes {
   std::int64_t prompt_tokens = 0;
   std::int64_t generation_tokens = 0;
   std::int64_t max_tokens = 0;  ///< the request's output limit (`max_tokens` or the default)
+  /// Prompt tokens served from the prefix cache (engine timing); -1 when the timing has no cache.
+  std::int64_t cached_tokens = -1;
 };
 
 /// vLLM V1's per-request histograms, observed once per finished request (`observe`, any

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -187,6 +188,25 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
               "endpoint (chat messages are text)",
               "--random-prompt-kind", -1});
   }
+  if (options.multi_turn) {
+    if (options.kind != DatasetKind::ShareGpt && options.kind != DatasetKind::MtBench) {
+      throw Exception(Error{fmt::format("--dataset-name {} has single prompts, not "
+                                        "conversations; --multi-turn takes {}",
+                                        kDatasetKinds[static_cast<std::size_t>(options.kind)].name,
+                                        kMultiTurnDatasets),
+                            "--multi-turn", -1});
+    }
+    if (options.max_turns < 0) {
+      throw Exception(
+          Error{fmt::format("must be 0 (every turn) or positive, got {}", options.max_turns),
+                "--max-turns", -1});
+    }
+  }
+  // Multi-turn: at most this many user turns of each conversation (0 = single-turn).
+  const std::int64_t turn_limit =
+      !options.multi_turn
+          ? 0
+          : (options.max_turns > 0 ? options.max_turns : std::numeric_limits<std::int64_t>::max());
   if (options.kind == DatasetKind::Random) {
     auto random = detail::make_random_samples(options, path);
     // The content has its sampled length; with a chat template the count is of the whole prompt.
@@ -213,11 +233,11 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
   }
   std::vector<Sample> all;
   if (options.kind == DatasetKind::ShareGpt) {
-    all = detail::load_sharegpt(path, options.output_len, options.max_file_bytes);
+    all = detail::load_sharegpt(path, options.output_len, options.max_file_bytes, turn_limit);
   } else if (options.kind >= DatasetKind::Belle) {
     all = detail::load_named_set(options.kind, path, options.output_len, options.max_file_bytes);
   } else if (options.kind == DatasetKind::MtBench) {
-    all = detail::load_mtbench(path, options.output_len, options.max_file_bytes);
+    all = detail::load_mtbench(path, options.output_len, options.max_file_bytes, turn_limit);
   } else {
     all = detail::load_custom(path, options.output_len, options.max_file_bytes);
   }

@@ -20,6 +20,13 @@
 
 namespace llmbench::workload {
 
+/// One user turn of a conversation (`--multi-turn`, docs/workloads.md "Conversations").
+struct ConversationTurn {
+  std::string content;          ///< the user message of this turn
+  std::int64_t output_len = 0;  ///< `max_tokens` of this turn's request (> 0)
+  bool operator==(const ConversationTurn&) const = default;
+};
+
 /// One prompt to send.
 struct Sample {
   std::string prompt;     ///< completions prompt (for chat: the user message if `messages` empty)
@@ -49,6 +56,11 @@ struct Sample {
   /// tokenizer's chat template (`DatasetOptions::chat_template`), as a server with that template
   /// counts `usage.prompt_tokens`.
   bool prompt_len_templated = false;
+  /// Multi-turn runs (`DatasetOptions::multi_turn`): the conversation's user turns in order, at
+  /// least one; the first is also `prompt` and `output_len`. Empty in single-turn runs. The
+  /// load generator sends turn k+1 with the history: every earlier user turn and, as assistant
+  /// turns, the answers the server streamed back.
+  std::vector<ConversationTurn> turns;
 };
 
 /// What the random dataset sends with a tokenizer (`--random-prompt-kind`).
@@ -157,15 +169,25 @@ struct DatasetOptions {
   /// prompt, without special tokens (what transformers' `apply_chat_template(tokenize=True)` and
   /// vLLM's chat endpoint count); `prompt_len_templated` is set. Not owned; null = content only.
   const tokenizer::ChatTemplate* chat_template = nullptr;
+  /// `--multi-turn`: each sample is a whole conversation (`Sample::turns`): ShareGPT's human
+  /// turns, MT-Bench's two turns. Any other dataset is an error (it has single prompts).
+  bool multi_turn = false;
+  /// `--max-turns`: with `multi_turn`, keep at most this many user turns of each conversation
+  /// (0 = all of them).
+  std::int64_t max_turns = 0;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt
 /// text (a larger count would end in an allocation failure, not in a clear error).
 inline constexpr std::int64_t kMaxNumPrompts = 10'000'000;
 
+/// The datasets that have conversations for `--multi-turn` ("sharegpt, mtbench").
+inline constexpr std::string_view kMultiTurnDatasets = "sharegpt, mtbench";
+
 /// Loads and samples `num_prompts` samples (cycling through a smaller dataset in a seeded shuffled
 /// order). Deterministic for a given seed. Throws `Exception` naming the file and the line/byte
-/// offset on unreadable or malformed input, or an empty dataset.
+/// offset on unreadable or malformed input, or an empty dataset; with `multi_turn`, for a dataset
+/// outside `kMultiTurnDatasets` (naming `--multi-turn`) or a negative `max_turns`.
 std::vector<Sample> load_samples(const DatasetOptions& options);
 
 }  // namespace llmbench::workload

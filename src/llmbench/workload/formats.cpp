@@ -63,12 +63,12 @@ std::vector<std::string> text_files(const std::string& path) {
 // ---- ShareGPT ----
 
 std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
-                                  std::uint64_t max_file_bytes) {
-  return parse_sharegpt(read_file(path, max_file_bytes).value(), path, output_len);
+                                  std::uint64_t max_file_bytes, std::int64_t turn_limit) {
+  return parse_sharegpt(read_file(path, max_file_bytes).value(), path, output_len, turn_limit);
 }
 
 std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& path,
-                                   std::int64_t output_len) {
+                                   std::int64_t output_len, std::int64_t turn_limit) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   // `read_file` leaves simdjson's padding as spare capacity, so this parse copies nothing.
@@ -92,6 +92,8 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
   if (root.get_array().get(entries) != simdjson::SUCCESS) {
     fail(path, "expected a JSON array of conversations at the top level");
   }
+  // Single-turn: the first human turn only (vLLM's ShareGPT sampling).
+  const std::int64_t limit = turn_limit > 0 ? turn_limit : 1;
   std::vector<Sample> samples;
   std::size_t index = 0;
   for (const simdjson::dom::element entry : entries) {
@@ -109,11 +111,10 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
       fail(path, fmt::format("entry {} ({}): \"conversations\" is missing or not an array",
                              this_index, source_id));
     }
-    // Find the first human turn, and the reply right after it (if any).
-    std::string_view prompt;
-    std::string_view reply;
-    bool have_prompt = false;
-    bool have_reply = false;
+    // Each human turn, and the reply right after it (if any): a turn that is neither human nor
+    // system ("gpt", "chatgpt", "bing", ...) answers the human turn before it.
+    std::vector<ConversationTurn> kept;
+    bool awaiting_reply = false;  // the last kept human turn has no reply yet
     for (const simdjson::dom::element turn : turns) {
       std::string_view from;
       std::string_view value;
@@ -123,28 +124,38 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
                                source_id));
       }
       const bool human = from == "human" || from == "user";
-      if (!have_prompt) {
-        if (human) {
-          prompt = value;
-          have_prompt = true;
+      if (human) {
+        if (static_cast<std::int64_t>(kept.size()) == limit) {
+          break;
         }
+        kept.push_back({.content = std::string(value), .output_len = -1});
+        awaiting_reply = true;
         continue;
       }
-      if (!human && from != "system") {
-        reply = value;
-        have_reply = true;
+      // Only the turn right after a human turn can be its reply (a system turn is none).
+      const bool right_after_human = awaiting_reply;
+      awaiting_reply = false;
+      if (right_after_human && from != "system") {
+        kept.back().output_len = std::max<std::int64_t>(1, estimate_text_tokens(value));
       }
-      break;
+      if (right_after_human && turn_limit <= 0) {
+        break;
+      }
     }
-    if (!have_prompt) {
+    if (kept.empty()) {
       continue;
     }
+    for (auto& t : kept) {
+      t.output_len = choose_output_len(output_len, t.output_len);
+    }
     Sample sample;
-    sample.prompt = std::string(prompt);
-    sample.prompt_len = estimate_text_tokens(prompt);
-    sample.output_len = choose_output_len(
-        output_len, have_reply ? std::max<std::int64_t>(1, estimate_text_tokens(reply)) : -1);
+    sample.prompt = kept.front().content;
+    sample.prompt_len = estimate_text_tokens(sample.prompt);
+    sample.output_len = kept.front().output_len;
     sample.source_id = std::move(source_id);
+    if (turn_limit > 0) {
+      sample.turns = std::move(kept);
+    }
     samples.push_back(std::move(sample));
   }
   return samples;
@@ -153,12 +164,12 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
 // ---- MT-Bench ----
 
 std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len,
-                                 std::uint64_t max_file_bytes) {
-  return parse_mtbench(read_file(path, max_file_bytes).value(), path, output_len);
+                                 std::uint64_t max_file_bytes, std::int64_t turn_limit) {
+  return parse_mtbench(read_file(path, max_file_bytes).value(), path, output_len, turn_limit);
 }
 
 std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path,
-                                  std::int64_t output_len) {
+                                  std::int64_t output_len, std::int64_t turn_limit) {
   std::vector<Sample> samples;
   for_each_jsonl(text, path, [&](const JsonlLine& line) {
     const auto& v = line.value;
@@ -175,6 +186,16 @@ std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path
     sample.prompt_len = estimate_text_tokens(sample.prompt);
     sample.output_len = choose_output_len(output_len, -1);
     sample.source_id = "mtbench:" + (id->is_string() ? id->get<std::string>() : id->dump());
+    if (turn_limit > 0) {
+      const auto n = std::min<std::size_t>(turns->size(), static_cast<std::size_t>(turn_limit));
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!(*turns)[i].is_string()) {
+          fail_line(path, line.number, fmt::format("turns[{}] must be a string", i), line.offset);
+        }
+        sample.turns.push_back(
+            {.content = (*turns)[i].get<std::string>(), .output_len = sample.output_len});
+      }
+    }
     samples.push_back(std::move(sample));
   });
   return samples;

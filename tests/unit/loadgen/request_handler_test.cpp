@@ -202,3 +202,56 @@ TEST(RecordingHandler, LlamaCppTimingsAreKept) {
 
 }  // namespace
 }  // namespace llmbench::loadgen
+
+namespace llmbench::loadgen {
+namespace {
+
+// Multi-turn runs keep the answer text for the next turn's history (reasoning stays out); a
+// single-turn handler keeps none.
+TEST(RecordingHandler, KeepsTheAnswerTextOnlyWhenAsked) {
+  const std::vector<std::pair<double, std::string>> pieces = {
+      {5, chat(R"({"role":"assistant","content":""})")},
+      {6, chat(R"({"reasoning_content":"think first"})")},
+      {10, chat(R"({"content":"Hello"})")},
+      {12, chat(R"({"content":", wor"})")},
+      {14, chat(R"({"content":"ld \u00e9"})")},
+      {15, "data: [DONE]\n\n"}};
+  Driver kept;
+  kept.handler.keep_answer();
+  kept.run(200, pieces);
+  ASSERT_TRUE(kept.rec.ok()) << kept.rec.error_message;
+  EXPECT_EQ(kept.handler.take_answer(), "Hello, world \xC3\xA9");
+  Driver plain;
+  plain.run(200, pieces);
+  ASSERT_TRUE(plain.rec.ok());
+  EXPECT_EQ(plain.handler.take_answer(), "");
+
+  // A non-streamed body: the message content.
+  Driver body(false);
+  body.handler.keep_answer();
+  body.run(200, {{9, R"({"choices":[{"index":0,"message":{"role":"assistant","content":"All )"
+                     R"(at once"},"finish_reason":"stop"}]})"}});
+  ASSERT_TRUE(body.rec.ok()) << body.rec.error_message;
+  EXPECT_EQ(body.handler.take_answer(), "All at once");
+}
+
+// llama.cpp reports its prompt-cache reuse as timings.cache_n; usage's cached_tokens wins.
+TEST(RecordingHandler, CachedTokensFromLlamaCppTimings) {
+  Driver d;
+  d.run(200, {{10, chat(R"({"content":"a"})")},
+              {11, R"(data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":1},)"
+                   R"("timings":{"cache_n":32,"prompt_n":8,"prompt_ms":1.5}})"
+                   "\n\ndata: [DONE]\n\n"}});
+  ASSERT_TRUE(d.rec.ok()) << d.rec.error_message;
+  EXPECT_EQ(d.rec.cached_tokens, 32);
+  EXPECT_DOUBLE_EQ(d.rec.server_prompt_ms, 1.5);
+  Driver both;
+  both.run(200, {{10, chat(R"({"content":"a"})")},
+                 {11, R"(data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":1,)"
+                      R"("prompt_tokens_details":{"cached_tokens":16}},"timings":{"cache_n":32}})"
+                      "\n\ndata: [DONE]\n\n"}});
+  EXPECT_EQ(both.rec.cached_tokens, 16);
+}
+
+}  // namespace
+}  // namespace llmbench::loadgen

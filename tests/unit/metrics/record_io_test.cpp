@@ -69,6 +69,9 @@ void expect_same(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.finish_reason, b.finish_reason);
   EXPECT_EQ(a.server_prompt_ms, b.server_prompt_ms);  // shortest round-trip text: exact
   EXPECT_EQ(a.server_predicted_ms, b.server_predicted_ms);
+  EXPECT_EQ(a.conversation_id, b.conversation_id);
+  EXPECT_EQ(a.turn, b.turn);
+  EXPECT_EQ(a, b);  // every field, including any added later
 }
 
 TEST(RecordIo, ExactLineForASmallRecord) {
@@ -104,6 +107,32 @@ TEST(RecordIo, RoundTrip) {
   ASSERT_TRUE(back.has_value()) << back.error().what();
   expect_same(r, *back);
   EXPECT_EQ(record_to_json_line(*back), line);
+}
+
+TEST(RecordIo, ConversationAndTurnRoundTripAndOldLinesReadAsSingleTurn) {
+  RequestRecord r = full_record();
+  r.conversation_id = 12;
+  r.turn = 3;
+  const std::string line = record_to_json_line(r);
+  EXPECT_THAT(line, HasSubstr(R"("conversation_id":12,"turn":3,"chunks":)"));
+  auto back = record_from_json_line(line);
+  ASSERT_TRUE(back.has_value()) << back.error().what();
+  EXPECT_EQ(back->conversation_id, 12);
+  EXPECT_EQ(back->turn, 3);
+  expect_same(r, *back);
+  // A single-turn record writes neither key, so its line is what it was before the fields.
+  const std::string single = record_to_json_line(full_record());
+  EXPECT_EQ(single.find("conversation_id"), std::string::npos);
+  EXPECT_EQ(single.find("\"turn\""), std::string::npos);
+  // An old line without them reads as single-turn.
+  auto old = record_from_json_line(R"({"id":1,"scheduled_ns":100,"sent_ns":130})");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->conversation_id, -1);
+  EXPECT_EQ(old->turn, -1);
+  // A bad value names the field.
+  auto bad = record_from_json_line(R"({"id":1,"turn":"two"})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_THAT(bad.error().what(), HasSubstr("'turn'"));
 }
 
 TEST(RecordIo, InvalidUtf8BecomesReplacementCharacter) {

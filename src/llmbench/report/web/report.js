@@ -180,6 +180,42 @@
     main.appendChild(s);
   }
 
+  // ---- multi-turn runs: TTFT by turn ----
+  function byTurn() {
+    const withTurns = runs.filter((r) => Array.isArray(r.by_turn) && r.by_turn.length > 0);
+    if (withTurns.length === 0) return;
+    const s = el("section");
+    s.appendChild(el("h2", {}, "TTFT by turn"));
+    const table = el("table", { class: "summary by-turn" });
+    const head = el("tr");
+    for (const h of ["run", "turn", "done", "failed", "TTFT mean", "TTFT median", "TTFT p99",
+                     "input tok", "cached tok"]) head.appendChild(el("th", {}, h));
+    table.appendChild(head);
+    for (const r of withTurns) {
+      for (const t of r.by_turn) {
+        const tr = el("tr");
+        tr.appendChild(el("td", { class: "run" }, r.name));
+        for (const [v, d] of [[t.turn, 0], [t.count, 0], [t.failed, 0], [t.mean_ttft_ms, 2],
+                              [t.median_ttft_ms, 2], [t.p99_ttft_ms, 2],
+                              [t.mean_input_tokens, 0], [t.mean_cached_tokens, 0]]) {
+          tr.appendChild(el("td", { class: "num" }, fmt(v, d)));
+        }
+        table.appendChild(tr);
+      }
+    }
+    s.appendChild(table);
+    for (const r of withTurns) {
+      if (r.turn_finding && r.turn_finding.text) {
+        s.appendChild(el("p", { class: r.turn_finding.said ? "finding" : "note" },
+                         r.name + ": " + r.turn_finding.text));
+      }
+    }
+    s.appendChild(el("p", { class: "note" },
+                     "Turn 2 repeats turn 1 and its answer: a server's prefix cache shows as a " +
+                     "lower TTFT at a longer input (docs/workloads.md, \"Conversations\")."));
+    main.appendChild(s);
+  }
+
   // ---- distributions ----
   const metrics = [["ttft", "TTFT"], ["tpot", "TPOT"], ["itl", "ITL"], ["e2el", "E2EL"]];
   function distributions() {
@@ -432,6 +468,7 @@
         runs.length + " run(s), " + (data.sweeps || []).length + " sweep(s); llmbench " +
         (g.version || "") + " (" + String(g.git_sha || "").slice(0, 12) + ")";
     summaryTable();
+    byTurn();
     sweeps();
     distributions();
     lengths();

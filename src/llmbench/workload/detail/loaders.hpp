@@ -24,21 +24,28 @@ std::vector<std::string> text_files(const std::string& path);
 /// that follows the human turn, else 256. Conversations without a human turn are skipped. Throws
 /// `Exception` with the byte offset on malformed JSON, or the entry index on a wrong shape; a
 /// file over `max_file_bytes` fails before it is parsed (`read_file`).
+/// With `turn_limit` > 0 (`--multi-turn`) each sample is the conversation: its human turns in
+/// order, at most `turn_limit` of them, in `Sample::turns`, each with the output length of the
+/// reply right after it (as for the first); system turns are skipped. 0 = single-turn.
 std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
-                                  std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+                                  std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
+                                  std::int64_t turn_limit = 0);
 
 /// `load_sharegpt` of the contents `text` of the file `path` (named in errors).
 std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& path,
-                                   std::int64_t output_len);
+                                   std::int64_t output_len, std::int64_t turn_limit = 0);
 
 /// MT-Bench `question.jsonl` (`{"question_id", "category", "turns": [...]}` per line): the first
-/// turn as prompt, `output_len` if > 0 else 256. Throws `Exception` naming file and line.
+/// turn as prompt, `output_len` if > 0 else 256. Throws `Exception` naming file and line. With
+/// `turn_limit` > 0 (`--multi-turn`) every turn (MT-Bench has two), at most `turn_limit`, goes
+/// into `Sample::turns`; each must be a string.
 std::vector<Sample> load_mtbench(const std::string& path, std::int64_t output_len,
-                                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes);
+                                 std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
+                                 std::int64_t turn_limit = 0);
 
 /// `load_mtbench` of the contents `text` of the file `path` (named in errors).
 std::vector<Sample> parse_mtbench(std::string_view text, const std::string& path,
-                                  std::int64_t output_len);
+                                  std::int64_t output_len, std::int64_t turn_limit = 0);
 
 /// Custom JSONL: per line `{"prompt": str}` or `{"messages": [{"role", "content"}]}`, optional
 /// `"output_len"` (positive integer). Blank lines are skipped. Output length: `output_len` if > 0,
