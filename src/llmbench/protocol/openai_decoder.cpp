@@ -20,6 +20,7 @@
 
 #include "llmbench/core/text.hpp"
 #include "llmbench/protocol/detail/json_error.hpp"
+#include "llmbench/protocol/detail/native_json.hpp"
 #include "llmbench/protocol/openai.hpp"
 
 #include <fmt/core.h>
@@ -35,37 +36,18 @@ namespace {
 
 namespace dom = simdjson::dom;
 
+using detail::json_type_name;
+using detail::kBodySource;
+using detail::kEventSource;
 // An unstructured in-stream error is kept up to this size; the client redacts it and then cuts it
 // to what it stores (protocol::server_text), so a secret is never cut before it is found.
-constexpr std::size_t kMaxRawErrorBytes = std::size_t{1} << 16;
-constexpr std::string_view kEventSource = "stream event";
-constexpr std::string_view kBodySource = "response body";
+using detail::kMaxRawErrorBytes;
 
 enum class Mode { kEvent, kBody };
 
 // ---- shape checks ----
 // A field of the wrong JSON type is an error naming the field's path ("choices[0].text"); `null`
 // always reads as absent (SGLang serializes every field, with nulls).
-
-std::string_view type_name(const dom::element& value) {
-  switch (value.type()) {
-    case dom::element_type::ARRAY:
-      return "an array";
-    case dom::element_type::OBJECT:
-      return "an object";
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64:
-    case dom::element_type::DOUBLE:
-      return "a number";
-    case dom::element_type::STRING:
-      return "a string";
-    case dom::element_type::BOOL:
-      return "a boolean";
-    case dom::element_type::NULL_VALUE:
-      return "null";
-  }
-  return "a value";
-}
 
 /// Where a field sits, as "a[index].b.c"; formatted only when a shape error is reported, so
 /// decoding a well-formed chunk builds no strings.
@@ -98,7 +80,8 @@ struct Ctx {
 
   void wrong(const Path& path, std::string_view expected, const dom::element& got) {
     if (error.empty()) {
-      error = fmt::format("'{}' must be {} or null, got {}", path.str(), expected, type_name(got));
+      error =
+          fmt::format("'{}' must be {} or null, got {}", path.str(), expected, json_type_name(got));
     }
   }
   /// A string field: true and `out` set when a string; null is absent; anything else an error.

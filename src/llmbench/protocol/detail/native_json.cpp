@@ -1,5 +1,8 @@
 #include "llmbench/protocol/detail/native_json.hpp"
 
+#include "llmbench/core/text.hpp"
+#include "llmbench/protocol/openai.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -16,10 +19,9 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-// An unstructured in-stream error is kept up to this size (as in openai_decoder.cpp).
-constexpr std::size_t kMaxRawErrorBytes = std::size_t{1} << 16;
+}  // namespace
 
-std::string_view type_name(const dom::element& value) {
+std::string_view json_type_name(const dom::element& value) noexcept {
   switch (value.type()) {
     case dom::element_type::ARRAY:
       return "an array";
@@ -39,7 +41,24 @@ std::string_view type_name(const dom::element& value) {
   return "a value";
 }
 
-}  // namespace
+Result<Delta> NativeDecoder::decode_sse(std::string_view type, std::string_view data) {
+  if (type == "error") {
+    return Delta{.is_error = true, .error_message = stream_error_message(data)};
+  }
+  if (trim(data) == "[DONE]") {
+    return Delta{.done = true};
+  }
+  return decode_payload(data, kEventSource, /*stream=*/true);
+}
+
+std::optional<Delta> NativeDecoder::decode_field(std::string_view /*name*/,
+                                                 std::string_view /*value*/) {
+  return std::nullopt;
+}
+
+Result<Delta> NativeDecoder::decode_body(std::string_view body) {
+  return decode_payload(body, kBodySource, /*stream=*/false);
+}
 
 Result<dom::object> JsonPayload::parse(std::string_view data, std::string_view source) {
   const std::size_t needed = data.size() + simdjson::SIMDJSON_PADDING;
@@ -64,7 +83,7 @@ Result<dom::object> JsonPayload::parse(std::string_view data, std::string_view s
 
 void FieldReader::wrong(std::string_view path, std::string_view expected, const dom::element& got) {
   if (error.empty()) {
-    error = fmt::format("'{}' must be {} or null, got {}", path, expected, type_name(got));
+    error = fmt::format("'{}' must be {} or null, got {}", path, expected, json_type_name(got));
   }
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 /// @file
 /// What the dialects with their own wire format (dialects/sglang_native.cpp, tgi.cpp,
-/// trtllm.cpp) share: a padded simdjson parser that reports where a payload is not JSON, readers
-/// of typed fields that name the field when its type is wrong, the message of an in-stream error
-/// value, and request-body helpers (`--extra-body` as a JSON merge patch).
+/// trtllm.cpp) share, and the OpenAI decoder with them (`json_type_name`, the source names): a
+/// padded simdjson parser that reports where a payload is not JSON, readers of typed fields that
+/// name the field when its type is wrong, the message of an in-stream error value, and request-body
+/// helpers (`--extra-body` as a JSON merge patch).
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/protocol/delta.hpp"
@@ -21,9 +22,16 @@
 
 namespace llmbench::protocol::detail {
 
-/// The input names of decoder errors, as the OpenAI decoder spells them.
+/// The input names of decoder errors (every decoder: openai_decoder.cpp and the native ones).
 inline constexpr std::string_view kEventSource = "stream event";
 inline constexpr std::string_view kBodySource = "response body";
+
+/// An unstructured in-stream error is kept up to this size (every decoder).
+inline constexpr std::size_t kMaxRawErrorBytes = std::size_t{1} << 16;
+
+/// The JSON type of `value` as shape errors name it: "an array", "an object", "a number",
+/// "a string", "a boolean", "null".
+std::string_view json_type_name(const simdjson::dom::element& value) noexcept;
 
 /// Parses JSON payloads into simdjson DOM objects with a reusable, padded buffer. Not
 /// thread-safe; one per decoder. An object it returns lives until the next `parse`.
@@ -60,6 +68,24 @@ struct FieldReader {
 
  private:
   void wrong(std::string_view path, std::string_view expected, const simdjson::dom::element& got);
+};
+
+/// The front end the native dialects share: an SSE event of type `error` is an in-stream error,
+/// `[DONE]` ends the stream, no other SSE field carries output, and every other event and a
+/// whole body are one JSON object that `decode_payload` reads. Not thread-safe; one per
+/// response.
+class NativeDecoder : public StreamDecoder {
+ public:
+  Result<Delta> decode_sse(std::string_view type, std::string_view data) final;
+  std::optional<Delta> decode_field(std::string_view name, std::string_view value) final;
+  Result<Delta> decode_body(std::string_view body) final;
+
+ protected:
+  /// The delta of one JSON payload: an SSE event's data (`stream` true, `source`
+  /// `kEventSource`) or a whole body (`stream` false, `kBodySource`).
+  virtual Result<Delta> decode_payload(std::string_view data, std::string_view source,
+                                       bool stream) = 0;
+  JsonPayload payload_;  ///< the parser `decode_payload` uses
 };
 
 /// Marks `delta` as an in-stream error whose message is `value`: a string as itself, an object's

@@ -42,27 +42,10 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-class TgiDecoder final : public StreamDecoder {
- public:
-  Result<Delta> decode_sse(std::string_view type, std::string_view data) override {
-    if (type == "error") {
-      return Delta{.is_error = true, .error_message = stream_error_message(data)};
-    }
-    if (trim(data) == "[DONE]") {
-      return Delta{.done = true};
-    }
-    return decode(data, kEventSource, /*stream=*/true);
-  }
-  std::optional<Delta> decode_field(std::string_view /*name*/,
-                                    std::string_view /*value*/) override {
-    return std::nullopt;
-  }
-  Result<Delta> decode_body(std::string_view body) override {
-    return decode(body, kBodySource, /*stream=*/false);
-  }
-
+class TgiDecoder final : public NativeDecoder {
  private:
-  Result<Delta> decode(std::string_view data, std::string_view source, bool stream) {
+  Result<Delta> decode_payload(std::string_view data, std::string_view source,
+                               bool stream) override {
     auto root = payload_.parse(data, source);
     if (!root) {
       return root.error();
@@ -156,8 +139,6 @@ class TgiDecoder final : public StreamDecoder {
       }
     }
   }
-
-  JsonPayload payload_;
 };
 
 class Tgi final : public Dialect {

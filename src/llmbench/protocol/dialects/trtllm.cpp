@@ -37,26 +37,13 @@
 namespace llmbench::protocol::detail {
 namespace {
 
-class TrtLlmDecoder final : public StreamDecoder {
+class TrtLlmDecoder final : public NativeDecoder {
  public:
-  Result<Delta> decode_sse(std::string_view type, std::string_view data) override {
-    if (type == "error") {
-      return Delta{.is_error = true, .error_message = stream_error_message(data)};
-    }
-    if (trim(data) == "[DONE]") {
-      return Delta{.done = true};
-    }
-    return decode(data, kEventSource);
-  }
-  std::optional<Delta> decode_field(std::string_view /*name*/,
-                                    std::string_view /*value*/) override {
-    return std::nullopt;
-  }
-  Result<Delta> decode_body(std::string_view body) override { return decode(body, kBodySource); }
   [[nodiscard]] bool complete_at_body_end() const noexcept override { return true; }
 
  private:
-  Result<Delta> decode(std::string_view data, std::string_view source) {
+  Result<Delta> decode_payload(std::string_view data, std::string_view source,
+                               bool /*stream*/) override {
     auto root = payload_.parse(data, source);
     if (!root) {
       return root.error();
@@ -82,8 +69,6 @@ class TrtLlmDecoder final : public StreamDecoder {
     }
     return delta;
   }
-
-  JsonPayload payload_;
 };
 
 class TrtLlm final : public Dialect {
