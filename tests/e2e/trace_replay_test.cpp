@@ -308,7 +308,9 @@ TEST_F(TraceReplayTest, AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths) {
   }
   ASSERT_EQ(records.size(), rows.size());
   // The plan holds the trace's times exactly; the send times are the plan plus the client's
-  // lateness, which on a loaded shared host has a tail (printed; the median is held to 1 ms).
+  // lateness, never less (a request waits at its worker, connection ready, until its time). The
+  // lateness is the worker's wake-up, which on a loaded shared host has a tail (printed; the
+  // median is held to 1 ms; docs/workloads.md gives the figures).
   const TimeNs t0 = records.at(0).scheduled_ns;
   std::vector<double> sent_off_ms;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -317,6 +319,8 @@ TEST_F(TraceReplayTest, AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths) {
     const double want_ns = (rows[i].seconds - rows[0].seconds) * 1e9 / 10;
     EXPECT_LT(std::fabs(static_cast<double>(rec.scheduled_ns - t0) - want_ns), 1e3)
         << "row " << i << " planned off the trace";
+    EXPECT_GE(static_cast<double>(rec.sent_ns - t0), want_ns - 1e3)
+        << "row " << i << " sent before its time";
     sent_off_ms.push_back(std::fabs(static_cast<double>(rec.sent_ns - t0) - want_ns) / 1e6);
     EXPECT_EQ(rec.input_tokens, rows[i].input) << "row " << i;
     EXPECT_EQ(rec.output_tokens, rows[i].output) << "row " << i;

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <string>
+#include <sys/prctl.h>
 
 namespace llmbench {
 
@@ -11,6 +12,10 @@ void set_thread_name(std::string_view name) noexcept {
     pthread_setname_np(pthread_self(), cut.c_str());
   } catch (...) {  // std::bad_alloc for a 15-byte string: nothing to name then
   }
+}
+
+void set_thread_timer_slack_ns(unsigned long ns) noexcept {
+  prctl(PR_SET_TIMERSLACK, ns == 0 ? 1UL : ns, 0UL, 0UL, 0UL);
 }
 
 }  // namespace llmbench

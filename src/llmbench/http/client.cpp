@@ -6,6 +6,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <exception>
 #include <limits>
 #include <openssl/ssl.h>
@@ -426,9 +428,36 @@ struct ConnectionPool::Impl {
     co_return out;
   }
 
+  /// Waits on the pool's thread until steady-clock `t_ns`, holding `c` (taken for the request)
+  /// among the busy connections so that `cancel_all` closes it meanwhile. Returns the connection
+  /// to write on: `c`, or a new one when the server closed an idle `c` during the wait (then
+  /// `from_idle` turns false); null with `out` set when the pool was cancelled or the new
+  /// connection failed.
+  net::awaitable<std::unique_ptr<Connection>> wait_to_send(std::unique_ptr<Connection> c,
+                                                           TimeNs t_ns, bool& from_idle,
+                                                           Outcome& out) {
+    const std::uint64_t gen = generation;
+    busy.insert(c.get());
+    net::steady_timer timer(ioc);
+    timer.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t_ns)));
+    co_await timer.async_wait(kNoThrow);
+    busy.erase(c.get());
+    if (gen != generation) {
+      c->close();
+      out = {.failure = Failure::Cancelled, .message = "cancelled before it was sent"};
+      co_return nullptr;
+    }
+    if (from_idle && peer_closed(*c)) {
+      c->close();
+      from_idle = false;
+      co_return co_await connect(out);
+    }
+    co_return c;
+  }
+
   net::awaitable<Outcome> execute(const Request& request, ResponseHandler& handler) {
     const TimeNs deadline =
-        steady_now_ns() +
+        std::max(steady_now_ns(), request.send_at_ns) +
         std::chrono::duration_cast<std::chrono::nanoseconds>(options.total_timeout).count();
     const auto req = make_request(request);
     for (int attempt = 0;; ++attempt) {
@@ -443,9 +472,15 @@ struct ConnectionPool::Impl {
           c.reset();
         }
       }
-      const bool from_idle = c != nullptr;
+      bool from_idle = c != nullptr;
       if (!c) {
         c = co_await connect(out);
+        if (!c) {
+          co_return out;
+        }
+      }
+      if (attempt == 0 && request.send_at_ns > steady_now_ns()) {
+        c = co_await wait_to_send(std::move(c), request.send_at_ns, from_idle, out);
         if (!c) {
           co_return out;
         }

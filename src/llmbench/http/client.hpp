@@ -86,6 +86,10 @@ struct Request {
   std::string content_type = "application/json";
   std::string accept = "text/event-stream";
   std::vector<Header> headers;  ///< per-request headers (e.g. X-Request-Id)
+  /// Steady-clock time (`steady_now_ns()`, ns) before which the request is not written: the pool
+  /// takes an idle connection (or opens one) first and then waits, so that connecting is not
+  /// part of the send time. 0, or a time already past: written at once.
+  TimeNs send_at_ns = 0;
 };
 
 /// Receives the events of one exchange, on the pool's thread, in this order: `on_sent` (each

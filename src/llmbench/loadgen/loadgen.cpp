@@ -35,6 +35,12 @@ namespace {
 
 constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 
+/// Open loop: how long before its time a request is handed to its worker thread. The hand-over
+/// between threads and taking (or opening) a connection happen within it, and the worker writes
+/// the request at its time (`http::Request::send_at_ns`), so the send time is the plan's plus
+/// only the worker's wake-up (docs/metrics.md, `sent`).
+constexpr TimeNs kSendLeadNs = 5'000'000;
+
 /// One planned request.
 struct Job {
   std::int64_t id = 0;
@@ -42,6 +48,7 @@ struct Job {
   TimeNs scheduled_ns = 0;  // run-relative: what the plan wanted (docs/metrics.md, the per-request
                             // record: `scheduled`)
   TimeNs slot_ns = 0;       // run-relative: when it got its concurrency slot (`slot`)
+  TimeNs send_at_ns = 0;    // steady clock: not written before (0: at once); see kSendLeadNs
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it
   // Multi-turn: the conversation (index of `Run::conversations`) and 1-based turn; -1 otherwise.
@@ -148,6 +155,7 @@ struct Run {
     req.body = job.body.empty() ? bodies[job.sample] : std::move(job.body);
     req.accept = opt.request.stream ? "text/event-stream" : "application/json";
     req.headers.emplace_back("X-Request-Id", fmt::format("llmbench-{}", job.id));
+    req.send_at_ns = job.send_at_ns;
     // A decoder per request: one may keep state of its response (SGLang's whole-text events),
     // and a worker runs many requests at once.
     const std::unique_ptr<protocol::StreamDecoder> decoder = w.dialect.make_decoder();
@@ -457,7 +465,7 @@ struct Run {
       TimeNs scheduled = 0;
       if (open_loop) {
         scheduled = t0 + arrivals[static_cast<std::size_t>(i)];
-        if (!co_await sleep_until(scheduled))
+        if (!co_await sleep_until(scheduled - kSendLeadNs))
           break;
         if (!co_await acquire_slot(end_ns))
           break;
@@ -466,13 +474,16 @@ struct Run {
           break;
         scheduled = clock.now();  // closed loop: the moment a slot freed
       }
-      if (clock.now() >= end_ns)
+      // Open loop: the slot counts from the arrival (taken up to kSendLeadNs ahead, while the
+      // request goes to its worker) or later; closed loop: the slot is the plan.
+      const TimeNs slot = std::max(clock.now(), scheduled);
+      if (slot >= end_ns)
         break;
-      // Open loop: the slot comes at or after the arrival; closed loop: the slot is the plan.
       Job job{.id = next_id++,
               .sample = static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
               .scheduled_ns = scheduled,
-              .slot_ns = open_loop ? clock.now() : scheduled,
+              .slot_ns = slot,
+              .send_at_ns = open_loop ? clock.start_ns() + scheduled : 0,
               .warmup = false};
       if (opt.multi_turn && !samples[job.sample].turns.empty()) {
         start_conversation(job);
@@ -589,6 +600,7 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     wp->lag.start();
     wp->thread = std::thread([wp, i] {
       set_thread_name("llmb-load-" + std::to_string(i));
+      set_thread_timer_slack_ns(1);  // its timers send the open loop's requests (kSendLeadNs)
       wp->ioc.run();
     });
   }

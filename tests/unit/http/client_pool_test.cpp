@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "scripted_peer.hpp"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,49 @@ TEST(ClientPool, ErrorStatusDeliversItsBody) {
   EXPECT_EQ(out->status, 503);
   EXPECT_EQ(seen.status, 503);
   EXPECT_EQ(seen.body, body);
+}
+
+TEST(ClientPool, SendAtConnectsFirstAndWritesAtItsTime) {
+  const Canned a = content_length("on time");
+  net::io_context ioc;
+  ScriptedPeer peer(ioc, {{Reply{.bytes = a.bytes}}});
+  ConnectionPool pool(ioc, peer.url(), {});
+  Request req = post("/a");
+  req.send_at_ns = steady_now_ns() + 500'000'000;
+  Collect seen;
+  std::optional<Outcome> out;
+  net::co_spawn(ioc, pool.execute(req, seen),
+                [&out](const std::exception_ptr&, Outcome o) { out = std::move(o); });
+  // The connection is open while the request waits for its time, and nothing is written yet.
+  ASSERT_TRUE(run_until(ioc, [&] { return peer.accepted() == 1; }));
+  EXPECT_LT(steady_now_ns(), req.send_at_ns) << "connected only at the send time";
+  EXPECT_EQ(seen.sent, 0);
+  EXPECT_TRUE(peer.requests().empty());
+  ASSERT_TRUE(run_until(ioc, [&] { return out.has_value(); }));
+  EXPECT_EQ(out->failure, Failure::None) << out->message;
+  EXPECT_EQ(seen.body, "on time");
+  EXPECT_EQ(seen.sent, 1);
+  EXPECT_GE(seen.sent_ns, req.send_at_ns);
+  EXPECT_EQ(pool.connections_opened(), 1U);
+}
+
+TEST(ClientPool, CancelWhileWaitingToSendWritesNothing) {
+  net::io_context ioc;
+  ScriptedPeer peer(ioc, {{Reply{.bytes = content_length("never").bytes}}});
+  ConnectionPool pool(ioc, peer.url(), {});
+  Request req = post("/a");
+  req.send_at_ns = steady_now_ns() + 300'000'000;
+  Collect seen;
+  std::optional<Outcome> out;
+  net::co_spawn(ioc, pool.execute(req, seen),
+                [&out](const std::exception_ptr&, Outcome o) { out = std::move(o); });
+  ASSERT_TRUE(run_until(ioc, [&] { return peer.accepted() == 1; }));
+  pool.cancel_all();
+  ASSERT_TRUE(run_until(ioc, [&] { return out.has_value(); }));
+  EXPECT_EQ(out->failure, Failure::Cancelled) << out->message;
+  EXPECT_EQ(seen.sent, 0);
+  EXPECT_TRUE(peer.requests().empty());
+  EXPECT_EQ(pool.idle_count(), 0U);
 }
 
 TEST(ClientPool, RefusedConnectionIsAConnectFailure) {

@@ -204,16 +204,20 @@ class ScriptedPeer {
 /// Collects what the pool hands to a `ResponseHandler`.
 class Collect final : public ResponseHandler {
  public:
-  void on_sent(TimeNs /*now_ns*/) override { ++sent; }
+  void on_sent(TimeNs now_ns) override {
+    ++sent;
+    sent_ns = now_ns;
+  }
   void on_headers(int status_code, TimeNs /*now_ns*/) override {
     ++headers;
     status = status_code;
   }
   void on_body(std::string_view bytes, TimeNs /*now_ns*/) override { body.append(bytes); }
 
-  int sent = 0;     ///< on_sent calls (one per attempt)
-  int headers = 0;  ///< on_headers calls
-  int status = 0;   ///< last status given to on_headers
+  int sent = 0;         ///< on_sent calls (one per attempt)
+  TimeNs sent_ns = -1;  ///< steady-clock time of the last on_sent
+  int headers = 0;      ///< on_headers calls
+  int status = 0;       ///< last status given to on_headers
   std::string body;
 };
 
