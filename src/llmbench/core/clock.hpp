@@ -18,6 +18,12 @@ inline TimeNs steady_now_ns() noexcept {
       .count();
 }
 
+/// The `std::chrono::steady_clock` time point of absolute steady-clock ns `t_ns` (the inverse
+/// of `steady_now_ns`), for timers: `steady_timer::expires_at(steady_time_point(t))`.
+inline std::chrono::steady_clock::time_point steady_time_point(TimeNs t_ns) noexcept {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t_ns));
+}
+
 /// The zero point of a run. Thread-safe: immutable after construction.
 class RunClock {
  public:

@@ -439,7 +439,7 @@ struct ConnectionPool::Impl {
     const std::uint64_t gen = generation;
     busy.insert(c.get());
     net::steady_timer timer(ioc);
-    timer.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t_ns)));
+    timer.expires_at(steady_time_point(t_ns));
     co_await timer.async_wait(kNoThrow);
     busy.erase(c.get());
     if (gen != generation) {

@@ -359,8 +359,7 @@ struct Run {
         co_return true;
       }
       const auto step = std::min<TimeNs>(left, 50'000'000);
-      timer.expires_at(
-          std::chrono::steady_clock::time_point(std::chrono::nanoseconds(steady_now_ns() + step)));
+      timer.expires_at(steady_time_point(steady_now_ns() + step));
       co_await timer.async_wait(kAsTuple);
     }
   }

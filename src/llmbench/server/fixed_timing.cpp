@@ -36,7 +36,7 @@ constexpr std::size_t kMaxPiecesPerWake = 128;
 net::awaitable<void> sleep_until(net::steady_timer& timer, TimeNs deadline_ns) {
   if (steady_now_ns() >= deadline_ns)
     co_return;
-  timer.expires_at(net::steady_timer::time_point(std::chrono::nanoseconds(deadline_ns)));
+  timer.expires_at(steady_time_point(deadline_ns));
   co_await timer.async_wait(kTuple);
 }
 

@@ -222,47 +222,55 @@ TEST(ClientPool, ErrorStatusDeliversItsBody) {
   EXPECT_EQ(seen.body, body);
 }
 
-TEST(ClientPool, SendAtConnectsFirstAndWritesAtItsTime) {
-  const Canned a = content_length("on time");
+/// One request whose send time is `lead` ahead, spawned on its own io_context against a peer
+/// that answers it with `reply`; `accepted()` runs until the peer has its connection.
+struct WaitingSend {
   net::io_context ioc;
-  ScriptedPeer peer(ioc, {{Reply{.bytes = a.bytes}}});
-  ConnectionPool pool(ioc, peer.url(), {});
+  ScriptedPeer peer;
+  ConnectionPool pool;
   Request req = post("/a");
-  req.send_at_ns = steady_now_ns() + 500'000'000;
   Collect seen;
   std::optional<Outcome> out;
-  net::co_spawn(ioc, pool.execute(req, seen),
-                [&out](const std::exception_ptr&, Outcome o) { out = std::move(o); });
+
+  WaitingSend(const std::string& reply, std::chrono::milliseconds lead)
+      : peer(ioc, {{Reply{.bytes = reply}}}), pool(ioc, peer.url(), {}) {
+    req.send_at_ns =
+        steady_now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(lead).count();
+    net::co_spawn(ioc, pool.execute(req, seen),
+                  [this](const std::exception_ptr&, Outcome o) { out = std::move(o); });
+  }
+  bool accepted() {
+    return run_until(ioc, [&] { return peer.accepted() == 1; });
+  }
+  bool finished() {
+    return run_until(ioc, [&] { return out.has_value(); });
+  }
+};
+
+TEST(ClientPool, SendAtConnectsFirstAndWritesAtItsTime) {
+  WaitingSend w(content_length("on time").bytes, std::chrono::milliseconds(500));
   // The connection is open while the request waits for its time, and nothing is written yet.
-  ASSERT_TRUE(run_until(ioc, [&] { return peer.accepted() == 1; }));
-  EXPECT_LT(steady_now_ns(), req.send_at_ns) << "connected only at the send time";
-  EXPECT_EQ(seen.sent, 0);
-  EXPECT_TRUE(peer.requests().empty());
-  ASSERT_TRUE(run_until(ioc, [&] { return out.has_value(); }));
-  EXPECT_EQ(out->failure, Failure::None) << out->message;
-  EXPECT_EQ(seen.body, "on time");
-  EXPECT_EQ(seen.sent, 1);
-  EXPECT_GE(seen.sent_ns, req.send_at_ns);
-  EXPECT_EQ(pool.connections_opened(), 1U);
+  ASSERT_TRUE(w.accepted());
+  EXPECT_LT(steady_now_ns(), w.req.send_at_ns) << "connected only at the send time";
+  EXPECT_EQ(w.seen.sent, 0);
+  EXPECT_TRUE(w.peer.requests().empty());
+  ASSERT_TRUE(w.finished());
+  EXPECT_EQ(w.out->failure, Failure::None) << w.out->message;
+  EXPECT_EQ(w.seen.body, "on time");
+  EXPECT_EQ(w.seen.sent, 1);
+  EXPECT_GE(w.seen.sent_ns, w.req.send_at_ns);
+  EXPECT_EQ(w.pool.connections_opened(), 1U);
 }
 
 TEST(ClientPool, CancelWhileWaitingToSendWritesNothing) {
-  net::io_context ioc;
-  ScriptedPeer peer(ioc, {{Reply{.bytes = content_length("never").bytes}}});
-  ConnectionPool pool(ioc, peer.url(), {});
-  Request req = post("/a");
-  req.send_at_ns = steady_now_ns() + 300'000'000;
-  Collect seen;
-  std::optional<Outcome> out;
-  net::co_spawn(ioc, pool.execute(req, seen),
-                [&out](const std::exception_ptr&, Outcome o) { out = std::move(o); });
-  ASSERT_TRUE(run_until(ioc, [&] { return peer.accepted() == 1; }));
-  pool.cancel_all();
-  ASSERT_TRUE(run_until(ioc, [&] { return out.has_value(); }));
-  EXPECT_EQ(out->failure, Failure::Cancelled) << out->message;
-  EXPECT_EQ(seen.sent, 0);
-  EXPECT_TRUE(peer.requests().empty());
-  EXPECT_EQ(pool.idle_count(), 0U);
+  WaitingSend w(content_length("never").bytes, std::chrono::milliseconds(300));
+  ASSERT_TRUE(w.accepted());
+  w.pool.cancel_all();
+  ASSERT_TRUE(w.finished());
+  EXPECT_EQ(w.out->failure, Failure::Cancelled) << w.out->message;
+  EXPECT_EQ(w.seen.sent, 0);
+  EXPECT_TRUE(w.peer.requests().empty());
+  EXPECT_EQ(w.pool.idle_count(), 0U);
 }
 
 TEST(ClientPool, RefusedConnectionIsAConnectFailure) {
