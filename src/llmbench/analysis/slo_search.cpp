@@ -1,6 +1,7 @@
 #include "llmbench/analysis/slo_search.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/text.hpp"
 
 #include <fmt/core.h>
 
@@ -11,12 +12,6 @@
 namespace llmbench::analysis {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 [[noreturn]] void fail(const std::string& message, std::string_view text, std::size_t at) {
   throw Exception(

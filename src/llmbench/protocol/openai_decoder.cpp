@@ -117,23 +117,12 @@ struct Ctx {
   /// A token count: -1 when null, `kInvalidCount` for a number that is no count (negative,
   /// fractional, beyond int64); any other type is an error.
   std::int64_t count(const dom::element& value, const Path& path) {
-    if (value.is_null()) {
-      return -1;
-    }
-    if (!value.is_number()) {
+    const auto n = detail::token_count(value);
+    if (!n) {
       wrong(path, "a number", value);
       return -1;
     }
-    std::int64_t i = 0;
-    if (value.get_int64().get(i) == simdjson::SUCCESS) {
-      return i >= 0 ? i : kInvalidCount;
-    }
-    double d = 0;
-    if (value.is_double() && value.get_double().get(d) == simdjson::SUCCESS && d >= 0 &&
-        d < 9.0e18 && static_cast<double>(static_cast<std::int64_t>(d)) == d) {
-      return static_cast<std::int64_t>(d);
-    }
-    return kInvalidCount;
+    return *n;
   }
 };
 

@@ -117,13 +117,12 @@ bool FieldReader::boolean(const dom::element& value, std::string_view path, bool
   return false;
 }
 
-std::int64_t FieldReader::count(const dom::element& value, std::string_view path) {
+std::optional<std::int64_t> token_count(const dom::element& value) {
   if (value.is_null()) {
     return -1;
   }
   if (!value.is_number()) {
-    wrong(path, "a number", value);
-    return -1;
+    return std::nullopt;
   }
   std::int64_t i = 0;
   if (value.get_int64().get(i) == simdjson::SUCCESS) {
@@ -135,6 +134,15 @@ std::int64_t FieldReader::count(const dom::element& value, std::string_view path
     return static_cast<std::int64_t>(d);
   }
   return kInvalidCount;
+}
+
+std::int64_t FieldReader::count(const dom::element& value, std::string_view path) {
+  const auto n = token_count(value);
+  if (!n) {
+    wrong(path, "a number", value);
+    return -1;
+  }
+  return *n;
 }
 
 void set_error(const dom::element& value, std::string_view payload, Delta& delta) {

@@ -49,6 +49,11 @@ class JsonPayload {
   JsonErrorLocator locator_;
 };
 
+/// A JSON token count: -1 for null, `kInvalidCount` for a number that is no count (negative,
+/// fractional, beyond int64), nullopt for any other type (the caller reports it as a shape
+/// error). Shared by `FieldReader::count` and the OpenAI decoder's reader.
+std::optional<std::int64_t> token_count(const simdjson::dom::element& value);
+
 /// Reads typed fields of one payload and keeps the first shape error: a field of the wrong JSON
 /// type is an error naming the field ("'meta_info.completion_tokens' must be a number or null,
 /// got a string"); `null` always reads as absent.

@@ -1,6 +1,7 @@
 #include "llmbench/tokenizer/detail/jinja_value.hpp"
 
 #include "llmbench/core/utf8.hpp"
+#include "llmbench/tokenizer/unicode.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -86,28 +87,6 @@ std::u32string code_points(std::string_view s) {
   }
   return out;
 }
-
-namespace {
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0U | (cp >> 6U)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0U | (cp >> 12U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else {
-    out.push_back(static_cast<char>(0xF0U | (cp >> 18U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 12U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  }
-}
-
-}  // namespace
 
 std::string from_code_points(const std::u32string& cps) {
   std::string out;
