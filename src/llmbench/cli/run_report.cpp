@@ -308,7 +308,7 @@ int report_run(const RunFlags& f, const RunPlan& plan, const RunWorkload& w,
   const int code = (summary.failed > 0 || result.interrupted) ? 1 : 0;
   if (point == nullptr && !f.report_path.empty()) {
     report::ReportInputs inputs;
-    inputs.runs.push_back({.name = out.stem,
+    inputs.runs.push_back({.name = report::run_name(document, out.stem),
                            .source = plan.output.save_result ? path.string() : "",
                            .results = document,
                            .records = result.records,

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 namespace llmbench::report {
@@ -55,7 +56,7 @@ RunData load_run(const std::string& path, json document) {
               path, -1});
   }
   const fs::path p(path);
-  RunData run{.name = p.stem().string(),
+  RunData run{.name = run_name(document, p.stem().string()),
               .source = path,
               .results = std::move(document),
               .records = {},
@@ -91,6 +92,13 @@ SweepData load_sweep(const std::string& path, json document) {
 
 }  // namespace
 
+std::string run_name(const json& results, const std::string& fallback) {
+  if (const auto it = results.find("label");
+      it != results.end() && it->is_string() && !it->get<std::string>().empty())
+    return it->get<std::string>();
+  return fallback;
+}
+
 std::string point_name(const json& point) {
   std::string name = fmt::format("p{:02}", point.value("index", 0));
   if (const auto it = point.find("axes"); it != point.end() && it->is_object()) {
@@ -124,6 +132,14 @@ ReportInputs load_inputs(const std::vector<std::string>& paths) {
     throw Exception(Error{"no results or sweep file given", "report", -1});
   ReportInputs inputs;
   for (const auto& path : paths) load_input(path, inputs);
+  // Two runs of one label (a label reused across runs) stay apart in legends by their files.
+  std::map<std::string, int> uses;
+  for (const auto& run : inputs.runs) ++uses[run.name];
+  for (auto& run : inputs.runs) {
+    const std::string stem = fs::path(run.source).stem().string();
+    if (uses[run.name] > 1 && run.name != stem)
+      run.name = fmt::format("{} ({})", run.name, stem);
+  }
   return inputs;
 }
 

@@ -19,7 +19,7 @@ namespace llmbench::report {
 // over nested values grows a std::vector (only bad_alloc, which ends the process anyway).
 // NOLINTNEXTLINE(bugprone-exception-escape)
 struct RunData {
-  std::string name;    ///< label in tables and legends (the results file stem, or the point)
+  std::string name;    ///< name in tables and legends (`run_name`, or the sweep point's)
   std::string source;  ///< the results file as given ("" for a run reported from memory)
   nlohmann::json results = nlohmann::json::object();  ///< the results document
   std::vector<metrics::RequestRecord> records;        ///< every record, warm-ups included
@@ -49,6 +49,11 @@ bool is_sweep_document(const nlohmann::json& document);
 /// The label of a sweep JSON point: "p<index, 2 digits> axis=value ..." ("p03
 /// max-concurrency=8"), values as the sweep JSON writes them.
 std::string point_name(const nlohmann::json& point);
+
+/// A run's name in tables and legends: the results' `label` (`run --label`) when it is a
+/// non-empty string, else `fallback` (the results file's stem). `load_inputs` adds the stem in
+/// parentheses to runs that share a label.
+std::string run_name(const nlohmann::json& results, const std::string& fallback);
 
 /// Reads `path`: a results JSON into `inputs.runs`, a sweep JSON into `inputs.sweeps` (with its
 /// points' results and records, found beside the sweep file). A records file that is missing

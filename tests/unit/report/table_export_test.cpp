@@ -213,6 +213,22 @@ TEST_F(InputsTest, ResultsWithRecordsAndASweepWithItsPoints) {
   EXPECT_THAT(in.sweeps[0].points[0].records_note, HasSubstr("p0.records.jsonl not found"));
 }
 
+TEST_F(InputsTest, RunsAreNamedByTheirLabelAndASharedLabelKeepsTheFile) {
+  write("a.json", R"({"completed": 1, "label": "baseline"})");
+  write("b.json", R"({"completed": 1, "label": "canary"})");
+  write("c.json", R"({"completed": 1, "label": "canary"})");
+  write("d.json", R"({"completed": 1, "label": ""})");
+  write("e.json", R"({"completed": 1, "label": null})");
+  const ReportInputs in =
+      load_inputs({path("a.json"), path("b.json"), path("c.json"), path("d.json"), path("e.json")});
+  ASSERT_EQ(in.runs.size(), 5U);
+  EXPECT_EQ(in.runs[0].name, "baseline");
+  EXPECT_EQ(in.runs[1].name, "canary (b)");
+  EXPECT_EQ(in.runs[2].name, "canary (c)");
+  EXPECT_EQ(in.runs[3].name, "d");
+  EXPECT_EQ(in.runs[4].name, "e");
+}
+
 TEST_F(InputsTest, BadFilesAreNamedWithThePosition) {
   write("broken.json", "{\"completed\": 1,,}");
   write("other.json", R"({"hello": 1})");
