@@ -19,8 +19,17 @@
 //   client_bench chunkmem [requests=100] [chunks=20000]
 //       RSS growth of `requests` records that each receive `chunks` chunks by push_back (as the
 //       handler does), divided by the number of chunks: memory per recorded chunk.
+//   client_bench lateness FILE.records.jsonl
+//       The send lateness of an open-loop run, `sent_ns - scheduled_ns` per measured request:
+//       one line of key=value with n, p50, p90, p99, max (ms) and how many are within 1 ms.
+//   client_bench sleepfloor FILE.records.jsonl
+//       The host's own floor for the same schedule: one thread (1 ns timer slack, as the loadgen
+//       workers) sleeps with clock_nanosleep(TIMER_ABSTIME) to each record's `scheduled_ns`
+//       (relative to the first) and takes the clock on waking; the same line as `lateness`.
+//       Nothing is sent, so what it shows is the kernel's and the hypervisor's wake-up alone.
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/thread_name.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
 #include "llmbench/metrics/record.hpp"
@@ -31,13 +40,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <time.h>
 #include <vector>
 
 namespace {
@@ -255,6 +267,99 @@ int cmd_chunkmem(int argc, char** argv) {
   return 0;
 }
 
+/// The measured records of a JSONL file, or nullopt after printing the reason.
+std::optional<std::vector<llmbench::metrics::RequestRecord>> read_records(const char* path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "%s: cannot open\n", path);
+    return std::nullopt;
+  }
+  std::vector<llmbench::metrics::RequestRecord> out;
+  std::string line;
+  std::int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) {
+      continue;
+    }
+    auto rec = llmbench::metrics::record_from_json_line(line);
+    if (!rec) {
+      std::fprintf(stderr, "%s:%lld: %s\n", path, static_cast<long long>(line_no),
+                   rec.error().message.c_str());
+      return std::nullopt;
+    }
+    if (!rec->warmup) {
+      out.push_back(std::move(*rec));
+    }
+  }
+  return out;
+}
+
+/// Prints n, p50, p90, p99, max (ms, nearest rank) and the count within 1 ms of `late_ns`.
+void print_lateness(std::vector<TimeNs> late_ns) {
+  if (late_ns.empty()) {
+    std::printf("n=0\n");
+    return;
+  }
+  std::sort(late_ns.begin(), late_ns.end());
+  const auto at = [&](double q) {
+    const auto i = static_cast<std::size_t>(q * static_cast<double>(late_ns.size() - 1) + 0.5);
+    return static_cast<double>(late_ns[i]) / 1e6;
+  };
+  const auto within = std::count_if(late_ns.begin(), late_ns.end(),
+                                    [](TimeNs t) { return t >= -1'000'000 && t <= 1'000'000; });
+  std::printf("n=%zu p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f within_1ms=%lld\n",
+              late_ns.size(), at(0.5), at(0.9), at(0.99), at(1.0), static_cast<long long>(within));
+}
+
+int cmd_lateness(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: client_bench lateness FILE.records.jsonl\n");
+    return 2;
+  }
+  const auto records = read_records(argv[2]);
+  if (!records) {
+    return 1;
+  }
+  std::vector<TimeNs> late;
+  for (const auto& r : *records) {
+    late.push_back(r.sent_ns - r.scheduled_ns);
+  }
+  print_lateness(std::move(late));
+  return 0;
+}
+
+int cmd_sleepfloor(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: client_bench sleepfloor FILE.records.jsonl\n");
+    return 2;
+  }
+  const auto records = read_records(argv[2]);
+  if (!records || records->empty()) {
+    return 1;
+  }
+  std::vector<TimeNs> offsets;
+  for (const auto& r : *records) {
+    offsets.push_back(r.scheduled_ns);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  const TimeNs first = offsets.front();
+  llmbench::set_thread_timer_slack_ns(1);
+  const TimeNs start = llmbench::steady_now_ns() + 100'000'000;
+  std::vector<TimeNs> late;
+  late.reserve(offsets.size());
+  for (const TimeNs off : offsets) {
+    const TimeNs due = start + (off - first);
+    const timespec ts{.tv_sec = static_cast<time_t>(due / 1'000'000'000),
+                      .tv_nsec = static_cast<long>(due % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+    late.push_back(llmbench::steady_now_ns() - due);
+  }
+  print_lateness(std::move(late));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,8 +372,13 @@ int main(int argc, char** argv) {
     return cmd_handler(argc, argv);
   if (cmd == "chunkmem")
     return cmd_chunkmem(argc, argv);
+  if (cmd == "lateness")
+    return cmd_lateness(argc, argv);
+  if (cmd == "sleepfloor")
+    return cmd_sleepfloor(argc, argv);
   std::fprintf(stderr,
                "usage: client_bench gen FILE [events] [usage] | count DIR | "
-               "handler [events] [reps] [usage] [piece] | chunkmem [requests] [chunks]\n");
+               "handler [events] [reps] [usage] [piece] | chunkmem [requests] [chunks] | "
+               "lateness FILE | sleepfloor FILE\n");
   return 2;
 }
