@@ -56,7 +56,8 @@ RunData load_run(const std::string& path, json document) {
               path, -1});
   }
   const fs::path p(path);
-  RunData run{.name = run_name(document, p.stem().string()),
+  std::string name = run_name(document, p.stem().string());
+  RunData run{.name = std::move(name),
               .source = path,
               .results = std::move(document),
               .records = {},
