@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "process.hpp"
 #include <filesystem>
@@ -93,6 +94,53 @@ TEST_F(RunSetup, TargetThatDoesNotAnswerStopsTheRunWithTheReason) {
       << console_;
   EXPECT_EQ(count(console_, "--model"), 0) << "not blamed on --model\n" << console_;
   EXPECT_EQ(outputs(), 0) << console_;
+}
+
+/// `connections_opened` of a run against the built-in server with `load` flags, 40 short
+/// requests on one client thread.
+std::uint64_t connections_opened(const fs::path& dir, const std::string& name,
+                                 const std::vector<std::string>& load) {
+  std::vector<std::string> argv{binary(),
+                                "run",
+                                "--num-prompts",
+                                "40",
+                                "--dataset-name",
+                                "random",
+                                "--random-input-len",
+                                "16",
+                                "--random-output-len",
+                                "4",
+                                "--server-timing",
+                                "fixed",
+                                "--server-ttft-ms",
+                                "1",
+                                "--server-itl-ms",
+                                "1",
+                                "--client-threads",
+                                "1",
+                                "--quiet",
+                                "--save-result",
+                                "--result-dir",
+                                (dir / "out").string(),
+                                "--result-filename",
+                                name + ".json"};
+  argv.insert(argv.end(), load.begin(), load.end());
+  Process client(argv, (dir / (name + ".log")).string());
+  EXPECT_EQ(client.wait(std::chrono::seconds(60)), 0)
+      << read_file((dir / (name + ".log")).string());
+  const auto doc = nlohmann::json::parse(read_file((dir / "out" / (name + ".json")).string()));
+  EXPECT_EQ(doc.at("completed"), 40);
+  return doc.at("connections_opened").get<std::uint64_t>();
+}
+
+TEST_F(RunSetup, ConnectionsAreOpenedAheadOnlyForAClosedLoop) {
+  // A closed loop needs its cap's connections: they are opened before the run and reused.
+  EXPECT_EQ(connections_opened(dir_, "closed", {"--max-concurrency", "8"}), 8U);
+  // An open loop's cap bounds what is in flight, not what is needed: 100 req/s of 5 ms requests
+  // keep one or two in flight, so a handful of connections, not the cap's 32 (before the fix,
+  // min(cap, prompts) were opened ahead, as an open-file cap of 19,872 was at 2,000 req/s).
+  EXPECT_LT(connections_opened(dir_, "open", {"--request-rate", "100", "--max-concurrency", "32"}),
+            16U);
 }
 
 }  // namespace

@@ -403,14 +403,24 @@ struct Run {
     }
   }
 
+  /// The dataset's own arrival times (trace replay) for the measured requests; empty when it
+  /// has none.
+  [[nodiscard]] std::vector<TimeNs> own_schedule() const {
+    return workload::dataset_arrivals(
+        samples, static_cast<std::size_t>(opt.num_warmups) % samples.size(), opt.num_prompts);
+  }
+  /// Open loop: requests go at planned times (the dataset's own schedule, a request rate or a
+  /// ramp-up); otherwise closed: each request when a concurrency slot frees.
+  [[nodiscard]] bool open_loop(bool has_own_schedule) const {
+    return has_own_schedule || (std::isfinite(opt.request_rate) && opt.request_rate > 0) ||
+           opt.ramp_up != workload::RampUp::None;
+  }
+
   net::awaitable<void> plan(LoadResult& result) {
     const bool timed = opt.duration_s > 0;
     // A dataset with its own schedule (trace replay) is open loop at its own times.
-    const auto own_schedule = workload::dataset_arrivals(
-        samples, static_cast<std::size_t>(opt.num_warmups) % samples.size(), opt.num_prompts);
-    const bool open_loop = !own_schedule.empty() ||
-                           (std::isfinite(opt.request_rate) && opt.request_rate > 0) ||
-                           opt.ramp_up != workload::RampUp::None;
+    const auto own_schedule = this->own_schedule();
+    const bool open_loop = this->open_loop(!own_schedule.empty());
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
@@ -605,8 +615,12 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   }
   // Open keep-alive connections before the clock matters, so no request pays for setup. Only
   // for a closed loop, where the number needed is known: idle extra connections would hold
-  // threads of thread-per-connection servers (llama.cpp's) and delay real requests.
-  if (options.prewarm_connections && options.max_concurrency > 0) {
+  // threads of thread-per-connection servers (llama.cpp's) and delay real requests. An open
+  // loop's cap (--max-concurrency, or the open-file limit's) bounds what is in flight, not
+  // what is needed: 2,000 req/s of short requests needs about 100 connections, and opening
+  // the open-file cap of 19,872 took the first 8 s of such a run.
+  if (options.prewarm_connections && options.max_concurrency > 0 &&
+      !run.open_loop(!run.own_schedule().empty())) {
     const std::int64_t want =
         options.duration_s > 0
             ? options.max_concurrency
