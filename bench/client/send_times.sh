@@ -101,7 +101,8 @@ for section in $SECTIONS; do
             { echo "run failed ($b):" >&2; tail -20 "$out.log" >&2; exit 1; }
           read -r user sys <"$out.time"
           rps=$(sed -n 's/.*"request_throughput": *\([0-9.]*\).*/\1/p' "$out/run.json" | head -1)
-          echo "  round $r $b: $("$CB" lateness "$out/run.records.jsonl") cpu_s=$(awk "BEGIN { print $user + $sys }") req_per_s=$rps"
+          conns=$(sed -n 's/.*"connections_opened": *\([0-9]*\).*/\1/p' "$out/run.json" | head -1)
+          echo "  round $r $b: $("$CB" lateness "$out/run.records.jsonl") cpu_s=$(awk "BEGIN { print $user + $sys }") req_per_s=$rps connections=$conns time_wait_after=$(ss -tanH state time-wait 2>/dev/null | wc -l)"
         done
       done
       stop_server
