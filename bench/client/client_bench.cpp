@@ -33,6 +33,7 @@
 #include "llmbench/http/client.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
 #include "llmbench/metrics/record.hpp"
+#include "llmbench/metrics/record_file.hpp"
 #include "llmbench/metrics/record_io.hpp"
 #include "llmbench/protocol/openai.hpp"
 
@@ -118,6 +119,20 @@ int cmd_gen(int argc, char** argv) {
   return 0;
 }
 
+/// The measured (non-warm-up) records of the JSONL file at `path` (metrics::read_record_file),
+/// or nullopt after printing why it could not be read.
+std::optional<std::vector<llmbench::metrics::RequestRecord>> measured_records(
+    const std::string& path) {
+  try {
+    auto file = llmbench::metrics::read_record_file(path);
+    std::erase_if(file.records, [](const auto& r) { return r.warmup; });
+    return std::move(file.records);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return std::nullopt;
+  }
+}
+
 int cmd_count(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: client_bench count DIR\n");
@@ -134,32 +149,20 @@ int cmd_count(int argc, char** argv) {
     if (!name.ends_with(".records.jsonl")) {
       continue;
     }
-    std::ifstream in(entry.path());
-    std::string line;
-    std::int64_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (line.empty()) {
-        continue;
-      }
-      auto rec = llmbench::metrics::record_from_json_line(line);
-      if (!rec) {
-        std::fprintf(stderr, "%s:%lld: %s\n", entry.path().c_str(), static_cast<long long>(line_no),
-                     rec.error().message.c_str());
-        return 1;
-      }
-      if (rec->warmup) {
-        continue;
-      }
+    const auto records = measured_records(entry.path().string());
+    if (!records) {
+      return 1;
+    }
+    for (const auto& rec : *records) {
       ++requests;
-      if (rec->ok()) {
+      if (rec.ok()) {
         ++ok;
       }
-      const auto n = static_cast<std::int64_t>(rec->chunks.size());
+      const auto n = static_cast<std::int64_t>(rec.chunks.size());
       chunks += n;
       max_chunks = std::max(max_chunks, n);
-      first_sent = std::min(first_sent, rec->sent_ns);
-      last_done = std::max(last_done, rec->done_ns);
+      first_sent = std::min(first_sent, rec.sent_ns);
+      last_done = std::max(last_done, rec.done_ns);
     }
   }
   const double window_s = requests > 0 ? static_cast<double>(last_done - first_sent) / 1e9 : 0.0;
@@ -267,34 +270,6 @@ int cmd_chunkmem(int argc, char** argv) {
   return 0;
 }
 
-/// The measured records of a JSONL file, or nullopt after printing the reason.
-std::optional<std::vector<llmbench::metrics::RequestRecord>> read_records(const char* path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "%s: cannot open\n", path);
-    return std::nullopt;
-  }
-  std::vector<llmbench::metrics::RequestRecord> out;
-  std::string line;
-  std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) {
-      continue;
-    }
-    auto rec = llmbench::metrics::record_from_json_line(line);
-    if (!rec) {
-      std::fprintf(stderr, "%s:%lld: %s\n", path, static_cast<long long>(line_no),
-                   rec.error().message.c_str());
-      return std::nullopt;
-    }
-    if (!rec->warmup) {
-      out.push_back(std::move(*rec));
-    }
-  }
-  return out;
-}
-
 /// Prints n, p50, p90, p99, max (ms, nearest rank) and the count within 1 ms of `late_ns`.
 void print_lateness(std::vector<TimeNs> late_ns) {
   if (late_ns.empty()) {
@@ -317,7 +292,7 @@ int cmd_lateness(int argc, char** argv) {
     std::fprintf(stderr, "usage: client_bench lateness FILE.records.jsonl\n");
     return 2;
   }
-  const auto records = read_records(argv[2]);
+  const auto records = measured_records(argv[2]);
   if (!records) {
     return 1;
   }
@@ -334,7 +309,7 @@ int cmd_sleepfloor(int argc, char** argv) {
     std::fprintf(stderr, "usage: client_bench sleepfloor FILE.records.jsonl\n");
     return 2;
   }
-  const auto records = read_records(argv[2]);
+  const auto records = measured_records(argv[2]);
   if (!records || records->empty()) {
     return 1;
   }

@@ -91,6 +91,12 @@ struct Run {
   RunClock clock;
   std::vector<std::string> bodies;  // one request body per sample, built before the run
   protocol::Redactor redactor;      // opt.secrets, applied to every server-controlled string
+  // The dataset's own arrival times (trace replay) for the measured requests; empty when it has
+  // none. A dataset with its own schedule is open loop at its own times.
+  const std::vector<TimeNs> own_schedule;
+  // Open loop: requests go at planned times (the dataset's own schedule, a request rate or a
+  // ramp-up); otherwise closed: each request when a concurrency slot frees.
+  const bool open_loop;
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::int64_t in_flight = 0;                                   // (D)
@@ -112,7 +118,16 @@ struct Run {
 
   Run(const LoadOptions& o, const std::vector<workload::Sample>& s, RecordWriterThread& wr,
       Progress* p, const std::atomic<bool>* st)
-      : opt(o), samples(s), writer(wr), progress(p), stop(st), redactor(o.secrets) {}
+      : opt(o),
+        samples(s),
+        writer(wr),
+        progress(p),
+        stop(st),
+        redactor(o.secrets),
+        own_schedule(workload::dataset_arrivals(
+            s, static_cast<std::size_t>(o.num_warmups) % s.size(), o.num_prompts)),
+        open_loop(!own_schedule.empty() || (std::isfinite(o.request_rate) && o.request_rate > 0) ||
+                  o.ramp_up != workload::RampUp::None) {}
 
   [[nodiscard]] bool stop_requested() const {
     return stop != nullptr && stop->load(std::memory_order_relaxed);
@@ -403,24 +418,8 @@ struct Run {
     }
   }
 
-  /// The dataset's own arrival times (trace replay) for the measured requests; empty when it
-  /// has none.
-  [[nodiscard]] std::vector<TimeNs> own_schedule() const {
-    return workload::dataset_arrivals(
-        samples, static_cast<std::size_t>(opt.num_warmups) % samples.size(), opt.num_prompts);
-  }
-  /// Open loop: requests go at planned times (the dataset's own schedule, a request rate or a
-  /// ramp-up); otherwise closed: each request when a concurrency slot frees.
-  [[nodiscard]] bool open_loop(bool has_own_schedule) const {
-    return has_own_schedule || (std::isfinite(opt.request_rate) && opt.request_rate > 0) ||
-           opt.ramp_up != workload::RampUp::None;
-  }
-
   net::awaitable<void> plan(LoadResult& result) {
     const bool timed = opt.duration_s > 0;
-    // A dataset with its own schedule (trace replay) is open loop at its own times.
-    const auto own_schedule = this->own_schedule();
-    const bool open_loop = this->open_loop(!own_schedule.empty());
     if (opt.max_concurrency > 0) {
       cap = opt.max_concurrency;
     }
@@ -619,8 +618,7 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
   // loop's cap (--max-concurrency, or the open-file limit's) bounds what is in flight, not
   // what is needed: 2,000 req/s of short requests needs about 100 connections, and opening
   // the open-file cap of 19,872 took the first 8 s of such a run.
-  if (options.prewarm_connections && options.max_concurrency > 0 &&
-      !run.open_loop(!run.own_schedule().empty())) {
+  if (options.prewarm_connections && options.max_concurrency > 0 && !run.open_loop) {
     const std::int64_t want =
         options.duration_s > 0
             ? options.max_concurrency
