@@ -1,22 +1,18 @@
 #pragma once
 /// @file
-/// The `config_requested` and `config_effective` sections of the results JSON (docs/metrics.md,
-/// after MLPerf LoadGen's requested and effective settings). Requested: every flag
-/// as typed, one serializer per flags struct, so `run`, `simulate` (and a sweep) that share a
-/// struct write the same keys; key = the flag's long name with '_' for '-' ("--random-input-len"
-/// → "random_input_len"), except that negative flags are written positively ("--no-stream" →
-/// "stream"), `--header` as "header_names" (values may be secrets) and `--api-key` as
-/// "api_key_given". Effective: the serialization of the structs the run used, under the same key
-/// for the same concept. A number that JSON cannot hold (an infinite rate) is written "inf".
+/// The `config_requested` section of the results JSON (docs/metrics.md, after MLPerf LoadGen's
+/// requested settings), serialized into the plan when the flags are resolved (the effective
+/// section is `app/config_json.hpp`): every flag as typed, one serializer per flags struct, so
+/// `run`, `simulate` (and a sweep) that share a struct write the same keys; key = the flag's long
+/// name with '_' for '-' ("--random-input-len" → "random_input_len"), except that negative flags
+/// are written positively ("--no-stream" → "stream"), `--header` as "header_names" (values may be
+/// secrets) and `--api-key` as "api_key_given". A number that JSON cannot hold (an infinite
+/// duration) is written "inf".
 
 #include "llmbench/cli/run_flags.hpp"
-#include "llmbench/cli/run_plan.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
-#include "llmbench/loadgen/loadgen.hpp"
-#include "llmbench/sim/engine_spec.hpp"
-#include "llmbench/workload/dataset.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -45,27 +41,5 @@ nlohmann::json run_flags_json(const RunFlags& flags);
 /// Requested: every `simulate` flag, with the workload keys of `workload_flags_json` (as `run`)
 /// and the engine keys of `engine_flags_json` at the top level (as `run`'s "server" object).
 nlohmann::json simulate_flags_json(const SimulateFlags& flags);
-
-/// Effective: the dataset as loaded (`DatasetOptions`, without its sample count), with the
-/// dataset and prompt kinds under their flag names and `tokenizer` the `--tokenizer` as given.
-nlohmann::json dataset_json(const workload::DatasetOptions& dataset, const WorkloadFlags& flags);
-
-/// Effective: the parsed load shape and reporting choices (`ReportSetup`): request_rate,
-/// burstiness, metric_percentiles (numbers), percentile_metrics (names) and goodput
-/// ({ttft_ms, tpot_ms, e2el_ms}, null where not set).
-nlohmann::json report_setup_json(const ReportSetup& setup);
-
-/// Effective: the engine that ran (`sim::EngineSpec`): profiles, parallelism, scheduler and KV
-/// plan, and the step-time model's efficiencies. `scheduler` and `exec_model` are the validated
-/// names of `flags` (their defaults when not given).
-nlohmann::json engine_spec_json(const sim::EngineSpec& spec, const EngineFlags& flags);
-
-/// Effective: the load `run` sent (`LoadOptions`): target, request shape, load shape,
-/// timeouts in seconds and header names.
-nlohmann::json load_options_json(const loadgen::LoadOptions& load);
-
-/// Effective: the built-in server (`BuiltinServerPlan`): "timing", "model", the fixed model's
-/// knobs or the engine of `engine_spec_json`, and "max_model_len".
-nlohmann::json builtin_server_json(const BuiltinServerPlan& builtin, const EngineFlags& flags);
 
 }  // namespace llmbench::cli

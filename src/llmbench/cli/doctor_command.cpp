@@ -2,8 +2,9 @@
 // --base-url, the server, as PASS / WARN / FAIL / N/A lines with a fix each
 // (telemetry/doctor_checks.hpp; docs/telemetry.md, "llmbench doctor").
 
+#include "llmbench/app/doctor.hpp"
+#include "llmbench/app/session.hpp"
 #include "llmbench/cli/commands.hpp"
-#include "llmbench/cli/doctor_server.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/telemetry/doctor_checks.hpp"
 #include "llmbench/telemetry/nvml.hpp"
@@ -23,6 +24,14 @@ namespace llmbench::cli {
 namespace {
 
 using telemetry::DoctorCheck;
+
+/// What `llmbench doctor` was asked to check (its flags).
+struct DoctorFlags {
+  app::DoctorPlan server;             ///< `--base-url`, `--backend`, `--model`, `--tokenizer`
+  std::int64_t max_concurrency = -1;  ///< `--max-concurrency`: the open-file check's load
+  std::string nvml_library = "libnvidia-ml.so.1";  ///< `--nvml-library`
+  bool json = false;                               ///< `--json`
+};
 
 /// The planned concurrency when --max-concurrency is not given: `run`'s default --num-prompts
 /// (workload_flags.hpp), all in flight at once at the default request rate (inf).
@@ -57,7 +66,8 @@ int execute_doctor(const DoctorFlags& f) {
   const bool given = f.max_concurrency > 0;
   append(checks, telemetry::host_checks(telemetry::read_host_facts(
                      "/", given ? f.max_concurrency : kDefaultPlannedConcurrency, given)));
-  append(checks, telemetry::server_checks(probe_server(f)));
+  app::Session session;
+  append(checks, telemetry::server_checks(app::probe_server(f.server, session)));
   const std::string text = f.json ? telemetry::checks_json(checks).dump(2) + "\n"
                                   : telemetry::format_checks_text(checks);
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -73,12 +83,13 @@ Command add_doctor_command(CLI::App& app) {
       "Preflight: GPUs (driver, clocks, throttling, ECC, MIG, PCIe, NVLink, other processes), "
       "host (CPU governor, huge pages, open files) and, with --base-url, the server");
   auto f = std::make_shared<DoctorFlags>();
-  sub->add_option("--base-url", f->base_url, "Server to check (e.g. http://127.0.0.1:8000)");
-  sub->add_option("--backend", f->backend,
+  sub->add_option("--base-url", f->server.base_url, "Server to check (e.g. http://127.0.0.1:8000)");
+  sub->add_option("--backend", f->server.backend,
                   "Server dialect, as for run: " + protocol::backend_names())
       ->capture_default_str();
-  sub->add_option("--model", f->model, "Model to ask for (default: the first the server lists)");
-  sub->add_option("--tokenizer", f->tokenizer,
+  sub->add_option("--model", f->server.model,
+                  "Model to ask for (default: the first the server lists)");
+  sub->add_option("--tokenizer", f->server.tokenizer,
                   "Tokenizer to compare the server's prompt count with (path or bundled name)");
   sub->add_option("--max-concurrency", f->max_concurrency,
                   "Requests in flight you plan, for the open-file check (default: 200, run's "

@@ -95,33 +95,15 @@ std::string data_dir() {
   return std::string(build_info::data_dir());
 }
 
-void prepare_result_dir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    throw Exception(
-        Error{fmt::format("cannot create the results folder {}: {}", dir.string(), ec.message()),
-              "--result-dir", -1});
-  }
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw Exception(Error{fmt::format("{} is not a folder", dir.string()), "--result-dir", -1});
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    throw Exception(
-        Error{fmt::format("cannot write into {}: {}", dir.string(), std::strerror(errno)),
-              "--result-dir", -1});
-  }
+void add_window_flag(CLI::App& app, double& window_s) {
+  app.add_option("--window-s", window_s,
+                 "Seconds per time window in the results (windows, stable): completed, tok/s, "
+                 "in flight, TTFT/ITL percentiles per window")
+      ->capture_default_str();
 }
 
-std::ofstream open_for_writing(const std::filesystem::path& path) {
-  errno = 0;
-  std::ofstream out(path, std::ios::out | std::ios::trunc);
-  if (!out) {
-    throw Exception(Error{fmt::format("cannot open for writing: {}",
-                                      errno != 0 ? std::strerror(errno) : "unknown reason"),
-                          path.string(), -1});
-  }
-  return out;
+void check_window(double window_s) {
+  require_in_range(window_s, 0.001, 1e6, "--window-s", "a number of seconds in [0.001, 1e6]");
 }
 
 }  // namespace llmbench::cli

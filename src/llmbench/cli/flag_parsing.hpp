@@ -5,8 +5,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -36,13 +34,10 @@ std::vector<double> parse_percentiles(const std::string& text);
 /// Folder of the bundled data: $LLMBENCH_DATA_DIR, else the source tree's data/ at build time.
 std::string data_dir();
 
-/// Creates the results folder `dir` (with parents) if needed and checks that files can be
-/// created in it, before any work is done. Throws `Exception` naming `--result-dir` (or the
-/// path) with the system's reason ("Permission denied", "Not a directory", ...).
-void prepare_result_dir(const std::filesystem::path& dir);
+/// Registers `--window-s` (seconds per window of the results' `windows`) bound to `window_s`.
+void add_window_flag(CLI::App& app, double& window_s);
 
-/// Opens `path` for writing (truncating); throws `Exception` naming the path and the system's
-/// reason when it cannot.
-std::ofstream open_for_writing(const std::filesystem::path& path);
+/// Throws `Exception` naming `--window-s` unless 0.001 ≤ `window_s` ≤ 1e6.
+void check_window(double window_s);
 
 }  // namespace llmbench::cli

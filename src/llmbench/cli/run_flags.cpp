@@ -1,5 +1,6 @@
 #include "llmbench/cli/run_flags.hpp"
 
+#include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/report_command.hpp"
 #include "llmbench/protocol/dialect.hpp"
 

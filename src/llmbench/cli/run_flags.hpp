@@ -5,8 +5,8 @@
 /// request shape, outputs, and the built-in server's `--server-*` flags. `resolve_run`
 /// (run_plan.hpp) turns them into a plan.
 
+#include "llmbench/app/plan.hpp"
 #include "llmbench/cli/server_flags.hpp"
-#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/telemetry_flags.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
@@ -70,7 +70,7 @@ struct RunFlags : WorkloadFlags {
   ServeFlags server;  ///< the built-in server (no --base-url): the `--server-*` flags
   /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
   TelemetryFlags telemetry;
-  double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
+  double window_s = app::kDefaultWindowS;  ///< `--window-s`: seconds per window
   std::string report_path;  ///< `--report`: the HTML report written at the end ("" = none)
   std::string history;      ///< `--history PATH`: SQLite run history (docs/compare.md "History")
 };

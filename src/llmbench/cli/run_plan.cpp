@@ -1,5 +1,6 @@
 #include "llmbench/cli/run_plan.hpp"
 
+#include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
@@ -31,6 +32,7 @@ void check_run_numbers(const RunFlags& f, const ResolveEnv& env) {
     throw Exception(Error{"must be a positive number of requests", "--max-concurrency", -1});
   }
   require_in_range(f.duration_s, 0, 1e7, "--duration", "a number of seconds in [0, 1e7]");
+  check_window(f.window_s);
   if (f.num_warmups < 0) {
     throw Exception(Error{"must not be negative", "--num-warmups", -1});
   }
@@ -84,7 +86,7 @@ void check_target_flags(const RunFlags& f) {
 
 /// Request headers and the API key: `--api-key`, else $OPENAI_API_KEY, sent as "Authorization:
 /// Bearer KEY" unless a `--header` already sets Authorization (then not sent, with a warning).
-void resolve_headers(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+void resolve_headers(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   auto& lo = plan.load;
   for (const auto& h : f.headers) {
     // "Name: value", or vLLM's KEY=VALUE: the first ':' or '=' ends the name (neither can be in
@@ -151,7 +153,7 @@ void resolve_ramp_up(const RunFlags& f, loadgen::LoadOptions& lo) {
 /// Request shape, timeouts and load shape from the flags, with the request template every body
 /// is built from (`LoadOptions::request`); the URL, headers and secrets are added by
 /// `resolve_target` and `resolve_headers`.
-void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+void resolve_load(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   auto& lo = plan.load;
   lo.backend = protocol::parse_backend(f.backend);
   const bool stream = !f.no_stream && !f.disable_stream;
@@ -222,7 +224,7 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
 }
 
 /// The target URL (`--base-url`, or http://host:port), or the built-in server's options.
-void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+void resolve_target(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   std::string base_url = f.base_url;
   if (base_url.empty() && !f.host.empty()) {
     base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
@@ -243,8 +245,9 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
     ServeFlags server = f.server;
     if (server.model.empty())
       server.model = f.model;
-    plan.builtin = BuiltinServerPlan{
-        .options = resolve_server_options(server, env.data_dir, kServerFlagPrefix)};
+    plan.builtin = app::BuiltinServerPlan{
+        .options = resolve_server_options(server, env.data_dir, kServerFlagPrefix),
+        .engine_requested = f.server.engine};
     // The built-in server streams usage with every chunk when asked, as vLLM does.
     plan.load.request.continuous_usage =
         plan.load.request.continuous_usage || plan.load.backend == protocol::Backend::Vllm;
@@ -266,7 +269,7 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
 
 /// Every request in flight holds a socket (two with the built-in server in this process): cap
 /// the in-flight count below the descriptor limit rather than fail thousands of connects.
-void cap_in_flight(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
+void cap_in_flight(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   const std::int64_t fd_limit = env.open_file_limit;
   const std::int64_t fd_cap = std::max<std::int64_t>(1, (fd_limit - 128) / (plan.builtin ? 2 : 1));
   auto& cap = plan.load.max_concurrency;
@@ -279,8 +282,8 @@ void cap_in_flight(const RunFlags& f, const ResolveEnv& env, RunPlan& plan) {
   }
 }
 
-OutputPlan resolve_output(const RunFlags& f) {
-  OutputPlan o;
+app::OutputPlan resolve_output(const RunFlags& f) {
+  app::OutputPlan o;
   o.append = f.append_result;
   o.save_result = f.save_result || f.append_result;
   o.save_detailed = f.save_detailed;
@@ -298,6 +301,9 @@ OutputPlan resolve_output(const RunFlags& f) {
   if (!f.result_filename.empty()) {
     o.stem = std::filesystem::path(f.result_filename).replace_extension().string();
   }
+  o.label = f.label;
+  o.history = f.history;
+  o.report_path = f.report_path;
   return o;
 }
 
@@ -315,8 +321,13 @@ ResolveEnv ResolveEnv::current() {
   return env;
 }
 
-RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
-  RunPlan plan;
+app::RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
+  app::RunPlan plan;
+  plan.requested = run_flags_json(f);
+  plan.backend_name = f.backend;
+  plan.num_prompts = f.num_prompts;
+  plan.max_concurrency = f.max_concurrency;
+  plan.names = workload_names(f);
   plan.report = report_setup(f);
   check_workload_flags(f);
   check_run_numbers(f, env);
@@ -332,30 +343,19 @@ RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
           ? workload::kMaxNumPrompts
           : (f.duration_s > 0 ? std::max<std::int64_t>(f.num_prompts, 1000) : f.num_prompts) +
                 f.num_warmups;
-  plan.dataset = dataset_options(f, sample_count, nullptr, plan.load.request.chat);
+  plan.dataset = dataset_options(f, sample_count, plan.load.request.chat);
   plan.dataset.data_dir = env.data_dir;
   if (!whole_trace(f)) {
     check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
   }
-  plan.tokenizer = f.tokenizer;
   resolve_target(f, env, plan);
   cap_in_flight(f, env, plan);
   plan.output = resolve_output(f);
+  plan.telemetry = resolve_telemetry(f.telemetry);
+  plan.window_s = f.window_s;
+  plan.ready_check_timeout_s = f.ready_check_timeout_s;
   plan.progress = !f.quiet;
   return plan;
-}
-
-std::string default_result_stem(const RunFlags& f, double rate, const std::string& model,
-                                std::int64_t unix_time) {
-  std::string m = model;
-  std::replace(m.begin(), m.end(), '/', '_');
-  std::replace(m.begin(), m.end(), ' ', '_');
-  const std::string rate_s = std::isinf(rate) ? "inf" : fmt::format("{:g}", rate);
-  const std::string conc =
-      f.max_concurrency > 0 ? fmt::format("-concurrency{}", f.max_concurrency) : "";
-  // vLLM's --label replaces the backend as the prefix ("label-rateqps-...").
-  return fmt::format("{}-{}qps{}-{}-{:%Y%m%d-%H%M%S}", f.label.empty() ? f.backend : f.label,
-                     rate_s, conc, m, fmt::localtime(static_cast<std::time_t>(unix_time)));
 }
 
 }  // namespace llmbench::cli

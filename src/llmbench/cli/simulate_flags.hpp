@@ -1,10 +1,11 @@
 #pragma once
 /// @file
 /// `llmbench simulate`'s flags as typed: the workload of `run` (`WorkloadFlags`), the engine
-/// (`EngineFlags`, plain names) and the simulation's own outputs.
+/// (`EngineFlags`, plain names) and the simulation's own outputs; `resolve_simulate` turns them
+/// into an `app::SimPlan`.
 
+#include "llmbench/app/plan.hpp"
 #include "llmbench/cli/server_flags.hpp"
-#include "llmbench/cli/steady_state.hpp"
 #include "llmbench/cli/workload_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -23,11 +24,18 @@ struct SimulateFlags : WorkloadFlags {
   bool save_result = false;
   std::string result_dir;
   std::string result_filename;
-  std::string trace_path;             ///< `--trace`: Chrome trace of the engine steps ("" = none)
-  double window_s = kDefaultWindowS;  ///< `--window-s`: seconds per window (steady_state.hpp)
+  std::string trace_path;  ///< `--trace`: Chrome trace of the engine steps ("" = none)
+  double window_s = app::kDefaultWindowS;  ///< `--window-s`: seconds per window
 };
 
 /// Registers every `simulate` flag on `app`, bound to `flags` (which must outlive parsing).
 void add_simulate_flags(CLI::App& app, SimulateFlags& flags);
+
+/// Resolves `flags` into the plan of one simulation: checks every flag (a conversation workload
+/// is refused: the virtual-time engine takes every arrival up front), resolves the engine from
+/// the profiles under `data_dir` and sizes the workload against `memory_bytes` (≤ 0: no check).
+/// Throws `Exception` naming the flag.
+app::SimPlan resolve_simulate(const SimulateFlags& flags, const std::string& data_dir,
+                              std::int64_t memory_bytes);
 
 }  // namespace llmbench::cli

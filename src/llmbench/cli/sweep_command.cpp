@@ -3,11 +3,15 @@
 // and CSV rewritten after every point, and a console row per point (docs/sweep.md).
 
 #include "llmbench/analysis/slo_search.hpp"
+#include "llmbench/app/outputs.hpp"
+#include "llmbench/app/session.hpp"
+#include "llmbench/app/stop_signals.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
+#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/report_command.hpp"
-#include "llmbench/cli/run_point.hpp"
+#include "llmbench/cli/run_plan.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 #include "llmbench/cli/sweep_flags.hpp"
 #include "llmbench/cli/sweep_report.hpp"
@@ -21,10 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -40,40 +42,6 @@ namespace {
 
 using nlohmann::json;
 
-std::atomic<bool> g_sweep_stop{false};
-extern "C" void on_sweep_signal(int /*sig*/) {
-  g_sweep_stop.store(true);
-}
-
-/// SIGINT / SIGTERM / SIGHUP between points end the sweep after the point in flight (a `run`
-/// point installs its own handlers while it sends, and is itself cut short); restored on exit.
-class SweepSignals {
- public:
-  SweepSignals() {
-    g_sweep_stop.store(false);
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-    sigaction(SIGHUP, &sa, &old_hup_);
-  }
-  ~SweepSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    sigaction(SIGHUP, &old_hup_, nullptr);
-  }
-  SweepSignals(const SweepSignals&) = delete;
-  SweepSignals& operator=(const SweepSignals&) = delete;
-  SweepSignals(SweepSignals&&) = delete;
-  SweepSignals& operator=(SweepSignals&&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-  struct sigaction old_hup_ {};
-};
-
 /// `text` with every character that is not safe in a file name replaced by '_'.
 std::string file_safe(const std::string& text) {
   std::string out = text;
@@ -86,14 +54,16 @@ std::string file_safe(const std::string& text) {
   return out;
 }
 
-/// The points of one sweep: runs each (against one `RunSession`, or as a simulation), keeps its
-/// row, prints it, and rewrites the sweep's files after each.
+/// The points of one sweep: runs each as a point of one `app::Session` (against the target it
+/// keeps, or as a simulation), keeps its row, prints it, and rewrites the sweep's files after
+/// each.
 class Sweep {
  public:
   Sweep(const SweepFlags& flags, std::vector<SweepAxis> axes)
       : f_(flags),
         axes_(std::move(axes)),
-        dir_(flags.run.result_dir.empty() ? "." : flags.run.result_dir) {
+        dir_(flags.run.result_dir.empty() ? "." : flags.run.result_dir),
+        env_(ResolveEnv::current()) {
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     date_ = fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(now));
     stem_ = flags.run.result_filename.empty()
@@ -105,9 +75,13 @@ class Sweep {
         apply_axis(axis.axis, AxisValue{}, scratch, nullptr);  // throws, naming the axis
       }
     }
-    prepare_result_dir(dir_);
-    if (!f_.simulate)
-      session_ = std::make_unique<RunSession>();
+    if (!f_.simulate) {
+      // What can fail before any point does so now, with `run`'s message (a bad --ca-cert).
+      const app::RunPlan first = resolve_run(f_.run, env_);
+      if (!first.builtin)
+        app::check_client(first.load);
+    }
+    app::prepare_result_dir(dir_);
   }
 
   /// Runs the point with `values` (one per axis), prints and stores its row, rewrites the files.
@@ -118,26 +92,27 @@ class Sweep {
       stem += fmt::format("-{}={}", axis_info(axes_[i].axis).name, file_safe(values[i].text));
     }
     PointRow row;
-    last_results_ = nullptr;
+    last_.reset();
     try {
-      PointReport report = measure(values, stem, 1);
+      app::RunResult result = measure(values, stem, 1);
       std::vector<std::string> earlier;
       std::size_t trials = 1;
       // --max-trials: a point that is not stable is measured again, twice as long each time.
-      while (!report.steady.stability.stable && !report.interrupted && !g_sweep_stop.load() &&
+      while (!result.verdicts().stability.stable && !result.interrupted &&
+             !app::StopSignals::stop_requested() &&
              trials < static_cast<std::size_t>(f_.max_trials)) {
-        earlier.push_back(report.results_path.filename().string());
+        earlier.push_back(result.results_path.filename().string());
         ++trials;
         log::info("point {} is not stable ({}); trial {} of at most {} with {}x the requests",
-                  index, report.steady.stability.reason, trials, f_.max_trials,
+                  index, result.verdicts().stability.reason, trials, f_.max_trials,
                   std::int64_t{1} << (trials - 1));
-        report =
+        result =
             measure(values, fmt::format("{}-t{}", stem, trials), std::int64_t{1} << (trials - 1));
       }
-      row = point_row(index, values, report, f_.validity);
+      row = point_row(index, values, result);
       row.trials = trials;
       row.earlier_results = std::move(earlier);
-      last_results_ = std::move(report.results);
+      last_ = std::make_unique<app::RunResult>(std::move(result));
     } catch (const Exception& e) {
       row = PointRow{};
       row.index = index;
@@ -146,7 +121,7 @@ class Sweep {
       row.error = e.what();
       log::error("point {} failed: {}", index, e.what());
     }
-    if (row.status == PointStatus::Interrupted || g_sweep_stop.load())
+    if (row.status == PointStatus::Interrupted || app::StopSignals::stop_requested())
       stopped_ = true;
     if (rows_.empty())
       std::printf("%s\n", table_header(axes_).c_str());
@@ -172,8 +147,8 @@ class Sweep {
   }
 
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
-  /// The results document of the last point (null when it failed).
-  [[nodiscard]] const json& last_results() const noexcept { return last_results_; }
+  /// The result of the last point (null when it failed).
+  [[nodiscard]] const app::RunResult* last_result() const noexcept { return last_.get(); }
   [[nodiscard]] const std::vector<PointRow>& rows() const noexcept { return rows_; }
   [[nodiscard]] const std::vector<SweepAxis>& axes() const noexcept { return axes_; }
   /// Keys added to the sweep JSON at the top level (the knee, the SLO search).
@@ -182,8 +157,8 @@ class Sweep {
 
  private:
   /// One measurement of the point with `scale` times the requests (or `--duration`).
-  PointReport measure(const std::vector<AxisValue>& values, const std::string& stem,
-                      std::int64_t scale) {
+  app::RunResult measure(const std::vector<AxisValue>& values, const std::string& stem,
+                         std::int64_t scale) {
     if (f_.simulate) {
       SimulateFlags s = simulate_flags_of(f_);
       for (std::size_t i = 0; i < axes_.size(); ++i) {
@@ -192,7 +167,9 @@ class Sweep {
       s.num_prompts *= scale;
       s.result_dir = dir_.string();
       s.result_filename = stem + ".json";
-      return simulate_point(s, false);
+      app::SimPlan plan = resolve_simulate(s, env_.data_dir, env_.memory_bytes);
+      plan.validity = f_.validity;
+      return session_.simulate(plan);
     }
     RunFlags r = f_.run;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
@@ -211,7 +188,11 @@ class Sweep {
     r.result_dir = dir_.string();
     r.result_filename = stem + ".json";
     r.quiet = true;
-    return session_->run_point(r);
+    app::RunPlan plan = resolve_run(r, env_);
+    plan.validity = f_.validity;
+    plan.output.history_kind = "sweep-point";
+    plan.output.report_path.clear();  // the sweep's report, of every point, comes at its end
+    return session_.run(plan);
   }
 
   const SweepFlags& f_;
@@ -219,10 +200,11 @@ class Sweep {
   std::filesystem::path dir_;
   std::string date_;
   std::string stem_;
-  std::unique_ptr<RunSession> session_;
+  ResolveEnv env_;
+  app::Session session_;
   std::vector<PointRow> rows_;
   json extra_ = json::object();
-  json last_results_ = nullptr;
+  std::unique_ptr<app::RunResult> last_;
   bool stopped_ = false;
   std::uint64_t run_measurements_ = 0;  ///< `run` measurements so far (each one's seed offset)
 };
@@ -257,17 +239,17 @@ analysis::SloMeasurement slo_measurement(const Sweep& sweep,
       .metrics = {}, .samples = row.samples, .ran = row.status == PointStatus::Ok};
   if (!m.ran)
     return m;
-  const json& results = sweep.last_results();
+  const app::RunResult& result = *sweep.last_result();
   for (const auto& c : constraints) {
-    const auto it = results.find(c.metric);
-    if (it == results.end() || !(it->is_number() || it->is_null())) {
+    const auto value = result.metric(c.metric);
+    if (!value) {
       throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
                                         "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
                                         "output_throughput; see {})",
                                         c.metric, row.results_file),
                             "--slo", -1});
     }
-    m.metrics[c.metric] = it->is_null() ? std::nan("") : it->get<double>();
+    m.metrics[c.metric] = *value;
   }
   return m;
 }
@@ -431,7 +413,7 @@ int execute_sweep(const SweepFlags& f) {
   Sweep sweep(f, parse_sweep_axes(
                      profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"}
                              : f.sweep));
-  const SweepSignals signals;
+  const app::StopSignals signals;
   std::vector<std::string> lines;
   if (profile) {
     run_profile_auto(sweep, f, lines);

@@ -4,6 +4,8 @@
 #include "llmbench/analysis/pareto.hpp"
 #include "llmbench/analysis/queue_fit.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/json_number.hpp"
+#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/report/report.hpp"
 
 #include <fmt/core.h>
@@ -57,6 +59,19 @@ double metric(const PointRow& row, std::string_view key) {
   return it != row.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
+/// The number `key` of a point's results as its results document writes it: a count as an
+/// integer, a non-finite value as null, a key the results lack as null.
+json metric_json(const app::RunResult& result, std::string_view key) {
+  const auto value = result.metric(key);
+  if (!value)
+    return nullptr;
+  for (const auto& n : metrics::kSummaryNumbers) {
+    if (n.key == key && n.integer())
+      return static_cast<std::uint64_t>(*value);
+  }
+  return finite_or_null(*value);
+}
+
 std::string cell(double v, int decimals) {
   return std::isfinite(v) ? fmt::format("{:.{}f}", v, decimals) : std::string("n/a");
 }
@@ -92,48 +107,27 @@ std::string_view to_string(PointStatus status) noexcept {
 }
 
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report, const analysis::ValidityRule& rule) {
-  PointRow row{
-      .index = index,
-      .values = values,
-      .status = report.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
-      .error = {},
-      .metrics = json::object(),
-      .stable = report.steady.stability.stable,
-      .stability_reason = report.steady.stability.reason,
-      .results_file = report.results_path.filename().string(),
-      .records_file = report.results.value("records_file", std::string()),
-      .samples = report.summary.completed,
-      .trials = 1,
-      .earlier_results = {},
-      .spikes = analysis::spike_lines(report.steady.spikes, analysis::SpikeRule{}),
-      .valid = false,
-      .invalid_reasons = {},
-      .p99_ci = report.results.is_object() ? report.results.value("p99_ci", json()) : json(nullptr),
-      .batching_failed = report.steady.batching.fired,
-      .gpus = 1};
-  if (report.results.is_object()) {
-    const json cfg = report.results.value("config_effective", json::object());
-    if (cfg.is_object() && cfg.contains("tp") && cfg.at("tp").is_number()) {
-      row.gpus = cfg.at("tp").get<double>() *
-                 (cfg.contains("data_parallel_size") && cfg.at("data_parallel_size").is_number()
-                      ? cfg.at("data_parallel_size").get<double>()
-                      : 1.0);
-    }
-  }
-  analysis::PointFacts facts{.duration_s = report.summary.duration_s,
-                             .completed = report.summary.completed,
-                             .failed = report.summary.failed,
-                             .tails = {}};
-  for (const auto& t : report.steady.tails) facts.tails.emplace_back(t.metric, t.ci);
-  const auto verdict = analysis::validity(facts, rule);
-  row.valid = verdict.valid;
-  row.invalid_reasons = verdict.reasons;
-  for (const auto key : kPointMetrics) {
-    const std::string k(key);
-    row.metrics[k] = report.results.is_object() && report.results.contains(k) ? report.results.at(k)
-                                                                              : json(nullptr);
-  }
+                   const app::RunResult& result) {
+  const auto& v = result.verdicts();
+  PointRow row{.index = index,
+               .values = values,
+               .status = result.interrupted ? PointStatus::Interrupted : PointStatus::Ok,
+               .error = {},
+               .metrics = json::object(),
+               .stable = v.stability.stable,
+               .stability_reason = v.stability.reason,
+               .results_file = result.results_path.filename().string(),
+               .records_file = result.records_path.filename().string(),
+               .samples = result.summary().completed,
+               .trials = 1,
+               .earlier_results = {},
+               .spikes = analysis::spike_lines(v.spikes, analysis::SpikeRule{}),
+               .valid = v.validity.valid,
+               .invalid_reasons = v.validity.reasons,
+               .p99_ci = app::tail_cis_json(v.tails),
+               .batching_failed = v.batching.fired,
+               .gpus = result.gpus()};
+  for (const auto key : kPointMetrics) row.metrics[std::string(key)] = metric_json(result, key);
   return row;
 }
 

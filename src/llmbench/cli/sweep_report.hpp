@@ -6,7 +6,7 @@
 /// finishes).
 
 #include "llmbench/analysis/validity.hpp"
-#include "llmbench/cli/steady_state.hpp"
+#include "llmbench/app/result.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 
 #include <nlohmann/json.hpp>
@@ -65,10 +65,10 @@ struct PointRow {
   double gpus = 1;
 };
 
-/// The row of a point that ran: its metrics, stability, spikes, validity under `rule` (the
-/// p99 of each of `kTailMetrics` must be supported) and file names from `report`.
+/// The row of a point that ran: its metrics, stability, spikes, validity (under the sweep's rule,
+/// which its plan carried) and file names, read from its typed result.
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const PointReport& report, const analysis::ValidityRule& rule);
+                   const app::RunResult& result);
 
 /// The sweep JSON: `mode` ("run" / "simulate"), `axes` [{name, values}], `points` (one object
 /// per row: index, axes {name: value}, status, error, the metrics, stable, stability,

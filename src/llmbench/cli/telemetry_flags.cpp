@@ -63,4 +63,14 @@ std::vector<unsigned int> parse_gpu_devices(const std::string& text) {
   return out;
 }
 
+app::TelemetryPlan resolve_telemetry(const TelemetryFlags& f) {
+  // The devices are checked even without --gpu-telemetry, so a typo is not silently ignored.
+  return app::TelemetryPlan{.gpu_interval_ms = f.gpu_telemetry_ms,
+                            .gpu_devices = f.gpu_devices.empty() ? std::vector<unsigned int>{}
+                                                                 : parse_gpu_devices(f.gpu_devices),
+                            .nvml_library = f.nvml_library,
+                            .scrape_url = f.scrape_metrics,
+                            .scrape_interval_ms = f.scrape_interval_ms};
+}
+
 }  // namespace llmbench::cli

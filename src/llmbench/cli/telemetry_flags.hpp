@@ -2,7 +2,9 @@
 /// @file
 /// `llmbench run`'s telemetry flags (docs/telemetry.md): `--gpu-telemetry[=MS]` with
 /// `--gpu-devices LIST` and `--nvml-library PATH`, `--scrape-metrics[=URL]` with
-/// `--scrape-interval-ms`. The samplers they start are in run_telemetry.hpp.
+/// `--scrape-interval-ms`. The samplers they start are in app/telemetry.hpp.
+
+#include "llmbench/app/plan.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -35,5 +37,9 @@ void add_telemetry_flags(CLI::App& app, TelemetryFlags& flags);
 /// Parses `--gpu-devices` ("0,2,3"; blanks allowed). Throws `Exception` naming the flag and the
 /// position of a bad entry.
 [[nodiscard]] std::vector<unsigned int> parse_gpu_devices(const std::string& text);
+
+/// The telemetry part of a plan: the flags with `--gpu-devices` parsed. Throws `Exception` as
+/// `parse_gpu_devices` does.
+[[nodiscard]] app::TelemetryPlan resolve_telemetry(const TelemetryFlags& flags);
 
 }  // namespace llmbench::cli

@@ -1,11 +1,10 @@
 #include "llmbench/cli/workload_flags.hpp"
 
 #include "llmbench/cli/flag_parsing.hpp"
-#include "llmbench/cli/tokenizer_alias.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
-#include "llmbench/tokenizer/resolve.hpp"
+#include "llmbench/report/report.hpp"
 
 #include <fmt/core.h>
 
@@ -249,8 +248,8 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
 }
 
-ReportSetup report_setup(const WorkloadFlags& f) {
-  ReportSetup s;
+app::ReportSetup report_setup(const WorkloadFlags& f) {
+  app::ReportSetup s;
   s.rate = parse_positive_or_inf(f.request_rate, "--request-rate");
   s.burstiness = parse_positive_or_inf(f.burstiness, "--burstiness");
   s.percentiles = parse_percentiles(f.metric_percentiles);
@@ -281,7 +280,7 @@ workload::SharedPrefixOptions with_popularity(workload::SharedPrefixOptions o,
 }  // namespace
 
 workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t num_prompts,
-                                         const tokenizer::Tokenizer* tok, bool chat) {
+                                         bool chat) {
   return workload::DatasetOptions{
       .kind = workload::parse_dataset_kind(f.dataset_name),
       .path = f.dataset_path,
@@ -296,7 +295,7 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
       .sonnet_output_len = f.output_len > 0 ? f.output_len : f.sonnet_output_len,
       .sonnet_prefix_len = f.sonnet_prefix_len,
       .data_dir = data_dir(),
-      .tokenizer = tok,
+      .tokenizer = nullptr,
       .random_prompt_kind = workload::parse_random_prompt_kind(f.random_prompt_kind),
       .count_special_tokens = !chat,
       .trace = workload::TraceOptions{.format = f.trace_format,
@@ -314,55 +313,13 @@ workload::DatasetOptions dataset_options(const WorkloadFlags& f, std::int64_t nu
       .max_turns = f.max_turns};
 }
 
-std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& f) {
-  if (f.tokenizer.empty()) {
-    return std::nullopt;
-  }
-  auto resolved = tokenizer::load_tokenizer(resolve_tokenizer_alias(f.tokenizer));
-  if (!resolved) {
-    throw Exception(Error{resolved.error().what(), "--tokenizer", -1});
-  }
-  const tokenizer::Tokenizer& tok = resolved->tokenizer;
-  std::string prefix;
-  for (const auto id : tok.special_prefix()) {
-    prefix += fmt::format("{}id {} {}", prefix.empty() ? "" : ", ", id, tok.id_to_token(id));
-  }
-  log::info("tokenizer {} ({} tokens); completions prompt lengths include its special prefix: {}",
-            resolved->path.string(), tok.vocab_size(), prefix.empty() ? "none" : prefix);
-  return std::move(resolved->tokenizer);
-}
-
-std::optional<tokenizer::ChatTemplate> load_chat_template(const WorkloadFlags& f) {
-  if (f.tokenizer.empty()) {
-    return std::nullopt;
-  }
-  auto path = tokenizer::resolve_tokenizer(f.tokenizer);
-  if (!path) {
-    throw Exception(Error{path.error().what(), "--tokenizer", -1});
-  }
-  auto loaded = tokenizer::load_chat_template(*path);
-  if (!loaded) {
-    throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
-  }
-  if (loaded->has_value()) {
-    log::info("chat template {}: chat prompt lengths count the rendered prompt", (*loaded)->name());
-  }
-  return std::move(*loaded);
-}
-
-report::ConsoleOptions console_options(const WorkloadFlags& f, double request_rate,
-                                       const std::vector<std::string>& percentile_metrics,
-                                       const metrics::Slo& slo) {
-  report::ConsoleOptions copt;
-  copt.percentile_metrics = percentile_metrics;
-  if (f.max_concurrency > 0) {
-    copt.max_concurrency = static_cast<int>(f.max_concurrency);
-  }
-  if (std::isfinite(request_rate)) {
-    copt.request_rate = request_rate;
-  }
-  copt.show_goodput = slo.ttft_ms || slo.tpot_ms || slo.e2el_ms;
-  return copt;
+app::WorkloadNames workload_names(const WorkloadFlags& f) {
+  return app::WorkloadNames{.tokenizer = f.tokenizer,
+                            .dataset_name = f.dataset_name,
+                            .random_prompt_kind = f.random_prompt_kind,
+                            .gsp_popularity = f.gsp_popularity,
+                            .think_time_ms = f.think_time_ms,
+                            .think_time_dist = f.think_time_dist};
 }
 
 }  // namespace llmbench::cli

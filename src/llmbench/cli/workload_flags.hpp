@@ -3,10 +3,7 @@
 /// The workload and load-shape flags that `run` and `simulate` share (vLLM `bench serve` names),
 /// registered once so both commands accept the same spelling, defaults and help.
 
-#include "llmbench/metrics/summary.hpp"
-#include "llmbench/report/report.hpp"
-#include "llmbench/tokenizer/chat_template.hpp"
-#include "llmbench/tokenizer/tokenizer.hpp"
+#include "llmbench/app/plan.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <CLI/CLI.hpp>
@@ -83,46 +80,23 @@ bool was_given(const WorkloadFlags& flags, const std::string& flag);
 /// `--think-time-dist` need `--multi-turn` and valid values. Throws `Exception` naming the flag.
 void check_workload_flags(const WorkloadFlags& flags);
 
-/// The load shape and reporting choices of a run, parsed and checked from the flags.
-struct ReportSetup {
-  double rate = 0;                              ///< requests per second; +inf = all at once
-  double burstiness = 1;                        ///< gamma shape of the gaps; +inf = even
-  std::vector<double> percentiles;              ///< from `--metric-percentiles`, each in [0, 100]
-  std::vector<std::string> percentile_metrics;  ///< from `--percentile-metrics`
-  metrics::SummaryOptions summary;              ///< `percentiles` and the `--goodput` SLO
-};
-
 /// Parses `--request-rate` and `--burstiness` (`parse_positive_or_inf`), `--metric-percentiles`
 /// (`parse_percentiles`), `--percentile-metrics` (`split_csv`, then
 /// `report::check_percentile_metrics`) and `--goodput` (`metrics::parse_slo`), in that order.
 /// Throws `Exception` naming the flag on a bad value.
-ReportSetup report_setup(const WorkloadFlags& flags);
+app::ReportSetup report_setup(const WorkloadFlags& flags);
 
 /// The dataset options for `num_prompts` samples from the flags, with the bundled data folder
-/// (`data_dir()`) filled in. `tok` (may be null; must outlive sampling) makes lengths exact,
+/// (`data_dir()`) filled in; with a tokenizer (loaded by the session, never set here) lengths are
 /// counted as a completions server counts them unless `chat` (then the content alone).
 workload::DatasetOptions dataset_options(const WorkloadFlags& flags, std::int64_t num_prompts,
-                                         const tokenizer::Tokenizer* tok = nullptr,
                                          bool chat = false);
+
+/// The names of the workload flags as typed (`app::WorkloadNames`).
+app::WorkloadNames workload_names(const WorkloadFlags& flags);
 
 /// True for `--dataset-name trace` without `--num-prompts`: every row of the window is replayed
 /// (the dataset then decides the request count).
 bool whole_trace(const WorkloadFlags& flags);
-
-/// Loads `--tokenizer` (`tokenizer::load_tokenizer`: a path, else a name under
-/// `$LLMBENCH_DATA/tokenizers/`, else under the bundled data folder) and logs what it resolved to
-/// and the special tokens it adds; `std::nullopt` when the flag is empty. Throws `Exception`.
-std::optional<tokenizer::Tokenizer> load_tokenizer(const WorkloadFlags& flags);
-
-/// The chat template of `--tokenizer` (`tokenizer::load_chat_template` on the resolved file:
-/// chat_template.jinja or tokenizer_config.json beside it), logged when found; nullopt without
-/// a tokenizer or a template. Throws `Exception` for an unreadable or malformed template.
-std::optional<tokenizer::ChatTemplate> load_chat_template(const WorkloadFlags& flags);
-
-/// Console-table options for a run of this workload: the percentile sections asked for, the
-/// configured concurrency and (finite) request rate, and the goodput line when an SLO is set.
-report::ConsoleOptions console_options(const WorkloadFlags& flags, double request_rate,
-                                       const std::vector<std::string>& percentile_metrics,
-                                       const metrics::Slo& slo);
 
 }  // namespace llmbench::cli

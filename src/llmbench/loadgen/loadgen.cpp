@@ -126,8 +126,7 @@ struct Run {
         redactor(o.secrets),
         own_schedule(workload::dataset_arrivals(
             s, static_cast<std::size_t>(o.num_warmups) % s.size(), o.num_prompts)),
-        open_loop(!own_schedule.empty() || (std::isfinite(o.request_rate) && o.request_rate > 0) ||
-                  o.ramp_up != workload::RampUp::None) {}
+        open_loop(workload::is_open_loop(!own_schedule.empty(), o.request_rate, o.ramp_up)) {}
 
   [[nodiscard]] bool stop_requested() const {
     return stop != nullptr && stop->load(std::memory_order_relaxed);

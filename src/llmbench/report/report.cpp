@@ -1,7 +1,9 @@
 #include "llmbench/report/report.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/metrics/catalog.hpp"
 
 #include <fmt/core.h>
 
@@ -22,40 +24,7 @@ using nlohmann::json;
 
 constexpr std::size_t kWidth = 50;
 
-// One metric with a percentile section: its key (`--percentile-metrics`, JSON `<stat>_<key>_ms`),
-// the short name of console labels and the section header. vLLM's four come first, with vLLM's
-// names and headers.
-struct MetricInfo {
-  std::string_view key;
-  std::string_view label;
-  std::string_view header;
-  metrics::Stats metrics::Summary::*stats;
-};
-
-constexpr std::array<MetricInfo, 10> kMetrics{{
-    {"ttft", "TTFT", "Time to First Token", &metrics::Summary::ttft_ms},
-    {"tpot", "TPOT", "Time per Output Token (excl. 1st token)", &metrics::Summary::tpot_ms},
-    {"itl", "ITL", "Inter-token Latency", &metrics::Summary::itl_ms},
-    {"e2el", "E2EL", "End-to-end Latency", &metrics::Summary::e2el_ms},
-    {"ttfat", "TTFAT", "Time to First Answer Token", &metrics::Summary::ttfat_ms},
-    {"inter_chunk", "ICL", "Inter-chunk Latency", &metrics::Summary::inter_chunk_ms},
-    {"ttft_sched", "TTFT-sched", "Time to First Token (from scheduled)",
-     &metrics::Summary::ttft_sched_ms},
-    {"e2el_sched", "E2EL-sched", "End-to-end Latency (from scheduled)",
-     &metrics::Summary::e2el_sched_ms},
-    {"lateness", "Lateness", "Client Send Lateness", &metrics::Summary::lateness_ms},
-    {"queue_wait", "Queue wait", "Queue Wait (behind max concurrency)",
-     &metrics::Summary::queue_wait_ms},
-}};
-
-const MetricInfo* find_metric(std::string_view key) noexcept {
-  for (const auto& m : kMetrics) {
-    if (m.key == key) {
-      return &m;
-    }
-  }
-  return nullptr;
-}
+using metrics::kLatencyMetrics;
 
 // Python's "{:<40} {:<10}" of vLLM's result table, with the newline.
 void line(std::string& out, std::string_view label, std::string_view value) {
@@ -77,31 +46,30 @@ void section(std::string& out, std::string_view title, char fill) {
   out += '\n';
 }
 
-// JSON number, or null for NaN/±inf (JSON has no representation for them).
 json number(double value) {
-  return std::isfinite(value) ? json(value) : json(nullptr);
+  return finite_or_null(value);
 }
 
 // mean/median/std/p<q>/min/max of one metric. The p<q> keys are those of `qs` when given (so
 // every metric has the same keys; a percentile the stats lack is null), else the stats' own.
 void add_stats(json& j, std::string_view key, const metrics::Stats& s,
                const std::vector<double>& qs) {
-  j[fmt::format("mean_{}_ms", key)] = number(s.mean);
-  j[fmt::format("median_{}_ms", key)] = number(s.median);
-  j[fmt::format("std_{}_ms", key)] = number(s.stddev);
+  using metrics::latency_key;
+  j[latency_key("mean", key)] = number(s.mean);
+  j[latency_key("median", key)] = number(s.median);
+  j[latency_key("std", key)] = number(s.stddev);
   if (qs.empty()) {
     for (const auto& [q, value] : s.percentiles) {
-      j[fmt::format("p{}_{}_ms", percentile_label(q), key)] = number(value);
+      j[latency_key(q, key)] = number(value);
     }
   }
   for (double q : qs) {
     const auto it = std::find_if(s.percentiles.begin(), s.percentiles.end(),
                                  [q](const auto& p) { return p.first == q; });
-    j[fmt::format("p{}_{}_ms", percentile_label(q), key)] =
-        it == s.percentiles.end() ? json(nullptr) : number(it->second);
+    j[latency_key(q, key)] = it == s.percentiles.end() ? json(nullptr) : number(it->second);
   }
-  j[fmt::format("min_{}_ms", key)] = number(s.min);
-  j[fmt::format("max_{}_ms", key)] = number(s.max);
+  j[latency_key("min", key)] = number(s.min);
+  j[latency_key("max", key)] = number(s.max);
 }
 
 }  // namespace
@@ -109,8 +77,8 @@ void add_stats(json& j, std::string_view key, const metrics::Stats& s,
 const std::vector<std::string_view>& percentile_metric_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
-    out.reserve(kMetrics.size());
-    for (const auto& m : kMetrics) {
+    out.reserve(kLatencyMetrics.size());
+    for (const auto& m : kLatencyMetrics) {
       out.push_back(m.key);
     }
     return out;
@@ -120,23 +88,16 @@ const std::vector<std::string_view>& percentile_metric_names() {
 
 void check_percentile_metrics(const std::vector<std::string>& names) {
   for (const auto& name : names) {
-    if (find_metric(name) == nullptr) {
-      std::string known;
-      for (const auto& m : kMetrics) {
-        known += known.empty() ? "" : ", ";
-        known += m.key;
-      }
-      throw Exception(Error{fmt::format("unknown metric '{}' (known: {})", name, known),
-                            "--percentile-metrics"});
+    if (metrics::find_latency_metric(name) == nullptr) {
+      throw Exception(Error{
+          fmt::format("unknown metric '{}' (known: {})", name, metrics::latency_metric_names()),
+          "--percentile-metrics"});
     }
   }
 }
 
 std::string percentile_label(double q) {
-  if (std::isfinite(q) && q == std::floor(q) && std::fabs(q) < 1e15) {
-    return fmt::format("{}", static_cast<std::int64_t>(q));
-  }
-  return fmt::format("{}", q);  // shortest round-trip form, as Python's str(float)
+  return metrics::percentile_label(q);
 }
 
 std::string console_text(const metrics::Summary& s, const ConsoleOptions& options) {
@@ -164,7 +125,7 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
   line_float(out, "Total Token throughput (tok/s):", s.total_token_throughput);
 
   for (const auto& key : options.percentile_metrics) {
-    const MetricInfo& m = *find_metric(key);
+    const metrics::LatencyMetric& m = *metrics::find_latency_metric(key);
     const metrics::Stats& stats = s.*m.stats;
     section(out, m.header, '-');
     line_float(out, fmt::format("Mean {} (ms):", m.label), stats.mean);
@@ -307,7 +268,7 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   j["total_token_throughput"] = number(s.total_token_throughput);
   j["max_output_tokens_per_s"] = number(s.max_output_tokens_per_s);
   j["max_concurrent_requests"] = s.max_concurrent_requests;
-  for (const auto& m : kMetrics) {
+  for (const auto& m : kLatencyMetrics) {
     add_stats(j, m.key, s.*m.stats, info.percentiles);
   }
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -60,5 +61,18 @@ std::vector<TimeNs> arrival_times_until(TimeNs duration_ns, std::int64_t max_cou
 /// schedules the run). Throws `Exception` when a later sample has none or comes earlier.
 std::vector<TimeNs> dataset_arrivals(const std::vector<Sample>& samples, std::size_t first,
                                      std::int64_t count);
+
+/// The one open-loop rule, for `run` (loadgen) and `simulate` alike: requests go at planned
+/// times when the dataset brings its own schedule (`own_schedule`: trace replay), when a finite
+/// positive `request_rate` is asked, or under a ramp; otherwise the loop is closed, each request
+/// sent when a concurrency slot frees. In an open loop a record's `scheduled_ns` is its planned
+/// time and the wait behind `--max-concurrency` is `slot_ns` − `scheduled_ns`
+/// (docs/metrics.md).
+constexpr bool is_open_loop(bool own_schedule, double request_rate, RampUp ramp_up) noexcept {
+  // NaN fails both comparisons.
+  return own_schedule ||
+         (request_rate > 0 && request_rate < std::numeric_limits<double>::infinity()) ||
+         ramp_up != RampUp::None;
+}
 
 }  // namespace llmbench::workload

@@ -175,6 +175,9 @@ struct DatasetOptions {
   /// `--max-turns`: with `multi_turn`, keep at most this many user turns of each conversation
   /// (0 = all of them).
   std::int64_t max_turns = 0;
+  /// Field by field (the two pointers by address): the session draws samples again only when
+  /// the options differ.
+  bool operator==(const DatasetOptions&) const = default;
 };
 
 /// Most samples `load_samples` makes: 10 million, about 1.5 GB of `Sample`s before any prompt

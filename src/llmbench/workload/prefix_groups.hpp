@@ -44,6 +44,7 @@ struct SharedPrefixOptions {
   double range_ratio = 1.0;
   GroupPopularity popularity = GroupPopularity::Uniform;  ///< `--gsp-popularity`
   double zipf_s = 1.0;                                    ///< `--gsp-zipf-s`: exponent > 0
+  bool operator==(const SharedPrefixOptions&) const = default;
 };
 
 /// `--dataset-name prefix_repetition` (vLLM `PrefixRepetitionRandomDataset` flag names and
@@ -53,6 +54,7 @@ struct PrefixRepetitionOptions {
   std::int64_t suffix_len = 256;   ///< `--prefix-repetition-suffix-len`: tokens after it
   std::int64_t num_prefixes = 10;  ///< `--prefix-repetition-num-prefixes`
   std::int64_t output_len = 128;   ///< `--prefix-repetition-output-len`
+  bool operator==(const PrefixRepetitionOptions&) const = default;
 };
 
 }  // namespace llmbench::workload

@@ -77,6 +77,7 @@ struct TraceOptions {
   std::int64_t block_size = 512;
   /// Text the prompts are cut from (file or folder of .txt); empty = the bundled corpus.
   std::string corpus_path;
+  bool operator==(const TraceOptions&) const = default;
 };
 
 /// The median gap (ns) between consecutive distinct timestamps of `rows`: a trace's tick (about

@@ -4,9 +4,9 @@
 
 #include "llmbench/cli/config_json.hpp"
 
+#include "llmbench/app/config_json.hpp"
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/run_plan.hpp"
-#include "llmbench/cli/run_report.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +21,8 @@
 
 namespace llmbench::cli {
 namespace {
+
+using app::RunPlan;
 
 using nlohmann::json;
 
@@ -139,7 +141,7 @@ TEST(ConfigJson, EffectiveConfigIsThePlanThatRan) {
   f.server.engine.tp = 2;
   RunPlan plan = resolve_run(f, env_with_data());
   plan.load.request.model = "deepseek-r1";  // as discovered from /v1/models
-  const json j = run_effective_config(f, plan, 200);
+  const json j = app::run_effective_config(plan, plan.load, 200);
   EXPECT_EQ(j.at("model"), "deepseek-r1");
   EXPECT_EQ(j.at("backend"), "openai");
   EXPECT_EQ(j.at("client_threads"), 2);
@@ -156,7 +158,7 @@ TEST(ConfigJson, EffectiveConfigIsThePlanThatRan) {
   EXPECT_GT(server.at("num_gpu_blocks").get<std::int64_t>(), 0);
   // The same keys as simulate's engine section: one serializer for both.
   for (const auto& k :
-       keys(engine_spec_json(plan.builtin->options.engine->spec, f.server.engine))) {
+       keys(app::engine_spec_json(plan.builtin->options.engine->spec, f.server.engine))) {
     EXPECT_TRUE(server.contains(k)) << k;
   }
   // Every key of the requested workload is there too (the same concept, effective value).
@@ -174,7 +176,7 @@ TEST(ConfigJson, RunKeepsEveryKeyItWroteBefore) {
   f.server.timing = "fixed";
   const RunPlan plan = resolve_run(f, env_with_data());
   const json requested = run_flags_json(f);
-  const json effective = run_effective_config(f, plan, 200);
+  const json effective = app::run_effective_config(plan, plan.load, 200);
   for (const auto* k : {"base_url",
                         "endpoint",
                         "backend",
@@ -222,7 +224,7 @@ TEST(ConfigJson, InfiniteRateIsWrittenAsInf) {
   RunFlags f;
   f.base_url = "http://127.0.0.1:1";
   const RunPlan plan = resolve_run(f, env_with_data());
-  const json j = run_effective_config(f, plan, 1);
+  const json j = app::run_effective_config(plan, plan.load, 1);
   EXPECT_EQ(j.at("request_rate"), "inf");
   EXPECT_TRUE(j.at("builtin_server").is_null());
   EXPECT_EQ(j.at("base_url"), "http://127.0.0.1:1");

@@ -17,6 +17,8 @@
 namespace llmbench::cli {
 namespace {
 
+using app::RunPlan;
+
 ResolveEnv test_env() {
   ResolveEnv env;
   env.api_key = "";
@@ -456,10 +458,12 @@ TEST(ResolveRun, DefaultResultStemIsVllmsFileName) {
   tm.tm_sec = 7;
   tm.tm_isdst = -1;
   const auto t = static_cast<std::int64_t>(std::mktime(&tm));
-  EXPECT_EQ(default_result_stem(f, 2.5, "deepseek-ai/DeepSeek R1", t),
+  EXPECT_EQ(app::default_result_stem(f.label, f.backend, 2.5, f.max_concurrency,
+                                     "deepseek-ai/DeepSeek R1", t),
             "vllm-2.5qps-concurrency16-deepseek-ai_DeepSeek_R1-20250304-050607");
   f.max_concurrency = -1;
-  EXPECT_EQ(default_result_stem(f, INFINITY, "m", t), "vllm-infqps-m-20250304-050607");
+  EXPECT_EQ(app::default_result_stem(f.label, f.backend, INFINITY, f.max_concurrency, "m", t),
+            "vllm-infqps-m-20250304-050607");
 }
 
 }  // namespace

@@ -1,22 +1,20 @@
-#include "llmbench/cli/doctor_server.hpp"
+#include "llmbench/app/doctor.hpp"
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/http/url.hpp"
-#include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/telemetry/prometheus.hpp"
-#include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <optional>
+#include <memory>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -62,12 +60,17 @@ bool probe_models(const http::Url& url, const protocol::Dialect& dialect,
   return true;
 }
 
-/// Sends one streamed request with `run`'s loadgen and fills the stream, usage and prompt
-/// fields of `p` from its record.
-void probe_stream(const http::Url& url, protocol::Backend backend, const tokenizer::Tokenizer* tok,
-                  ServerProbe& p) {
+/// Sends one streamed request as a one-request point of `session` and fills the stream, usage
+/// and prompt fields of `p` from its record.
+void probe_stream(const http::Url& url, protocol::Backend backend, const std::string& tokenizer,
+                  Session& session, ServerProbe& p) {
   const protocol::Dialect& dialect = protocol::dialect(backend);
-  loadgen::LoadOptions lo;
+  RunPlan plan;
+  plan.backend_name = std::string(protocol::to_string(backend));
+  plan.num_prompts = 1;
+  plan.max_concurrency = 1;
+  plan.names.tokenizer = tokenizer;
+  auto& lo = plan.load;
   lo.url = url;
   lo.endpoint = protocol::expand_endpoint(dialect.default_endpoint(/*stream=*/true), p.model);
   lo.backend = backend;
@@ -78,19 +81,20 @@ void probe_stream(const http::Url& url, protocol::Backend backend, const tokeniz
   lo.max_concurrency = 1;
   lo.client_threads = 1;
   lo.drain_timeout_s = 120;
-  lo.tokenizer = tok;
+  plan.report.rate = lo.request_rate;
   workload::Sample sample;
   sample.prompt = kDoctorPrompt;
   sample.output_len = kDoctorOutputTokens;
-  if (tok != nullptr && !lo.request.chat) {
-    tokenizer::Scratch scratch;
-    if (auto n = tok->count(sample.prompt, /*add_special_tokens=*/true, scratch)) {
-      sample.prompt_len = static_cast<std::int64_t>(*n);
-      sample.prompt_len_exact = true;
-    }
-  }
+  plan.samples = std::make_shared<const std::vector<workload::Sample>>(1, sample);
+  plan.progress = false;
   p.request_sent = true;
-  const loadgen::LoadResult result = loadgen::run_load(lo, {sample}, loadgen::RecordSink{});
+  RunResult result;
+  try {
+    result = session.run(plan);
+  } catch (const Exception& e) {
+    p.request_error = e.what();
+    return;
+  }
   if (result.records.empty()) {
     p.request_error = "no record came back";
     return;
@@ -142,7 +146,7 @@ void probe_metrics(const http::Url& url, ServerProbe& p) {
 
 }  // namespace
 
-telemetry::ServerProbe probe_server(const DoctorFlags& f) {
+telemetry::ServerProbe probe_server(const DoctorPlan& f, Session& session) {
   ServerProbe p{.base_url = f.base_url,
                 .backend = f.backend,
                 .model = f.model,
@@ -150,27 +154,22 @@ telemetry::ServerProbe probe_server(const DoctorFlags& f) {
                 .given = !f.base_url.empty(),
                 .model_given = !f.model.empty()};
   const protocol::Backend backend = protocol::parse_backend(f.backend);
-  std::optional<tokenizer::ResolvedTokenizer> tok;
-  if (!f.tokenizer.empty()) {
-    auto loaded = tokenizer::load_tokenizer(f.tokenizer);
-    if (!loaded)
-      throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
-    tok.emplace(std::move(*loaded));
-  }
+  const protocol::Dialect& dialect = protocol::dialect(backend);
+  // Loaded now, so a bad --tokenizer fails before any check; the session keeps it for the probe.
+  session.load_tokenizer(f.tokenizer, dialect.chat());
   if (!p.given)
     return p;
   auto url = http::parse_url(f.base_url);
   if (!url)
     throw Exception(Error{url.error().what(), "--base-url", -1});
-  const protocol::Dialect& dialect = protocol::dialect(backend);
   p.models_path = std::string(dialect.models_path());
   p.chat = dialect.chat();
   if (!probe_models(*url, dialect, f.model, p))
     return p;
   if (!p.model.empty())
-    probe_stream(*url, backend, tok ? &tok->tokenizer : nullptr, p);
+    probe_stream(*url, backend, f.tokenizer, session, p);
   probe_metrics(*url, p);
   return p;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// One simulated request per sample, arriving at `arrivals[i]` (ns of virtual time; one per
 /// sample). Prompt length: the sample's count, else `estimate_text_tokens` (core/text.hpp) of its
@@ -35,4 +35,4 @@ std::vector<sim::SimRequest> to_sim_requests(const std::vector<workload::Sample>
                                              std::int64_t block_size,
                                              std::int64_t trace_block_size = 512);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

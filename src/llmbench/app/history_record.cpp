@@ -1,4 +1,4 @@
-#include "llmbench/cli/history_record.hpp"
+#include "llmbench/app/history_record.hpp"
 
 #include "llmbench/core/log.hpp"
 #include "llmbench/report/history.hpp"
@@ -11,7 +11,7 @@
 #include <system_error>
 #include <unistd.h>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -61,4 +61,4 @@ void record_history(const std::string& history_path, const std::string& label,
   log::info("recorded as run {} in the history {}", id, history_path);
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -1,14 +1,14 @@
-// `--tokenizer` given as a Hugging Face id (cli/tokenizer_alias.hpp): the known DeepSeek, Qwen
+// `--tokenizer` given as a Hugging Face id (app/tokenizer_alias.hpp): the known DeepSeek, Qwen
 // and Llama ids map to bundled tokenizer names; paths and plain names pass through; other ids
 // are an error naming the flag and the way out.
 
-#include "llmbench/cli/tokenizer_alias.hpp"
+#include "llmbench/app/tokenizer_alias.hpp"
 
 #include "llmbench/core/error.hpp"
 
 #include <gtest/gtest.h>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 namespace {
 
 TEST(TokenizerAlias, KnownHubIdsMapToBundledTokenizers) {
@@ -46,4 +46,4 @@ TEST(TokenizerAlias, UnknownHubIdSaysWhatToDo) {
 }
 
 }  // namespace
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

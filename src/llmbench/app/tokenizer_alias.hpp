@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// One rule: a Hugging Face id, or an id prefix when `prefix` is set (ASCII case ignored), and the
 /// bundled tokenizer name it means.
@@ -48,4 +48,4 @@ inline constexpr std::array<TokenizerAlias, 15> kTokenizerAliases{{
 /// `Exception` naming `--tokenizer`, saying that ids are not downloaded and which folder to give.
 std::string resolve_tokenizer_alias(const std::string& spec);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

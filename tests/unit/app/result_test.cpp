@@ -1,14 +1,17 @@
-// `run`'s report pieces (cli/run_report.hpp): `--save-detailed`'s per-request arrays, with null
-// where a latency is undefined, and the warnings for flags a backend cannot honour.
+// `run`'s result pieces (app/result.hpp, app/session.hpp): `--save-detailed`'s per-request
+// arrays, with null where a latency is undefined, and the warnings for flags a backend cannot
+// honour.
 
-#include "llmbench/cli/run_report.hpp"
+#include "llmbench/app/result.hpp"
+
+#include "llmbench/app/session.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 namespace {
 
 using metrics::Chunk;
@@ -104,4 +107,4 @@ TEST(UnhonouredFlags, EachFlagTheBackendCannotSendIsNamedWithTheBackend) {
 }
 
 }  // namespace
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -1,4 +1,4 @@
-#include "llmbench/cli/tokenizer_alias.hpp"
+#include "llmbench/app/tokenizer_alias.hpp"
 
 #include "llmbench/core/error.hpp"
 
@@ -8,7 +8,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -50,4 +50,4 @@ std::string resolve_tokenizer_alias(const std::string& spec) {
       "--tokenizer", -1});
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

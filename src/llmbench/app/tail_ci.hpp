@@ -10,16 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-namespace llmbench::cli {
-
-/// The latencies whose p99 gets an interval (results-JSON names, `p99_<name>_ms`).
-inline constexpr std::array<std::string_view, 4> kTailMetrics{"ttft", "tpot", "itl", "e2el"};
+namespace llmbench::app {
 
 /// The interval of one metric's p99, in ms (NaN where a bound does not exist).
 struct TailCi {
@@ -34,7 +29,8 @@ struct TailCi {
 /// options otherwise).
 using Resummarize = std::function<metrics::Summary(const metrics::SummaryOptions&)>;
 
-/// The intervals of p99 (`q` = 0.99) at `confidence` of each of `kTailMetrics` with samples in
+/// The intervals of p99 (`q` = 0.99) at `confidence` of each latency the metric catalog marks
+/// (`metrics::LatencyMetric::tail_interval`: TTFT, TPOT, ITL, E2EL) with samples in
 /// `summary`; `again` is called once, with the percentiles of every rank needed.
 std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize& again,
                              double q = 0.99, double confidence = 0.95);
@@ -43,4 +39,4 @@ std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize&
 /// upper_ms, lower_rank, upper_rank, coverage, supported}}.
 nlohmann::json tail_cis_json(const std::vector<TailCi>& cis);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

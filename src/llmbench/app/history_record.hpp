@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// Records the run whose results document is `results` in the SQLite history at `history_path`
 /// with `label`: its configuration (`config_requested`, `config_effective`), summary numbers,
@@ -19,4 +19,4 @@ void record_history(const std::string& history_path, const std::string& label,
                     const std::filesystem::path& results_path,
                     const std::filesystem::path& records_path);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -1,4 +1,4 @@
-#include "llmbench/cli/sim_requests.hpp"
+#include "llmbench/app/sim_requests.hpp"
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/rng.hpp"
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 std::vector<std::uint64_t> trace_block_hashes(const std::vector<std::uint64_t>& ids,
                                               std::int64_t trace_block_size,
@@ -62,4 +62,4 @@ std::vector<sim::SimRequest> to_sim_requests(const std::vector<workload::Sample>
   return requests;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -1,21 +1,18 @@
-#include "llmbench/cli/tail_ci.hpp"
+#include "llmbench/app/tail_ci.hpp"
+
+#include "llmbench/core/json_number.hpp"
+#include "llmbench/metrics/catalog.hpp"
 
 #include <cmath>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
 using nlohmann::json;
 
 const metrics::Stats& stats_of(const metrics::Summary& s, std::string_view metric) {
-  if (metric == "ttft")
-    return s.ttft_ms;
-  if (metric == "tpot")
-    return s.tpot_ms;
-  if (metric == "itl")
-    return s.itl_ms;
-  return s.e2el_ms;
+  return s.*(metrics::find_latency_metric(metric)->stats);
 }
 
 double at(const metrics::Stats& s, double q) {
@@ -26,10 +23,6 @@ double at(const metrics::Stats& s, double q) {
   return std::nan("");
 }
 
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 }  // namespace
 
 std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize& again, double q,
@@ -38,7 +31,10 @@ std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize&
   metrics::SummaryOptions options;
   options.percentiles.clear();
   options.percentiles.push_back(100 * q);
-  for (const auto name : kTailMetrics) {
+  for (const auto& metric : metrics::kLatencyMetrics) {
+    if (!metric.tail_interval)
+      continue;
+    const std::string_view name = metric.key;
     const std::size_t n = stats_of(summary, name).count;
     if (n == 0)
       continue;
@@ -70,15 +66,15 @@ json tail_cis_json(const std::vector<TailCi>& cis) {
   out["confidence"] = cis.empty() ? json(nullptr) : json(cis.front().ci.confidence);
   for (const auto& t : cis) {
     out[t.metric] = {{"n", t.ci.n},
-                     {"p99_ms", number(t.value_ms)},
-                     {"lower_ms", number(t.lower_ms)},
-                     {"upper_ms", number(t.upper_ms)},
+                     {"p99_ms", finite_or_null(t.value_ms)},
+                     {"lower_ms", finite_or_null(t.lower_ms)},
+                     {"upper_ms", finite_or_null(t.upper_ms)},
                      {"lower_rank", t.ci.lower_rank},
                      {"upper_rank", t.ci.upper_rank},
-                     {"coverage", number(t.ci.coverage)},
+                     {"coverage", finite_or_null(t.ci.coverage)},
                      {"supported", t.ci.supported()}};
   }
   return out;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app
