@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# fuzz.sh — build the libFuzzer targets of tests/fuzz with clang, ASan and UBSan in build/fuzz,
+# fuzz.sh — build the libFuzzer targets of tests/fuzz with clang, ASan and UBSan in build/asan,
 # then run each one for a bounded time on its seed corpus (tests/fuzz/corpus/<target>/).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 # SECONDS_PER_TARGET defaults to 60; TARGET names a subset (e.g. sse_parser dataset). One target
 # runs at a time, in one process (libFuzzer's default; -jobs=N would fork and log to fuzz-N.log).
-# New inputs that raise coverage go to build/fuzz/corpus/<target>/ (the committed seeds are never
-# modified); a crash leaves its input as build/fuzz/artifacts/<target>/crash-* and makes the
+# New inputs that raise coverage go to build/asan/corpus/<target>/ (the committed seeds are never
+# modified); a crash leaves its input as build/asan/artifacts/<target>/crash-* and makes the
 # script exit non-zero. An AddressSanitizer report or UBSan "runtime error" is a crash.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,9 +23,11 @@ if ! command -v clang++ >/dev/null; then
   exit 2
 fi
 
-build=build/fuzz
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DLLMBENCH_FUZZ=ON -DLLMBENCH_BUILD_TESTS=OFF -DLLMBENCH_BUILD_BENCH=OFF \
+# The targets are built in build/asan (CMake preset "asan", which sets LLMBENCH_FUZZ=ON): the
+# libraries are compiled once, with ASan, UBSan and the fuzzer's coverage, for these targets and
+# for the unit tests of scripts/sanitize.sh, instead of twice.
+build=build/asan
+cmake --preset asan \
   ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
 cmake --build "$build" -j"${FUZZ_BUILD_JOBS:-2}" --target "${targets[@]/%/_fuzz}"
 

@@ -9,8 +9,12 @@
 #
 # The CI set is the code that takes bytes from the network or disk and the numbers made of them:
 # core, the SSE parser, the HTTP client and listener, the protocol decoders, the metrics with the
-# record reader and writer, and the load generator's request handler; the other parsers are
-# fuzzed under the same sanitizers (docs/reliability.md, "Sanitizers over the unit tests").
+# record reader and writer, and the load generator's request handler; and the application floor
+# (app, and cli's points of one session: `sweep --tokenizer` against the built-in server, chat
+# and completions), where a plan once pointed into a value it did not own. The other parsers are
+# fuzzed under the same sanitizers (docs/reliability.md, "Sanitizers over the unit tests"); the
+# libraries are built once, in build/asan, for both (the preset sets LLMBENCH_FUZZ=ON, so
+# scripts/fuzz.sh links its targets against the same objects).
 #
 # Any ASan report (including a leak: LeakSanitizer is on by default on Linux) or UBSan
 # "runtime error" aborts the test binary, so its tests fail and the script exits non-zero.
@@ -28,7 +32,7 @@ TIMEFORMAT="sanitize: %R s wall, %U s user + %S s system CPU"
 cmake --preset asan \
   ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(core sse http protocol metrics loadgen)
+[ ${#names[@]} -gt 0 ] || names=(core sse http protocol metrics loadgen app cli)
 targets=("${names[@]/%/_test}")
 if [ "${names[*]}" = all ]; then
   # Every test binary but the end-to-end one (which runs the llmbench binary, not built here).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
@@ -51,11 +52,13 @@ class RunSetup : public ScratchDirTest {
  protected:
   RunSetup() : ScratchDirTest("setup") {}
 
-  /// Runs `llmbench run` with `args` (and a results folder); returns the exit code.
-  int run(const std::vector<std::string>& args) {
+  /// Runs `llmbench run` (or `command`) with `args` (and a results folder); returns the exit
+  /// code.
+  int run(const std::vector<std::string>& args, const std::string& command = "run") {
     fs::create_directories(dir_ / "out");
-    std::vector<std::string> argv{
-        binary(), "run", "--num-prompts", "4", "--result-dir", (dir_ / "out").string(), "--quiet"};
+    std::vector<std::string> argv{binary(), command,        "--num-prompts",
+                                  "4",      "--result-dir", (dir_ / "out").string(),
+                                  "--quiet"};
     argv.insert(argv.end(), args.begin(), args.end());
     Process client(argv, (dir_ / "run.log").string());
     const int code = client.wait(std::chrono::seconds(60));
@@ -81,6 +84,26 @@ TEST_F(RunSetup, CaCertWithoutCertificatesFailsOnceBeforeAnyRequest) {
             2)
       << console_;
   EXPECT_EQ(count(console_, "--ca-cert '" + bad.string() + "'"), 1) << console_;
+  EXPECT_EQ(count(console_, "cannot load CA certificates"), 1) << console_;
+  EXPECT_EQ(outputs(), 0) << console_;
+}
+
+// A sweep checks its target's TLS options before its first point, as `run` does: the same
+// message, once, exit 2, at once (not after the ready-check timeout of every point).
+TEST_F(RunSetup, SweepWithABadCaCertFailsAtOnceWithRunsMessage) {
+  const fs::path bad = dir_ / "bad.pem";
+  { std::ofstream(bad) << "not a certificate\n"; }
+  const std::vector<std::string> args{
+      "--base-url", "https://127.0.0.1:9",       "--model", "m", "--ca-cert",
+      bad.string(), "--ready-check-timeout-sec", "60"};
+  ASSERT_EQ(run(args), 2) << console_;
+  const std::string from_run = console_;
+  std::vector<std::string> sweep_args = args;
+  sweep_args.insert(sweep_args.end(), {"--sweep", "max-concurrency=1,2"});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run(sweep_args, "sweep"), 2) << console_;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(console_, from_run);  // "llmbench: error: --ca-cert '...': cannot load ..."
   EXPECT_EQ(count(console_, "cannot load CA certificates"), 1) << console_;
   EXPECT_EQ(outputs(), 0) << console_;
 }

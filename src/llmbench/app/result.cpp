@@ -207,8 +207,29 @@ double RunResult::gpus() const {
 
 std::optional<double> RunResult::metric(std::string_view key) const {
   const auto& slo = report().summary.slo;
-  return metrics::summary_value(summary(), key, report().percentiles,
-                                slo.ttft_ms || slo.tpot_ms || slo.e2el_ms);
+  if (auto v = metrics::summary_value(summary(), key, report().percentiles,
+                                      slo.ttft_ms || slo.tpot_ms || slo.e2el_ms))
+    return v;
+  // The point's own counts beside the summary's (the same keys as its results document).
+  const auto count = [](auto n) { return std::optional<double>(static_cast<double>(n)); };
+  if (key == "prompt_token_mismatches")
+    return count(summary().prompt_token_mismatches);
+  if (key == "output_tokens_counted_locally")
+    return count(summary().output_tokens_counted_locally);
+  if (key == "connections_opened" && load_facts)
+    return count(load_facts->connections_opened);
+  if (simulation) {
+    const auto& st = simulation->stats;
+    if (key == "sim_steps")
+      return count(st.steps);
+    if (key == "sim_preemptions")
+      return count(st.preemptions);
+    if (key == "sim_swap_outs")
+      return count(st.swap_outs);
+    if (key == "sim_recompute_fallbacks")
+      return count(st.recompute_fallbacks);
+  }
+  return std::nullopt;
 }
 
 nlohmann::json RunResult::to_json() const {

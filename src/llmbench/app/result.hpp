@@ -90,8 +90,10 @@ struct RunResult {
   /// cannot see the server's GPUs), so its "per GPU" is per server.
   [[nodiscard]] double gpus() const;
   /// The number the results document holds under `key` (a summary number or statistic of the
-  /// metric catalog, `metrics::summary_value`): NaN where it writes null, nullopt for a key
-  /// that is not a number of the summary.
+  /// metric catalog, `metrics::summary_value`, or one of the point's own counts:
+  /// prompt_token_mismatches, output_tokens_counted_locally, connections_opened, sim_steps,
+  /// sim_preemptions, sim_swap_outs, sim_recompute_fallbacks): NaN where it writes null,
+  /// nullopt for a key that is none of these.
   [[nodiscard]] std::optional<double> metric(std::string_view key) const;
 
   /// The results document (the `--save-result` file; docs/metrics.md): vLLM's keys

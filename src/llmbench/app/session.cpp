@@ -49,11 +49,7 @@ workload::DatasetOptions with_tokenizer(workload::DatasetOptions options,
 
 void log_run_start(const RunPlan& plan, const loadgen::LoadOptions& lo) {
   const double rate = plan.report.rate;
-  std::string ramp;
-  for (const auto& r : workload::kRampUpNames) {
-    if (r.ramp == lo.ramp_up)
-      ramp = r.name;
-  }
+  const std::string_view ramp = workload::kRampUpNames.name(lo.ramp_up);
   log::info(
       "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint,
       lo.request.model,

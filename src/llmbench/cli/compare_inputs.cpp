@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/metrics/record_file.hpp"
 
 #include <fmt/core.h>
@@ -22,8 +23,11 @@ using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-constexpr std::array<std::string_view, 3> kFormatNames{
-    "llmbench records", "llmbench detailed arrays", "vllm bench serve"};
+constexpr auto kFormatNames = make_name_table<InputFormat>({
+    {InputFormat::LlmbenchRecords, "llmbench records"},
+    {InputFormat::LlmbenchDetailed, "llmbench detailed arrays"},
+    {InputFormat::Vllm, "vllm bench serve"},
+});
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw Exception(Error{what, path, -1});
@@ -77,7 +81,7 @@ json read_json(const std::string& path) {
 }  // namespace
 
 std::string_view to_string(InputFormat format) noexcept {
-  return kFormatNames[static_cast<std::size_t>(format)];
+  return kFormatNames.name(format);
 }
 
 analysis::RunSamples samples_from_arrays(const json& doc, const std::string& path) {

@@ -1,6 +1,9 @@
 #include "llmbench/cli/compare_report.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/json_number.hpp"
+#include "llmbench/metrics/catalog.hpp"
+#include "llmbench/core/name_table.hpp"
 
 #include <fmt/core.h>
 
@@ -15,10 +18,11 @@ namespace {
 using nlohmann::json;
 
 /// The one name table of `CompareFormat`.
-constexpr std::array<std::pair<std::string_view, CompareFormat>, 3> kFormats{
-    {{"text", CompareFormat::Text},
-     {"markdown", CompareFormat::Markdown},
-     {"json", CompareFormat::Json}}};
+constexpr auto kFormats = make_name_table<CompareFormat>({
+    {CompareFormat::Text, "text"},
+    {CompareFormat::Markdown, "markdown"},
+    {CompareFormat::Json, "json"},
+});
 
 /// How a metric is printed: label, unit and factor from its value.
 struct Display {
@@ -29,15 +33,15 @@ struct Display {
 
 Display display(analysis::Metric metric) noexcept {
   using analysis::Metric;
+  // A latency prints as the metric catalog names it (the console table's labels), in ms.
+  if (const auto* latency = metrics::find_latency_metric(analysis::to_string(metric)))
+    return {latency->label, "ms", 1.0};
   switch (metric) {
     case Metric::Ttft:
-      return {"TTFT", "ms", 1.0};
     case Metric::Tpot:
-      return {"TPOT", "ms", 1.0};
     case Metric::Itl:
-      return {"ITL", "ms", 1.0};
     case Metric::E2el:
-      return {"E2EL", "ms", 1.0};
+      break;
     case Metric::ErrorRate:
       return {"Error rate", "%", 100.0};
     case Metric::OutputThroughput:
@@ -62,10 +66,6 @@ std::string p_value(double p) {
   if (std::isnan(p))
     return "-";
   return p < 1e-4 ? std::string("<0.0001") : fmt::format("{:.4f}", p);
-}
-
-json finite(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
 }
 
 std::string describe(const CompareInput& input) {
@@ -132,17 +132,15 @@ void append_table(std::string& out, const std::vector<std::vector<std::string>>&
 }  // namespace
 
 CompareFormat compare_format_from_string(std::string_view name) {
-  for (const auto& [n, f] : kFormats) {
-    if (n == name)
-      return f;
-  }
+  if (const auto format = kFormats.find(name))
+    return *format;
   throw Exception(
       Error{fmt::format("unknown format '{}' (valid: {})", name, valid_compare_formats()),
             "--format", -1});
 }
 
-std::string_view valid_compare_formats() noexcept {
-  return "text, markdown, json";
+std::string valid_compare_formats() {
+  return kFormats.names();
 }
 
 bool gates_passed(const std::vector<RunComparison>& comparisons) {
@@ -214,12 +212,12 @@ json compare_json(const std::vector<RunComparison>& comparisons,
       json stats = json::array();
       for (const auto& s : m.statistics) {
         stats.push_back({{"statistic", analysis::to_string(s.statistic)},
-                         {"a", finite(s.a)},
-                         {"b", finite(s.b)},
-                         {"difference", finite(s.difference)},
-                         {"relative", finite(s.relative)},
-                         {"ci_low", finite(s.ci.low)},
-                         {"ci_high", finite(s.ci.high)}});
+                         {"a", finite_or_null(s.a)},
+                         {"b", finite_or_null(s.b)},
+                         {"difference", finite_or_null(s.difference)},
+                         {"relative", finite_or_null(s.relative)},
+                         {"ci_low", finite_or_null(s.ci.low)},
+                         {"ci_high", finite_or_null(s.ci.high)}});
       }
       metrics.push_back(
           {{"metric", analysis::to_string(m.metric)},
@@ -227,10 +225,10 @@ json compare_json(const std::vector<RunComparison>& comparisons,
                                                             : display(m.metric).unit},
            {"units_a", m.units_a},
            {"units_b", m.units_b},
-           {"u", finite(m.rank.u)},
-           {"z", finite(m.rank.z)},
-           {"p_value", finite(m.rank.p_value)},
-           {"p_adjusted", finite(m.p_adjusted)},
+           {"u", finite_or_null(m.rank.u)},
+           {"z", finite_or_null(m.rank.z)},
+           {"p_value", finite_or_null(m.rank.p_value)},
+           {"p_adjusted", finite_or_null(m.p_adjusted)},
            {"verdict", analysis::to_string(m.verdict)},
            {"statistics", std::move(stats)}});
     }
@@ -238,8 +236,8 @@ json compare_json(const std::vector<RunComparison>& comparisons,
     json gates = json::array();
     for (const auto& g : c.gates) {
       gates.push_back({{"gate", g.gate.text},
-                       {"measured", finite(g.measured)},
-                       {"limit", finite(g.limit)},
+                       {"measured", finite_or_null(g.measured)},
+                       {"limit", finite_or_null(g.limit)},
                        {"passed", g.passed},
                        {"message", g.message}});
     }

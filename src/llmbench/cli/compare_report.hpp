@@ -24,7 +24,7 @@ enum class CompareFormat : std::uint8_t { Text, Markdown, Json };
 /// and the valid names.
 CompareFormat compare_format_from_string(std::string_view name);
 /// "text, markdown, json" for help and errors.
-std::string_view valid_compare_formats() noexcept;
+std::string valid_compare_formats();
 
 /// B against the baseline A, with its gates (empty without `--gate`).
 struct RunComparison {

@@ -3,6 +3,7 @@
 // model and time; a metric's trend; and regressions against a baseline run with the statistics
 // of `compare` (docs/compare.md "History"). `regress` exits 1 when a run regressed.
 
+#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/compare_inputs.hpp"
@@ -125,8 +126,10 @@ std::vector<std::string> regressions_from_summary(const report::HistoryEntry& ba
                                                   const report::HistoryEntry& run,
                                                   double min_change) {
   std::vector<std::string> out;
-  for (const char* m : {"ttft", "tpot", "itl", "e2el"}) {
-    const std::string key = fmt::format("mean_{}_ms", m);
+  for (const auto& m : metrics::kLatencyMetrics) {
+    if (!m.tail_interval)  // the four per-request latencies of vLLM's table
+      continue;
+    const std::string key = metrics::latency_key("mean", m.key);
     const double a = number_of(base, key);
     const double b = number_of(run, key);
     if (a > 0 && (b - a) / a > 2 * min_change)

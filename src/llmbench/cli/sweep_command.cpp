@@ -17,6 +17,7 @@
 #include "llmbench/cli/sweep_report.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/core/log.hpp"
 
 #include <fmt/chrono.h>
@@ -75,12 +76,8 @@ class Sweep {
         apply_axis(axis.axis, AxisValue{}, scratch, nullptr);  // throws, naming the axis
       }
     }
-    if (!f_.simulate) {
-      // What can fail before any point does so now, with `run`'s message (a bad --ca-cert).
-      const app::RunPlan first = resolve_run(f_.run, env_);
-      if (!first.builtin)
-        app::check_client(first.load);
-    }
+    if (!f_.simulate)
+      check_target();
     app::prepare_result_dir(dir_);
   }
 
@@ -156,6 +153,20 @@ class Sweep {
   [[nodiscard]] std::filesystem::path json_path() const { return dir_ / (stem_ + ".sweep.json"); }
 
  private:
+  /// What can fail before any point does so now, with `run`'s message: the client's TLS
+  /// options for the target (a bad `--ca-cert`). A flag that makes the sweep's base point
+  /// invalid is left to the points, each of which reports it.
+  void check_target() {
+    std::optional<app::RunPlan> base;
+    try {
+      base = resolve_run(f_.run, env_);
+    } catch (const Exception&) {
+      return;
+    }
+    if (!base->builtin)
+      app::check_client(base->load);
+  }
+
   /// One measurement of the point with `scale` times the requests (or `--duration`).
   app::RunResult measure(const std::vector<AxisValue>& values, const std::string& stem,
                          std::int64_t scale) {
@@ -295,7 +306,7 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
     const auto& p = result.points[i];
     points.push_back({{"load", p.load},
                       {"meets", p.meets},
-                      {"margin", std::isfinite(p.margin) ? json(p.margin) : json(nullptr)},
+                      {"margin", finite_or_null(p.margin)},
                       {"samples", p.measurement.samples},
                       {"ran", p.measurement.ran},
                       {"p99_ci", i < sweep.rows().size() ? sweep.rows()[i].p99_ci : json()}});
@@ -395,9 +406,9 @@ void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string
   sweep.extra()["profile"] = {
       {"name", "auto"},
       {"rule", "concurrency doubled from 1 until output_throughput < 1.1 x the previous point"},
-      {"synchronous_request_throughput", std::isfinite(r_sync) ? json(r_sync) : json(nullptr)},
+      {"synchronous_request_throughput", finite_or_null(r_sync)},
       {"saturating_concurrency", conc},
-      {"saturating_request_throughput", std::isfinite(r_max) ? json(r_max) : json(nullptr)},
+      {"saturating_request_throughput", finite_or_null(r_max)},
       {"saturated", saturated},
       {"reason", reason},
       {"rates", f.profile_rates}};

@@ -5,6 +5,7 @@
 #include "llmbench/analysis/queue_fit.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/metrics/catalog.hpp"
 #include "llmbench/report/report.hpp"
 
@@ -21,6 +22,13 @@ namespace llmbench::cli {
 namespace {
 
 using nlohmann::json;
+
+/// The names of `PointStatus` in the sweep's files.
+constexpr auto kPointStatusNames = make_name_table<PointStatus>({
+    {PointStatus::Ok, "ok"},
+    {PointStatus::Failed, "failed"},
+    {PointStatus::Interrupted, "interrupted"},
+});
 
 /// An axis value as JSON: its number when it has one (inf as "inf"), else its text.
 json value_json(const AxisValue& v) {
@@ -95,15 +103,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 std::string_view to_string(PointStatus status) noexcept {
-  switch (status) {
-    case PointStatus::Ok:
-      return "ok";
-    case PointStatus::Failed:
-      return "failed";
-    case PointStatus::Interrupted:
-      return "interrupted";
-  }
-  return "failed";
+  return kPointStatusNames.name(status, "failed");
 }
 
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
@@ -246,10 +246,12 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     const auto mm1 = analysis::fit_mm1_latency(latency_curve);
     const auto notes = analysis::fit_knee_model(depth_curve);
     const auto fit_json = [](const analysis::QueueFit& f, const char* a, const char* b) {
-      const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-      return json{{"ok", f.ok},         {a, num(f.a)},
-                  {b, num(f.b)},        {"rms_relative_error", num(f.rms_relative_error)},
-                  {"points", f.points}, {"reason", f.reason}};
+      return json{{"ok", f.ok},
+                  {a, finite_or_null(f.a)},
+                  {b, finite_or_null(f.b)},
+                  {"rms_relative_error", finite_or_null(f.rms_relative_error)},
+                  {"points", f.points},
+                  {"reason", f.reason}};
     };
     const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
     const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});

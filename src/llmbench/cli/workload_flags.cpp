@@ -4,6 +4,7 @@
 #include "llmbench/core/log.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
+#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/report/report.hpp"
 
 #include <fmt/core.h>
@@ -240,8 +241,7 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
       ->capture_default_str();
   app.add_option("--goodput", f.goodput, "SLOs as ttft:MS tpot:MS e2el:MS");
   app.add_option("--percentile-metrics", f.percentile_metrics,
-                 "Metrics to print percentiles for: ttft,tpot,itl,e2el,ttfat,inter_chunk,"
-                 "ttft_sched,e2el_sched,lateness,queue_wait")
+                 "Metrics to print percentiles for: " + metrics::latency_metric_names())
       ->capture_default_str();
   app.add_option("--metric-percentiles", f.metric_percentiles,
                  "Comma-separated percentiles to report")

@@ -1,6 +1,7 @@
 #include "llmbench/http/client.hpp"
 
 #include "llmbench/core/build_info.hpp"
+#include "llmbench/core/name_table.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -37,13 +38,18 @@ constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
 // ---- timeouts ----
 
 namespace {
-/// One row per `TimeoutPhase`, in enumerator order: the name used in messages (the flag's stem).
-constexpr std::array<std::string_view, 5> kTimeoutPhaseNames = {"", "connect", "first-byte", "idle",
-                                                                "total"};
+/// The name of each `TimeoutPhase` used in messages (the flag's stem).
+constexpr auto kTimeoutPhaseNames = make_name_table<TimeoutPhase>({
+    {TimeoutPhase::None, ""},
+    {TimeoutPhase::Connect, "connect"},
+    {TimeoutPhase::FirstByte, "first-byte"},
+    {TimeoutPhase::Idle, "idle"},
+    {TimeoutPhase::Total, "total"},
+});
 }  // namespace
 
 std::string_view timeout_phase_name(TimeoutPhase phase) noexcept {
-  return kTimeoutPhaseNames.at(static_cast<std::size_t>(phase));
+  return kTimeoutPhaseNames.name(phase);
 }
 
 // ---- connections ----

@@ -540,26 +540,15 @@ struct Run {
 }  // namespace
 
 ThinkTime parse_think_time(std::string_view name) {
-  std::string valid;
-  for (const auto& t : kThinkTimes) {
-    if (t.name == name) {
-      return t.kind;
-    }
-    valid += valid.empty() ? "" : ", ";
-    valid += t.name;
-  }
-  throw Exception(
-      Error{fmt::format("unknown think-time distribution \"{}\"; valid: {}", name, valid),
-            "--think-time-dist", -1});
+  if (const auto kind = kThinkTimes.find(name))
+    return *kind;
+  throw Exception(Error{
+      fmt::format("unknown think-time distribution \"{}\"; valid: {}", name, kThinkTimes.names()),
+      "--think-time-dist", -1});
 }
 
 std::string_view to_string(ThinkTime kind) noexcept {
-  for (const auto& t : kThinkTimes) {
-    if (t.kind == kind) {
-      return t.name;
-    }
-  }
-  return "fixed";
+  return kThinkTimes.name(kind, "fixed");
 }
 
 namespace {

@@ -6,6 +6,7 @@
 /// releases requests at their scheduled times into worker threads, each with its own io_context,
 /// connection pool, SSE parser and JSON decoder (wrk2 habit: nothing shared on the hot path).
 
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/openai.hpp"
@@ -32,17 +33,11 @@ enum class ThinkTime : std::uint8_t {
   Exponential,  ///< exponential with mean `think_time_ms`, drawn per (conversation, turn)
 };
 
-/// One row of the `--think-time-dist` table.
-struct ThinkTimeName {
-  std::string_view name;
-  ThinkTime kind;
-};
-
 /// The one table of think-time names: parsing, messages and `--help`.
-inline constexpr std::array<ThinkTimeName, 2> kThinkTimes{{
-    {.name = "fixed", .kind = ThinkTime::Fixed},
-    {.name = "exponential", .kind = ThinkTime::Exponential},
-}};
+inline constexpr auto kThinkTimes = make_name_table<ThinkTime>({
+    {ThinkTime::Fixed, "fixed"},
+    {ThinkTime::Exponential, "exponential"},
+});
 
 /// Parses a `--think-time-dist` name of `kThinkTimes`; throws `Exception` naming the flag and
 /// the valid names otherwise.

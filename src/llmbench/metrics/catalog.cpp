@@ -102,6 +102,15 @@ std::string latency_metric_names() {
   return out;
 }
 
+std::string summary_number_names() {
+  std::string out;
+  for (const auto& n : kSummaryNumbers) {
+    out += out.empty() ? "" : ", ";
+    out += n.key;
+  }
+  return out;
+}
+
 std::string percentile_label(double q) {
   if (std::isfinite(q) && q == std::floor(q) && std::fabs(q) < 1e15) {
     return fmt::format("{}", static_cast<std::int64_t>(q));

@@ -75,6 +75,9 @@ struct SummaryNumber {
 /// The scalar numbers of the results document, in its order.
 extern const std::array<SummaryNumber, 19> kSummaryNumbers;
 
+/// "duration, completed, ...": the keys of `kSummaryNumbers` (help texts).
+std::string summary_number_names();
+
 /// The value of the results-JSON number `key` of `summary`, as `report::results_json` writes
 /// it with `percentiles` as its `--metric-percentiles` (a p<q> key of a percentile not asked
 /// for, or not in the statistics, is NaN; with no `percentiles`, the statistics' own, which the

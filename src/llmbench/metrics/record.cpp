@@ -1,6 +1,7 @@
 #include "llmbench/metrics/record.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/name_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,9 +12,8 @@ namespace llmbench::metrics {
 
 namespace {
 
-// Names written in JSON for each ErrorKind (docs/metrics.md, "Per-request records"). The order
-// matches the enum so the table can be indexed by its value.
-constexpr std::array<std::pair<ErrorKind, std::string_view>, 12> kErrorKindNames{{
+// Names written in JSON for each ErrorKind (docs/metrics.md, "Per-request records").
+constexpr auto kErrorKindNames = make_name_table<ErrorKind>({
     {ErrorKind::None, "none"},
     {ErrorKind::Connect, "connect"},
     {ErrorKind::Timeout, "timeout"},
@@ -26,65 +26,41 @@ constexpr std::array<std::pair<ErrorKind, std::string_view>, 12> kErrorKindNames
     {ErrorKind::Parse, "parse"},
     {ErrorKind::Cancelled, "cancelled"},
     {ErrorKind::Other, "other"},
-}};
+});
 
 // The stable names of each Channel ("chunks" channel codes are their first letters) and
 // LocalCount (docs/metrics.md, "Per-request records").
-constexpr std::array<std::pair<Channel, std::string_view>, 3> kChannelNames{{
+constexpr auto kChannelNames = make_name_table<Channel>({
     {Channel::Answer, "answer"},
     {Channel::Reasoning, "reasoning"},
     {Channel::ToolCall, "tool_call"},
-}};
-constexpr std::array<std::pair<LocalCount, std::string_view>, 3> kLocalCountNames{{
+});
+constexpr auto kLocalCountNames = make_name_table<LocalCount>({
     {LocalCount::None, "none"},
     {LocalCount::ChunkUsage, "chunk_usage"},
     {LocalCount::Tokenizer, "tokenizer"},
-}};
-
-// The name of `value` in `table`, `fallback` for a value the table lacks.
-template <class Enum, std::size_t N>
-constexpr std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& table,
-                                   Enum value, std::string_view fallback) noexcept {
-  for (const auto& [v, name] : table) {
-    if (v == value) {
-      return name;
-    }
-  }
-  return fallback;
-}
-
-// The value named `name` in `table`, `fallback` for an unknown name.
-template <class Enum, std::size_t N>
-constexpr Enum value_of(const std::array<std::pair<Enum, std::string_view>, N>& table,
-                        std::string_view name, Enum fallback) noexcept {
-  for (const auto& [v, n] : table) {
-    if (n == name) {
-      return v;
-    }
-  }
-  return fallback;
-}
+});
 
 }  // namespace
 
 std::string_view to_string(ErrorKind kind) noexcept {
-  return name_of(kErrorKindNames, kind, "other");
+  return kErrorKindNames.name(kind, "other");
 }
 
 ErrorKind error_kind_from_string(std::string_view name) noexcept {
-  return value_of(kErrorKindNames, name, ErrorKind::Other);
+  return kErrorKindNames.find(name).value_or(ErrorKind::Other);
 }
 
 std::string_view to_string(Channel channel) noexcept {
-  return name_of(kChannelNames, channel, "answer");
+  return kChannelNames.name(channel, "answer");
 }
 
 std::string_view to_string(LocalCount source) noexcept {
-  return name_of(kLocalCountNames, source, "none");
+  return kLocalCountNames.name(source, "none");
 }
 
 LocalCount local_count_from_string(std::string_view name) noexcept {
-  return value_of(kLocalCountNames, name, LocalCount::None);
+  return kLocalCountNames.find(name).value_or(LocalCount::None);
 }
 
 void assign_chunk_tokens(RequestRecord& record) {

@@ -23,7 +23,7 @@ struct sqlite3;
 namespace llmbench::report {
 
 /// One recorded run.
-// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's destructor (see cli/run_report.hpp)
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's destructor (see app/result.hpp)
 struct HistoryEntry {
   std::int64_t id = 0;  ///< assigned by `History::add`
   std::string kind = "run";

@@ -46,30 +46,26 @@ void section(std::string& out, std::string_view title, char fill) {
   out += '\n';
 }
 
-json number(double value) {
-  return finite_or_null(value);
-}
-
 // mean/median/std/p<q>/min/max of one metric. The p<q> keys are those of `qs` when given (so
 // every metric has the same keys; a percentile the stats lack is null), else the stats' own.
 void add_stats(json& j, std::string_view key, const metrics::Stats& s,
                const std::vector<double>& qs) {
   using metrics::latency_key;
-  j[latency_key("mean", key)] = number(s.mean);
-  j[latency_key("median", key)] = number(s.median);
-  j[latency_key("std", key)] = number(s.stddev);
+  j[latency_key("mean", key)] = finite_or_null(s.mean);
+  j[latency_key("median", key)] = finite_or_null(s.median);
+  j[latency_key("std", key)] = finite_or_null(s.stddev);
   if (qs.empty()) {
     for (const auto& [q, value] : s.percentiles) {
-      j[latency_key(q, key)] = number(value);
+      j[latency_key(q, key)] = finite_or_null(value);
     }
   }
   for (double q : qs) {
     const auto it = std::find_if(s.percentiles.begin(), s.percentiles.end(),
                                  [q](const auto& p) { return p.first == q; });
-    j[latency_key(q, key)] = it == s.percentiles.end() ? json(nullptr) : number(it->second);
+    j[latency_key(q, key)] = it == s.percentiles.end() ? json(nullptr) : finite_or_null(it->second);
   }
-  j[latency_key("min", key)] = number(s.min);
-  j[latency_key("max", key)] = number(s.max);
+  j[latency_key("min", key)] = finite_or_null(s.min);
+  j[latency_key("max", key)] = finite_or_null(s.max);
 }
 
 }  // namespace
@@ -229,9 +225,9 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   if (std::isinf(info.request_rate) && info.request_rate > 0) {
     j["request_rate"] = "inf";
   } else {
-    j["request_rate"] = number(info.request_rate);
+    j["request_rate"] = finite_or_null(info.request_rate);
   }
-  j["burstiness"] = number(info.burstiness);
+  j["burstiness"] = finite_or_null(info.burstiness);
   j["max_concurrency"] = info.max_concurrency < 0 ? json(nullptr) : json(info.max_concurrency);
   j["seed"] = info.seed;
   j["tool_version"] = info.tool_version;
@@ -242,31 +238,31 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   j["run_start_steady_ns"] = info.run_start_steady_ns;
   j["metric_percentiles"] = json::array();
   for (double q : info.percentiles) {
-    j["metric_percentiles"].push_back(number(q));
+    j["metric_percentiles"].push_back(finite_or_null(q));
   }
   const bool has_slo = info.slo.ttft_ms || info.slo.tpot_ms || info.slo.e2el_ms;
   json slo = has_slo ? json::object() : json(nullptr);
   if (info.slo.ttft_ms) {
-    slo["ttft"] = number(*info.slo.ttft_ms);
+    slo["ttft"] = finite_or_null(*info.slo.ttft_ms);
   }
   if (info.slo.tpot_ms) {
-    slo["tpot"] = number(*info.slo.tpot_ms);
+    slo["tpot"] = finite_or_null(*info.slo.tpot_ms);
   }
   if (info.slo.e2el_ms) {
-    slo["e2el"] = number(*info.slo.e2el_ms);
+    slo["e2el"] = finite_or_null(*info.slo.e2el_ms);
   }
   j["goodput_slo_ms"] = slo;
 
   // Shared metrics, vLLM's keys.
-  j["duration"] = number(s.duration_s);
+  j["duration"] = finite_or_null(s.duration_s);
   j["completed"] = s.completed;
   j["total_input_tokens"] = s.total_input_tokens;
   j["total_output_tokens"] = s.total_output_tokens;
-  j["request_throughput"] = number(s.request_throughput);
-  j["request_goodput"] = has_slo ? number(s.request_goodput) : json(nullptr);
-  j["output_throughput"] = number(s.output_throughput);
-  j["total_token_throughput"] = number(s.total_token_throughput);
-  j["max_output_tokens_per_s"] = number(s.max_output_tokens_per_s);
+  j["request_throughput"] = finite_or_null(s.request_throughput);
+  j["request_goodput"] = has_slo ? finite_or_null(s.request_goodput) : json(nullptr);
+  j["output_throughput"] = finite_or_null(s.output_throughput);
+  j["total_token_throughput"] = finite_or_null(s.total_token_throughput);
+  j["max_output_tokens_per_s"] = finite_or_null(s.max_output_tokens_per_s);
   j["max_concurrent_requests"] = s.max_concurrent_requests;
   for (const auto& m : kLatencyMetrics) {
     add_stats(j, m.key, s.*m.stats, info.percentiles);

@@ -1,6 +1,7 @@
 #include "llmbench/report/table_export.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/metrics/summary.hpp"
 
 #include <fmt/core.h>
@@ -56,10 +57,6 @@ json axis_cell(const json& v) {
   return v;
 }
 
-json ms_or_null(double ms) {
-  return std::isfinite(ms) ? json(ms) : json(nullptr);
-}
-
 void add_records(const RunData& run, Table& t) {
   if (!run.records_loaded) {
     throw Exception(
@@ -78,10 +75,10 @@ void add_records(const RunData& run, Table& t) {
     t.rows.push_back({run.name, r.id, r.warmup,
                       r.ok() ? std::string("ok") : std::string(metrics::to_string(r.error_kind)),
                       r.http_status, seconds(r.scheduled_ns), seconds(r.sent_ns),
-                      ms_or_null(lat.ttft_ms), ms_or_null(lat.tpot_ms), ms_or_null(itl_mean),
-                      ms_or_null(lat.e2el_ms), metrics::input_token_count(r),
-                      metrics::output_token_count(r), r.chunks.size(), r.finish_reason,
-                      r.error_message});
+                      finite_or_null(lat.ttft_ms), finite_or_null(lat.tpot_ms),
+                      finite_or_null(itl_mean), finite_or_null(lat.e2el_ms),
+                      metrics::input_token_count(r), metrics::output_token_count(r),
+                      r.chunks.size(), r.finish_reason, r.error_message});
   }
 }
 

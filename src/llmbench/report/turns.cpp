@@ -1,6 +1,7 @@
 #include "llmbench/report/turns.hpp"
 
 #include "llmbench/analysis/bootstrap.hpp"
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/metrics/summary.hpp"
 
 #include <fmt/core.h>
@@ -12,10 +13,6 @@ namespace llmbench::report {
 namespace {
 
 using nlohmann::json;
-
-json number(double value) {
-  return std::isfinite(value) ? json(value) : json(nullptr);
-}
 
 /// Completed TTFTs (ms) of `turn` among the measured records.
 std::vector<double> ttfts_of(const std::vector<metrics::RequestRecord>& records,
@@ -102,11 +99,11 @@ json by_turn_json(const std::vector<metrics::TurnSummary>& by_turn) {
     out.push_back({{"turn", t.turn},
                    {"count", t.count},
                    {"failed", t.failed},
-                   {"mean_ttft_ms", number(t.ttft_ms.mean)},
-                   {"median_ttft_ms", number(t.ttft_ms.median)},
-                   {"p99_ttft_ms", number(t.p99_ttft_ms)},
-                   {"mean_input_tokens", number(t.mean_input_tokens)},
-                   {"mean_cached_tokens", number(t.mean_cached_tokens)},
+                   {"mean_ttft_ms", finite_or_null(t.ttft_ms.mean)},
+                   {"median_ttft_ms", finite_or_null(t.ttft_ms.median)},
+                   {"p99_ttft_ms", finite_or_null(t.p99_ttft_ms)},
+                   {"mean_input_tokens", finite_or_null(t.mean_input_tokens)},
+                   {"mean_cached_tokens", finite_or_null(t.mean_cached_tokens)},
                    {"cached_reported", t.cached_reported}});
   }
   return out;
@@ -115,11 +112,11 @@ json by_turn_json(const std::vector<metrics::TurnSummary>& by_turn) {
 json turn_finding_json(const TurnFinding& f) {
   json j{{"evaluated", f.evaluated}, {"said", f.said}, {"text", f.text}};
   if (f.evaluated) {
-    j["ttft_change_pct"] = number(f.ttft_change_pct);
-    j["input_change_pct"] = number(f.input_change_pct);
-    j["ci_low_ms"] = number(f.ci_low_ms);
-    j["ci_high_ms"] = number(f.ci_high_ms);
-    j["cached_pct"] = f.cached_pct >= 0 ? number(f.cached_pct) : json(nullptr);
+    j["ttft_change_pct"] = finite_or_null(f.ttft_change_pct);
+    j["input_change_pct"] = finite_or_null(f.input_change_pct);
+    j["ci_low_ms"] = finite_or_null(f.ci_low_ms);
+    j["ci_high_ms"] = finite_or_null(f.ci_high_ms);
+    j["cached_pct"] = f.cached_pct >= 0 ? finite_or_null(f.cached_pct) : json(nullptr);
   }
   return j;
 }

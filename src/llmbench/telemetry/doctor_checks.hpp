@@ -2,7 +2,7 @@
 /// @file
 /// The judgements of `llmbench doctor`: PASS / WARN / FAIL / N/A lines, each WARN and FAIL with
 /// a fix, made from facts read elsewhere: the GPUs by `Nvml::health` (nvml.hpp), the host by
-/// `read_host_facts`, the server by the CLI's probe (cli/doctor_server.cpp: one streamed
+/// `read_host_facts`, the server by the CLI's probe (app/doctor.cpp: one streamed
 /// request through loadgen). Every function here is pure in its facts, so each line is tested
 /// exactly (tests/unit/telemetry/doctor_checks_test.cpp). docs/telemetry.md, section "llmbench
 /// doctor", lists the checks and their thresholds.
@@ -95,7 +95,7 @@ struct HostFacts {
 /// hard limit, since `run` raises its soft limit to the hard one.
 [[nodiscard]] std::vector<DoctorCheck> host_checks(const HostFacts& facts);
 
-/// What the probe of a server found (cli/doctor_server.cpp fills it). Fields are grouped by
+/// What the probe of a server found (app/doctor.cpp fills it). Fields are grouped by
 /// type (strings, numbers, flags) to keep the struct compact.
 struct ServerProbe {
   std::string base_url{};             ///< `--base-url` as given

@@ -1,5 +1,5 @@
 // The server lines of `llmbench doctor` (doctor_checks.hpp `server_checks`), from what the CLI's
-// probe found (cli/doctor_server.cpp).
+// probe found (app/doctor.cpp).
 
 #include "llmbench/telemetry/doctor_checks.hpp"
 

@@ -1,5 +1,7 @@
 #include "llmbench/telemetry/gpu_summary.hpp"
 
+#include "llmbench/core/json_number.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -11,13 +13,10 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 json stats_json(const SeriesStats& s) {
-  return {{"mean", number(s.mean)}, {"min", number(s.min)}, {"max", number(s.max)},
-          {"p50", number(s.p50)},   {"p90", number(s.p90)}, {"p99", number(s.p99)}};
+  return {{"mean", finite_or_null(s.mean)}, {"min", finite_or_null(s.min)},
+          {"max", finite_or_null(s.max)},   {"p50", finite_or_null(s.p50)},
+          {"p90", finite_or_null(s.p90)},   {"p99", finite_or_null(s.p99)}};
 }
 
 /// The values of one field over the samples.
@@ -95,7 +94,7 @@ json device_series_json(const GpuSeries& s, TimeNs run_start_ns) {
   };
   for (const auto& [name, member] : fields) {
     json a = json::array();
-    for (const auto& x : s.samples) a.push_back(number(x.*member));
+    for (const auto& x : s.samples) a.push_back(finite_or_null(x.*member));
     out[name] = a;
   }
   return out;
@@ -106,8 +105,8 @@ json device_summary_json(const GpuDeviceSummary& d) {
   for (const auto& t : d.throttled) throttled[t.reason] = t.seconds;
   throttled["any_except_idle"] = d.throttled_any_except_idle_s;
   return {{"samples", d.samples},
-          {"span_s", number(d.span_s)},
-          {"peak_memory_used_bytes", number(d.peak_memory_used_bytes)},
+          {"span_s", finite_or_null(d.span_s)},
+          {"peak_memory_used_bytes", finite_or_null(d.peak_memory_used_bytes)},
           {"power_w", stats_json(d.power_w)},
           {"sm_util_pct", stats_json(d.sm_util_pct)},
           {"mem_util_pct", stats_json(d.mem_util_pct)},
@@ -116,24 +115,24 @@ json device_summary_json(const GpuDeviceSummary& d) {
           {"temperature_c", stats_json(d.temperature_c)},
           {"pcie_tx_kbps", stats_json(d.pcie_tx_kbps)},
           {"pcie_rx_kbps", stats_json(d.pcie_rx_kbps)},
-          {"pcie_gen_min", number(d.pcie_gen_min)},
-          {"pcie_width_min", number(d.pcie_width_min)},
-          {"energy_counter_j", number(d.energy_counter_j)},
-          {"energy_integrated_j", number(d.energy_integrated_j)},
-          {"energy_j", number(d.energy_j)},
+          {"pcie_gen_min", finite_or_null(d.pcie_gen_min)},
+          {"pcie_width_min", finite_or_null(d.pcie_width_min)},
+          {"energy_counter_j", finite_or_null(d.energy_counter_j)},
+          {"energy_integrated_j", finite_or_null(d.energy_integrated_j)},
+          {"energy_j", finite_or_null(d.energy_j)},
           {"throttled_s", throttled},
-          {"ecc_corrected_increase", number(d.ecc_corrected_increase)},
-          {"ecc_uncorrected_increase", number(d.ecc_uncorrected_increase)}};
+          {"ecc_corrected_increase", finite_or_null(d.ecc_corrected_increase)},
+          {"ecc_uncorrected_increase", finite_or_null(d.ecc_uncorrected_increase)}};
 }
 
 json info_json(const GpuDeviceInfo& i) {
   return {{"index", i.index},
           {"name", i.name},
-          {"memory_total_bytes", number(i.memory_total_bytes)},
-          {"max_sm_clock_mhz", number(i.max_sm_clock_mhz)},
-          {"max_mem_clock_mhz", number(i.max_mem_clock_mhz)},
-          {"max_pcie_gen", number(i.max_pcie_gen)},
-          {"max_pcie_width", number(i.max_pcie_width)},
+          {"memory_total_bytes", finite_or_null(i.memory_total_bytes)},
+          {"max_sm_clock_mhz", finite_or_null(i.max_sm_clock_mhz)},
+          {"max_mem_clock_mhz", finite_or_null(i.max_mem_clock_mhz)},
+          {"max_pcie_gen", finite_or_null(i.max_pcie_gen)},
+          {"max_pcie_width", finite_or_null(i.max_pcie_width)},
           {"mig_enabled", i.mig_enabled ? json(*i.mig_enabled) : json(nullptr)}};
 }
 
@@ -198,9 +197,9 @@ json gpu_telemetry_json(const GpuSampler& sampler, const GpuTelemetrySummary& su
           {"driver_version", sampler.driver_version()},
           {"cuda_driver_version", cuda ? json(*cuda) : json(nullptr)},
           {"devices", devices},
-          {"energy_j", number(summary.energy_j)},
+          {"energy_j", finite_or_null(summary.energy_j)},
           {"output_tokens", summary.output_tokens},
-          {"joules_per_output_token", number(summary.joules_per_output_token)}};
+          {"joules_per_output_token", finite_or_null(summary.joules_per_output_token)}};
 }
 
 }  // namespace llmbench::telemetry

@@ -1,5 +1,6 @@
 #include "llmbench/telemetry/self_monitor.hpp"
 
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/core/thread_name.hpp"
 
 #include <fmt/format.h>
@@ -18,10 +19,6 @@ namespace llmbench::telemetry {
 namespace {
 
 using nlohmann::json;
-
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
 
 double timeval_s(const timeval& tv) {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
@@ -174,7 +171,7 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
   json lag = json::array();
   for (std::size_t i = 0; i < samples.size(); ++i) {
     t_ms.push_back(ns_to_ms(samples[i].t_ns - run_start_ns));
-    lag.push_back(number(samples[i].lag_ms));
+    lag.push_back(finite_or_null(samples[i].lag_ms));
     if (i == 0) {
       process_cores.push_back(nullptr);
       client_cores.push_back(nullptr);
@@ -187,9 +184,9 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
       if (before != samples[i - 1].threads.end() && !excluded(now.name, options))
         client += std::max(0.0, now.cpu_s - before->second.cpu_s);
     }
-    process_cores.push_back(
-        number(dt > 0 ? (samples[i].process_cpu_s - samples[i - 1].process_cpu_s) / dt : NAN));
-    client_cores.push_back(number(dt > 0 ? client / dt : NAN));
+    process_cores.push_back(finite_or_null(
+        dt > 0 ? (samples[i].process_cpu_s - samples[i - 1].process_cpu_s) / dt : NAN));
+    client_cores.push_back(finite_or_null(dt > 0 ? client / dt : NAN));
   }
   json threads = json::array();
   for (const auto& t : summary.threads) {
@@ -199,15 +196,15 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
                        {"cpu_s", t.cpu_s},
                        {"busy_fraction", t.busy_fraction}});
   }
-  json lag_stats = {{"mean", number(summary.lag_ms.mean)},
-                    {"p99", number(summary.lag_ms.p99)},
-                    {"max", number(summary.lag_ms.max)}};
+  json lag_stats = {{"mean", finite_or_null(summary.lag_ms.mean)},
+                    {"p99", finite_or_null(summary.lag_ms.p99)},
+                    {"max", finite_or_null(summary.lag_ms.max)}};
   const auto& loop = summary.event_loop_lag_ms;
   json loop_stats = {{"count", loop.count},
-                     {"mean", number(loop.mean)},
-                     {"p50", number(loop.p50)},
-                     {"p99", number(loop.p99)},
-                     {"max", number(loop.max)}};
+                     {"mean", finite_or_null(loop.mean)},
+                     {"p50", finite_or_null(loop.p50)},
+                     {"p99", finite_or_null(loop.p99)},
+                     {"max", finite_or_null(loop.max)}};
   return {{"client_saturated", summary.client_saturated},
           {"reasons", summary.reasons},
           {"rule",
@@ -216,10 +213,10 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
             {"excluded_name_prefixes", options.excluded_name_prefixes}}},
           {"interval_ms", options.interval.count()},
           {"cores", summary.cores},
-          {"span_s", number(summary.span_s)},
-          {"process_cpu_s", number(summary.process_cpu_s)},
+          {"span_s", finite_or_null(summary.span_s)},
+          {"process_cpu_s", finite_or_null(summary.process_cpu_s)},
           {"client_cpu_s", summary.client_cpu_s},
-          {"client_cores", number(summary.client_cores)},
+          {"client_cores", finite_or_null(summary.client_cores)},
           {"wakeup_lag_ms", lag_stats},
           {"event_loop_lag_ms", loop_stats},
           {"threads", threads},

@@ -1,5 +1,6 @@
 #include "llmbench/telemetry/server_metrics.hpp"
 
+#include "llmbench/core/json_number.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/telemetry/self_monitor.hpp"
 
@@ -16,20 +17,20 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 json numbers(const std::vector<double>& values) {
   json a = json::array();
-  for (const double v : values) a.push_back(number(v));
+  for (const double v : values) a.push_back(finite_or_null(v));
   return a;
 }
 
 json stats_json(const SeriesStats& s) {
-  return {{"count", s.count},     {"mean", number(s.mean)}, {"min", number(s.min)},
-          {"max", number(s.max)}, {"p50", number(s.p50)},   {"p90", number(s.p90)},
-          {"p99", number(s.p99)}};
+  return {{"count", s.count},
+          {"mean", finite_or_null(s.mean)},
+          {"min", finite_or_null(s.min)},
+          {"max", finite_or_null(s.max)},
+          {"p50", finite_or_null(s.p50)},
+          {"p90", finite_or_null(s.p90)},
+          {"p99", finite_or_null(s.p99)}};
 }
 
 }  // namespace
@@ -159,14 +160,14 @@ json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsS
     raw[key] = numbers(values);
     const auto type = series.raw_types.find(key);
     if (type != series.raw_types.end() && type->second == MetricType::Counter)
-      increases[key] = number(counter_increase(values));
+      increases[key] = finite_or_null(counter_increase(values));
   }
   json concepts = json::object();
   for (const auto& s : summary.concepts) {
     json j = {{"source", s.source}, {"counter", s.info->counter}};
     if (s.info->counter) {
-      j["increase"] = number(s.increase);
-      j["rate_per_s"] = number(s.rate_per_s);
+      j["increase"] = finite_or_null(s.increase);
+      j["rate_per_s"] = finite_or_null(s.rate_per_s);
     } else {
       j.update(stats_json(s.gauge));
     }
@@ -182,8 +183,8 @@ json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsS
           {"counter_increases", increases},
           {"summary",
            {{"concepts", concepts},
-            {"prefix_cache_hit_rate", number(summary.prefix_cache_hit_rate)},
-            {"spec_decode_acceptance_rate", number(summary.spec_decode_acceptance_rate)}}}};
+            {"prefix_cache_hit_rate", finite_or_null(summary.prefix_cache_hit_rate)},
+            {"spec_decode_acceptance_rate", finite_or_null(summary.spec_decode_acceptance_rate)}}}};
 }
 
 // ---- sampler ----

@@ -106,13 +106,9 @@ std::vector<TimeNs> ramp_arrival_times(std::int64_t count, const ArrivalOptions&
 }  // namespace
 
 RampUp parse_ramp_up(std::string_view name) {
-  std::string valid;
-  for (const auto& r : kRampUpNames) {
-    if (r.name == name)
-      return r.ramp;
-    valid += (valid.empty() ? "" : ", ") + std::string(r.name);
-  }
-  throw Exception(Error{fmt::format("unknown strategy '{}'; valid: {}", name, valid),
+  if (const auto ramp = kRampUpNames.find(name))
+    return *ramp;
+  throw Exception(Error{fmt::format("unknown strategy '{}'; valid: {}", name, kRampUpNames.names()),
                         "--ramp-up-strategy", -1});
 }
 

@@ -4,6 +4,7 @@
 /// seed so a run is reproducible across standard libraries (core/rng.hpp).
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/workload/dataset.hpp"
 
 #include <array>
@@ -19,14 +20,10 @@ namespace llmbench::workload {
 enum class RampUp : std::uint8_t { None, Linear, Exponential };
 
 /// The names `--ramp-up-strategy` takes (the one table behind parsing, messages and help).
-struct RampUpName {
-  RampUp ramp;
-  std::string_view name;
-};
-inline constexpr std::array<RampUpName, 2> kRampUpNames{{
-    {.ramp = RampUp::Linear, .name = "linear"},
-    {.ramp = RampUp::Exponential, .name = "exponential"},
-}};
+inline constexpr auto kRampUpNames = make_name_table<RampUp>({
+    {RampUp::Linear, "linear"},
+    {RampUp::Exponential, "exponential"},
+});
 
 /// Parses a `--ramp-up-strategy` name; throws `Exception` naming the flag and the valid names.
 RampUp parse_ramp_up(std::string_view name);

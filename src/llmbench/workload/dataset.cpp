@@ -47,7 +47,7 @@ std::string bundled_path(DatasetKind kind, const std::string& data_dir) {
       throw Exception(
           fmt::format("--dataset-name {} needs --dataset-path (the set's file or "
                       "folder; ../shared/data/DATASETS.md lists them)",
-                      kDatasetKinds[static_cast<std::size_t>(kind)].name));
+                      kDatasetKinds.name(kind)));
     case DatasetKind::Trace:
       throw Exception(fmt::format("--dataset-name trace needs --dataset-path (a trace file: {})",
                                   trace_format_names()));
@@ -142,34 +142,23 @@ std::vector<Sample> count_exactly(std::vector<Sample> samples, const DatasetOpti
 }  // namespace
 
 std::string dataset_kind_names() {
-  std::string out;
-  for (const auto& k : kDatasetKinds) {
-    out += out.empty() ? "" : ", ";
-    out += k.name;
-  }
-  return out;
+  return kDatasetKinds.names();
 }
 
 DatasetKind parse_dataset_kind(std::string_view name) {
-  for (const auto& k : kDatasetKinds) {
-    if (k.name == name) {
-      return k.kind;
-    }
-  }
+  if (const auto kind = kDatasetKinds.find(name))
+    return *kind;
   throw Exception(
       Error{fmt::format("unknown dataset \"{}\"; valid: {}", name, dataset_kind_names()),
             "--dataset-name", -1});
 }
 
 RandomPromptKind parse_random_prompt_kind(std::string_view name) {
-  if (name == "text") {
-    return RandomPromptKind::Text;
-  }
-  if (name == "token-ids") {
-    return RandomPromptKind::TokenIds;
-  }
-  throw Exception(Error{fmt::format("unknown prompt kind \"{}\"; valid: text, token-ids", name),
-                        "--random-prompt-kind", -1});
+  if (const auto kind = kRandomPromptKinds.find(name))
+    return *kind;
+  throw Exception(
+      Error{fmt::format("unknown prompt kind \"{}\"; valid: {}", name, kRandomPromptKinds.names()),
+            "--random-prompt-kind", -1});
 }
 
 std::vector<Sample> load_samples(const DatasetOptions& options) {
@@ -192,8 +181,7 @@ std::vector<Sample> load_samples(const DatasetOptions& options) {
     if (options.kind != DatasetKind::ShareGpt && options.kind != DatasetKind::MtBench) {
       throw Exception(Error{fmt::format("--dataset-name {} has single prompts, not "
                                         "conversations; --multi-turn takes {}",
-                                        kDatasetKinds[static_cast<std::size_t>(options.kind)].name,
-                                        kMultiTurnDatasets),
+                                        kDatasetKinds.name(options.kind), kMultiTurnDatasets),
                             "--multi-turn", -1});
     }
     if (options.max_turns < 0) {

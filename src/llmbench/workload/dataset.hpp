@@ -7,6 +7,7 @@
 #include "llmbench/core/chat.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/tokenizer/chat_template.hpp"
 #include "llmbench/tokenizer/tokenizer.hpp"
 #include "llmbench/workload/prefix_groups.hpp"
@@ -69,6 +70,12 @@ enum class RandomPromptKind {
   TokenIds,  ///< the corpus token ids themselves, sent as a completions id-array prompt
 };
 
+/// The `--random-prompt-kind` names.
+inline constexpr auto kRandomPromptKinds = make_name_table<RandomPromptKind>({
+    {RandomPromptKind::Text, "text"},
+    {RandomPromptKind::TokenIds, "token-ids"},
+});
+
 /// Parses "text" or "token-ids"; throws `Exception` naming `--random-prompt-kind` otherwise.
 RandomPromptKind parse_random_prompt_kind(std::string_view name);
 
@@ -90,29 +97,23 @@ enum class DatasetKind {
   LongDocument
 };
 
-/// One row of the `--dataset-name` table.
-struct DatasetKindName {
-  std::string_view name;
-  DatasetKind kind;
-};
-
 /// The one table of dataset names: parsing, the "valid: ..." message and `--help`.
-inline constexpr std::array<DatasetKindName, 14> kDatasetKinds{{
-    {.name = "sharegpt", .kind = DatasetKind::ShareGpt},
-    {.name = "mtbench", .kind = DatasetKind::MtBench},
-    {.name = "custom", .kind = DatasetKind::Custom},
-    {.name = "sonnet", .kind = DatasetKind::Sonnet},
-    {.name = "random", .kind = DatasetKind::Random},
-    {.name = "trace", .kind = DatasetKind::Trace},
-    {.name = "generated-shared-prefix", .kind = DatasetKind::SharedPrefix},
-    {.name = "prefix_repetition", .kind = DatasetKind::PrefixRepetition},
-    {.name = "belle", .kind = DatasetKind::Belle},
-    {.name = "cmmlu", .kind = DatasetKind::Cmmlu},
-    {.name = "arena-hard", .kind = DatasetKind::ArenaHard},
-    {.name = "alpaca-eval", .kind = DatasetKind::AlpacaEval},
-    {.name = "humaneval", .kind = DatasetKind::HumanEval},
-    {.name = "long-document", .kind = DatasetKind::LongDocument},
-}};
+inline constexpr auto kDatasetKinds = make_name_table<DatasetKind>({
+    {DatasetKind::ShareGpt, "sharegpt"},
+    {DatasetKind::MtBench, "mtbench"},
+    {DatasetKind::Custom, "custom"},
+    {DatasetKind::Sonnet, "sonnet"},
+    {DatasetKind::Random, "random"},
+    {DatasetKind::Trace, "trace"},
+    {DatasetKind::SharedPrefix, "generated-shared-prefix"},
+    {DatasetKind::PrefixRepetition, "prefix_repetition"},
+    {DatasetKind::Belle, "belle"},
+    {DatasetKind::Cmmlu, "cmmlu"},
+    {DatasetKind::ArenaHard, "arena-hard"},
+    {DatasetKind::AlpacaEval, "alpaca-eval"},
+    {DatasetKind::HumanEval, "humaneval"},
+    {DatasetKind::LongDocument, "long-document"},
+});
 
 /// "sharegpt, mtbench, ...": the names of `kDatasetKinds`, for messages and help.
 std::string dataset_kind_names();

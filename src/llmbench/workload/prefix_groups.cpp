@@ -26,16 +26,11 @@
 namespace llmbench::workload {
 
 GroupPopularity parse_group_popularity(std::string_view name) {
-  std::string valid;
-  for (const auto& p : kGroupPopularities) {
-    if (p.name == name) {
-      return p.popularity;
-    }
-    valid += valid.empty() ? "" : ", ";
-    valid += p.name;
-  }
-  throw Exception(Error{fmt::format("unknown popularity \"{}\"; valid: {}", name, valid),
-                        "--gsp-popularity", -1});
+  if (const auto popularity = kGroupPopularities.find(name))
+    return *popularity;
+  throw Exception(
+      Error{fmt::format("unknown popularity \"{}\"; valid: {}", name, kGroupPopularities.names()),
+            "--gsp-popularity", -1});
 }
 
 namespace detail {

@@ -5,6 +5,8 @@
 /// system prompt followed by a question of its own) and vLLM `bench serve`'s `prefix_repetition`
 /// (a few prefixes, each followed by random suffixes). Lengths are exact under a tokenizer.
 
+#include "llmbench/core/name_table.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -17,17 +19,11 @@ enum class GroupPopularity {
   Zipf,     ///< each request picks group k (1-based) with weight 1/k^s, a question uniformly
 };
 
-/// One row of the `--gsp-popularity` name table.
-struct GroupPopularityName {
-  std::string_view name;
-  GroupPopularity popularity;
-};
-
 /// The one table of popularity names: parsing, the "valid: ..." message and `--help`.
-inline constexpr std::array<GroupPopularityName, 2> kGroupPopularities{{
-    {.name = "uniform", .popularity = GroupPopularity::Uniform},
-    {.name = "zipf", .popularity = GroupPopularity::Zipf},
-}};
+inline constexpr auto kGroupPopularities = make_name_table<GroupPopularity>({
+    {GroupPopularity::Uniform, "uniform"},
+    {GroupPopularity::Zipf, "zipf"},
+});
 
 /// Parses a `--gsp-popularity` name; throws `Exception` naming the flag and the valid names.
 GroupPopularity parse_group_popularity(std::string_view name);

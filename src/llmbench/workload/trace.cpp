@@ -252,32 +252,19 @@ std::vector<TraceRow> parse_mooncake(std::string_view text, const std::string& p
 }  // namespace
 
 TraceFormat parse_trace_format(std::string_view name) {
-  for (const auto& f : kTraceFormats) {
-    if (f.name == name) {
-      return f.format;
-    }
-  }
+  if (const auto format = kTraceFormats.find(name))
+    return *format;
   throw Exception(
       Error{fmt::format("unknown trace format \"{}\"; valid: {}", name, trace_format_names()),
             "--trace-format", -1});
 }
 
 std::string_view trace_format_name(TraceFormat format) {
-  for (const auto& f : kTraceFormats) {
-    if (f.format == format) {
-      return f.name;
-    }
-  }
-  return "?";
+  return kTraceFormats.name(format, "?");
 }
 
 std::string trace_format_names() {
-  std::string out;
-  for (const auto& f : kTraceFormats) {
-    out += out.empty() ? "" : ", ";
-    out += f.name;
-  }
-  return out;
+  return kTraceFormats.names();
 }
 
 TraceFormat detect_trace_format(std::string_view text, const std::string& path) {

@@ -8,6 +8,7 @@
 /// sse/parser.hpp's habit: they never crash on input, and every error names the file and line.
 
 #include "llmbench/core/clock.hpp"
+#include "llmbench/core/name_table.hpp"
 
 #include <array>
 #include <cstdint>
@@ -21,18 +22,12 @@ namespace llmbench::workload {
 /// Trace file formats (`--trace-format`).
 enum class TraceFormat { Azure, Mooncake, BurstGpt };
 
-/// One row of the `--trace-format` name table.
-struct TraceFormatName {
-  std::string_view name;
-  TraceFormat format;
-};
-
 /// The one table of trace format names: parsing, the "valid: ..." message and `--help`.
-inline constexpr std::array<TraceFormatName, 3> kTraceFormats{{
-    {.name = "azure", .format = TraceFormat::Azure},
-    {.name = "mooncake", .format = TraceFormat::Mooncake},
-    {.name = "burstgpt", .format = TraceFormat::BurstGpt},
-}};
+inline constexpr auto kTraceFormats = make_name_table<TraceFormat>({
+    {TraceFormat::Azure, "azure"},
+    {TraceFormat::Mooncake, "mooncake"},
+    {TraceFormat::BurstGpt, "burstgpt"},
+});
 
 /// Parses a `--trace-format` name; throws `Exception` naming the flag and the valid names.
 TraceFormat parse_trace_format(std::string_view name);

@@ -19,11 +19,13 @@
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../tokenizer/test_data.hpp"
 #include "shared_data.hpp"
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -221,6 +223,39 @@ TEST_F(SessionPoints, TraceReplayWithACapIsOpenLoopInRunAndSimulate) {
   }
   EXPECT_GE(sim.summary().ttft_sched_ms.max, sim.summary().ttft_ms.max);
   EXPECT_GT(sim.summary().ttft_sched_ms.mean, sim.summary().ttft_ms.mean);
+}
+
+TEST_F(SessionPoints, TheTypedResultAnswersWhatItsResultsDocumentSays) {
+  SimulateFlags f;
+  f.num_prompts = 60;
+  f.random_input_len = 256;
+  f.random_output_len = 32;
+  f.max_concurrency = 8;
+  f.metric_percentiles = "50,99,99.9";
+  f.goodput = {"ttft:500"};
+  app::Session session;
+  const app::RunResult r = session.simulate(resolve_simulate(f, test_env().data_dir, 0));
+  const nlohmann::json doc = r.to_json();
+  std::size_t answered = 0;
+  for (const auto& [key, value] : doc.items()) {
+    if (!value.is_number() && !value.is_null())
+      continue;
+    const auto typed = r.metric(key);
+    if (!typed)
+      continue;
+    ++answered;
+    if (value.is_null()) {
+      EXPECT_TRUE(std::isnan(*typed)) << key;
+    } else {
+      EXPECT_EQ(*typed, value.get<double>()) << key;
+    }
+  }
+  // Every summary number and every statistic of the ten latencies at three percentiles.
+  EXPECT_GE(answered, metrics::kSummaryNumbers.size() + 10 * 8);
+  EXPECT_EQ(r.metric("p99.9_ttft_ms"), doc.at("p99.9_ttft_ms").get<double>());
+  EXPECT_FALSE(r.metric("p95_ttft_ms").has_value());  // not asked for: not in the document
+  EXPECT_FALSE(r.metric("no_such_key").has_value());
+  EXPECT_EQ(r.gpus(), 8.0);  // the default profile's TP8, one replica
 }
 
 }  // namespace
