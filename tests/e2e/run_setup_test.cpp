@@ -60,6 +60,7 @@ class RunSetup : public ScratchDirTest {
                                   "4",      "--result-dir", (dir_ / "out").string(),
                                   "--quiet"};
     argv.insert(argv.end(), args.begin(), args.end());
+    fs::remove(dir_ / "run.log");  // the log of this command alone
     Process client(argv, (dir_ / "run.log").string());
     const int code = client.wait(std::chrono::seconds(60));
     console_ = read_file((dir_ / "run.log").string());

@@ -194,8 +194,10 @@ nlohmann::json detailed_arrays(const std::vector<metrics::RequestRecord>& record
 }
 
 const ReportSetup& RunResult::report() const {
-  LLMBENCH_ASSERT(run_plan != nullptr || sim_plan != nullptr, "a RunResult without its plan");
-  return run_plan != nullptr ? run_plan->report : sim_plan->report;
+  if (run_plan != nullptr)
+    return run_plan->report;
+  LLMBENCH_ASSERT(sim_plan != nullptr, "a RunResult without its plan");
+  return sim_plan->report;
 }
 
 double RunResult::gpus() const {

@@ -23,8 +23,11 @@ report::ConsoleOptions console_options(const app::RunResult& r) {
   const app::ReportSetup& setup = r.report();
   report::ConsoleOptions copt;
   copt.percentile_metrics = setup.percentile_metrics;
-  const std::int64_t cap =
-      r.simulated() ? r.sim_plan->max_concurrency : r.run_plan->max_concurrency;
+  std::int64_t cap = -1;  // `--max-concurrency` as typed
+  if (r.sim_plan != nullptr)
+    cap = r.sim_plan->max_concurrency;
+  else if (r.run_plan != nullptr)
+    cap = r.run_plan->max_concurrency;
   if (cap > 0)
     copt.max_concurrency = static_cast<int>(cap);
   if (std::isfinite(setup.rate))
