@@ -82,14 +82,15 @@ void assign_chunk_tokens(RequestRecord& record) {
   } else if (record.output_tokens_local >= 0) {
     target = record.output_tokens_local;
   }
-  if (target < 0) {
+  const std::int64_t left = std::max<std::int64_t>(0, target - known_sum);
+  const auto count = static_cast<std::int64_t>(unknown.size());
+  if (target < 0 || left == count) {
+    // One token each: no count to share out, or exactly one per chunk (the common stream).
     for (std::size_t i : unknown) {
       record.chunks[i].tokens = 1;
     }
     return;
   }
-  const std::int64_t left = std::max<std::int64_t>(0, target - known_sum);
-  const auto count = static_cast<std::int64_t>(unknown.size());
   if (left < count) {
     // Not enough for one each: the `left` chunks with the most bytes (earlier on ties) get one.
     std::vector<std::size_t> order = unknown;
