@@ -140,7 +140,7 @@ Stats empty_stats(const std::vector<double>& qs) {
 }
 
 /// The values at `ranks` (ascending) of a sample given as its distinct values, ascending, with
-/// their multiplicities: the one order-statistics path of both `describe`s.
+/// their multiplicities (`describe_weighted`).
 std::vector<double> values_at_ranks(const std::vector<std::pair<double, std::size_t>>& distinct,
                                     const std::vector<std::size_t>& ranks) {
   std::vector<double> out;
@@ -154,12 +154,29 @@ std::vector<double> values_at_ranks(const std::vector<std::pair<double, std::siz
   return out;
 }
 
-/// The Stats of `count` ≥ 1 values from their numpy-order sum and Σ (v − mean)² (`squares(mean)`)
-/// and their distinct values, ascending, with multiplicities.
-template <class Squares>
-Stats stats_from(std::size_t count, double sum, const Squares& squares,
-                 const std::vector<std::pair<double, std::size_t>>& distinct,
-                 const std::vector<double>& qs) {
+/// The values at `ranks` (ascending, distinct, each < values.size()) of `values` in sorted order
+/// (`describe`), by std::nth_element on the part right of the previous rank: O(n) per rank where
+/// a sort is O(n log n), and in place. Reorders `values`.
+std::vector<double> select_ranks(std::vector<double>& values,
+                                 const std::vector<std::size_t>& ranks) {
+  std::vector<double> out;
+  out.reserve(ranks.size());
+  auto first = values.begin();
+  for (const std::size_t rank : ranks) {
+    const auto kth = values.begin() + static_cast<std::ptrdiff_t>(rank);
+    std::nth_element(first, kth, values.end());
+    out.push_back(*kth);
+    first = kth + 1;
+  }
+  return out;
+}
+
+/// The Stats of `count` ≥ 1 values in [lo, hi] from their numpy-order sum and Σ (v − mean)²
+/// (`squares(mean)`), with `values_at(ranks)` the values at ascending distinct ranks of their
+/// sorted order (the one order-statistics path of both `describe`s).
+template <class Squares, class ValuesAt>
+Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squares& squares,
+                 const ValuesAt& values_at, const std::vector<double>& qs) {
   Stats stats;
   const auto n = static_cast<double>(count);
   stats.count = count;
@@ -167,8 +184,8 @@ Stats stats_from(std::size_t count, double sum, const Squares& squares,
   // both summed in numpy's order, so they are bit-identical to numpy's.
   stats.mean = sum / n;
   stats.stddev = std::sqrt(squares(stats.mean) / n);
-  stats.min = distinct.front().first;
-  stats.max = distinct.back().first;
+  stats.min = lo;
+  stats.max = hi;
   std::vector<std::size_t> ranks;
   const auto want = [&](double q) {
     const PercentileRanks r = percentile_ranks(count, q);
@@ -179,7 +196,7 @@ Stats stats_from(std::size_t count, double sum, const Squares& squares,
   for (double q : qs) want(q);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  const std::vector<double> at_rank = values_at_ranks(distinct, ranks);
+  const std::vector<double> at_rank = values_at(ranks);
   // Interpolates exactly as `percentile_sorted` would over the sorted values.
   const auto value = [&](std::size_t rank) {
     return at_rank[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) -
@@ -232,18 +249,10 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   const double sum = numpy_sum(values, [](double v) { return v; });
   const auto squares = [&](double mean) { return numpy_sum(values, SquaredDeviation{mean}); };
   const double sum_of_squares = squares(sum / static_cast<double>(values.size()));
-  // Then the order statistics: sorted, equal values counted once with their multiplicity.
-  std::sort(values.begin(), values.end());
-  std::vector<std::pair<double, std::size_t>> distinct;
-  for (const double v : values) {
-    if (distinct.empty() || !(distinct.back().first == v)) {
-      distinct.emplace_back(v, 1);
-    } else {
-      ++distinct.back().second;
-    }
-  }
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return stats_from(
-      values.size(), sum, [sum_of_squares](double) { return sum_of_squares; }, distinct, qs);
+      values.size(), sum, *lo, *hi, [sum_of_squares](double) { return sum_of_squares; },
+      [&](const std::vector<std::size_t>& ranks) { return select_ranks(values, ranks); }, qs);
 }
 
 Stats describe_weighted(const SampleVisitor& visit,
@@ -262,7 +271,9 @@ Stats describe_weighted(const SampleVisitor& visit,
     visit([&](const double* values, std::size_t n) { deviations.add(values, n); });
     return deviations.finish();
   };
-  return stats_from(count, sum.finish(), squares, distinct, qs);
+  return stats_from(
+      count, sum.finish(), distinct.front().first, distinct.back().first, squares,
+      [&](const std::vector<std::size_t>& ranks) { return values_at_ranks(distinct, ranks); }, qs);
 }
 
 }  // namespace llmbench::metrics

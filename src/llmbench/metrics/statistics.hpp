@@ -42,7 +42,7 @@ struct Stats {
 };
 
 /// Summarizes `values` (any order) at the percentiles `qs` (each in [0, 100]): the sums in the
-/// values' order, then the order statistics of the sorted values. O(n log n).
+/// values' order, then the order statistics, selected in place (O(n) per percentile asked).
 Stats describe(std::vector<double> values, const std::vector<double>& qs);
 
 /// Hands a sample to `emit` in its order, in pieces: `emit(values, n)` for each piece.
