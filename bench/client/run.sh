@@ -11,6 +11,9 @@
 #   REPS [3]         repetitions of each throughput run   MEM_CS ["1000 4000"] open streams for memory
 #   SECTIONS ["micro static builtin memory wrk"]          which parts to run
 #   LLMBENCH [BUILD_DIR/llmbench]                          the binary under test (e.g. a patched one)
+#   OTHER []         a second llmbench (e.g. an older build) for the static section: each row
+#                    runs with LLMBENCH then OTHER in turn, and a "side by side" table of the
+#                    medians and their ratios follows
 # Needs: nginx (Debian `nginx` / `nginx-light`), jq, GNU time (/usr/bin/time), ss, wrk (optional).
 # Missing Debian packages are installed with apt-get when running as root.
 set -euo pipefail
@@ -24,7 +27,8 @@ PROMPTS=${PROMPTS:-50}
 REPS=${REPS:-3}
 MEM_CS=${MEM_CS:-"1000 4000"}
 SECTIONS=${SECTIONS:-"micro static builtin memory wrk"}
-for b in "$LLMBENCH" "$CB"; do
+OTHER=${OTHER:-}
+for b in "$LLMBENCH" "$CB" ${OTHER:+"$OTHER"}; do
   [[ -x $b ]] || { echo "missing $b: build targets llmbench and client_bench in $BUILD" >&2; exit 2; }
 done
 
@@ -131,13 +135,14 @@ start_nginx() {
   wait_port "$NGINX_PORT"
 }
 
-# static_run NAME FILE THREADS CONC PROMPTS: one llmbench run against nginx; prints a table row.
+# static_run NAME FILE THREADS CONC PROMPTS [BINARY]: one llmbench run (LLMBENCH unless BINARY is
+# given) against nginx; prints a table row.
 static_run() {
-  local name=$1 file=$2 threads=$3 conc=$4 prompts=$5
+  local name=$1 file=$2 threads=$3 conc=$4 prompts=$5 bin=${6:-$LLMBENCH}
   local d="$WORK/res-$name"
   rm -rf "$d"; mkdir -p "$d"
   local t
-  t=$(time_run "$d/run" "$LLMBENCH" run --base-url "http://127.0.0.1:$NGINX_PORT" \
+  t=$(time_run "$d/run" "$bin" run --base-url "http://127.0.0.1:$NGINX_PORT" \
       --endpoint "/$file" --model static --client-threads "$threads" \
       --max-concurrency "$conc" --num-prompts "$prompts" --quiet --save-result \
       --result-dir "$d" --result-filename run.json)
@@ -158,25 +163,65 @@ static_run() {
            n, th, k, ch, w, ch / w, ch / w / th, du, to, u + s, (u + s) * 1e9 / ch, r / 1024, c }'
 }
 
+# The binaries of the static section, with the tag their rows carry when there are two.
+STATIC_BINS=("$LLMBENCH")
+STATIC_TAGS=("")
+if [[ -n $OTHER ]]; then
+  STATIC_BINS=("$LLMBENCH" "$OTHER")
+  STATIC_TAGS=("-test" "-other")
+fi
+
+# side_by_side ROWS: per row kind, the median CPU per event and peak RSS of each binary and the
+# ratio test / other.
+side_by_side() {
+  log "side by side: LLMBENCH=$LLMBENCH (test) vs OTHER=$OTHER (other), medians of $REPS runs"
+  sed -E 's/^([a-z0-9-]+)-(test|other)-r[0-9]+ .*cpu_ns_per_event=([0-9]+) maxrss_MB=([0-9.]+).*/\1 \2 \3 \4/' "$1" |
+    awk '
+    function median(a, n,   i, j, v) {  # sorts a[1..n] (insertion sort; n is small)
+      for (i = 2; i <= n; i++) { v = a[i]; for (j = i - 1; j > 0 && a[j] > v; j--) a[j + 1] = a[j]; a[j + 1] = v }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    { key = $1 " " $2; n[key]++; cpu[key, n[key]] = $3; rss[key, n[key]] = $4; kinds[$1] = 1 }
+    END {
+      for (k in kinds) {
+        for (t = 0; t < 2; t++) {
+          key = k " " (t ? "other" : "test"); m = n[key]
+          for (i = 1; i <= m; i++) { c[i] = cpu[key, i]; r[i] = rss[key, i] }
+          med_cpu[t] = median(c, m); med_rss[t] = median(r, m)
+        }
+        printf "side by side: %-18s cpu_ns_per_event test=%.0f other=%.0f ratio=%.3f" \
+               "  maxrss_MB test=%.1f other=%.1f diff=%+.1f\n", k, med_cpu[0], med_cpu[1],
+               med_cpu[0] / med_cpu[1], med_rss[0], med_rss[1], med_rss[0] - med_rss[1]
+      }
+    }' | sort
+}
+
 if section static; then
   start_nginx
   log "a: static stream from nginx on 127.0.0.1:$NGINX_PORT ($EVENTS events/request, $PROMPTS requests)"
   for rep in $(seq 1 "$REPS"); do
-    static_run "static-t1-k1-r$rep" stream.txt 1 1 "$PROMPTS"
-    static_run "static-t1-k8-r$rep" stream.txt 1 8 "$PROMPTS"
-    static_run "static-usage-t1-k1-r$rep" stream_usage.txt 1 1 "$PROMPTS"
-    static_run "static-t2-k8-r$rep" stream.txt 2 8 "$PROMPTS"
-  done
+    for i in "${!STATIC_BINS[@]}"; do
+      b=${STATIC_BINS[$i]} tag=${STATIC_TAGS[$i]}
+      static_run "static-t1-k1$tag-r$rep" stream.txt 1 1 "$PROMPTS" "$b"
+      static_run "static-t1-k8$tag-r$rep" stream.txt 1 8 "$PROMPTS" "$b"
+      static_run "static-usage-t1-k1$tag-r$rep" stream_usage.txt 1 1 "$PROMPTS" "$b"
+      static_run "static-t2-k8$tag-r$rep" stream.txt 2 8 "$PROMPTS" "$b"
+    done
+  done | tee "$WORK/static-rows"
   log "a: marginal CPU per event (runs of $((PROMPTS / 5)) vs $PROMPTS requests, t1 k1)"
-  small=$(static_run "static-small-t1-k1" stream.txt 1 1 $((PROMPTS / 5)))
-  large=$(static_run "static-large-t1-k1" stream.txt 1 1 "$PROMPTS")
-  echo "$small"; echo "$large"
   field() { sed "s/.* $1=\([0-9.]*\).*/\1/" <<<"$2"; }
-  awk -v c1="$(field chunks "$small")" -v c2="$(field chunks "$large")" \
-      -v u1="$(field cpu_s "$small")" -v u2="$(field cpu_s "$large")" \
-      -v r1="$(field maxrss_MB "$small")" -v r2="$(field maxrss_MB "$large")" 'BEGIN {
-    printf "marginal: cpu_ns_per_event=%.0f peak_rss_bytes_per_chunk=%.1f (whole run: records," \
-           " JSONL sink, metrics)\n", (u2 - u1) * 1e9 / (c2 - c1), (r2 - r1) * 1048576 / (c2 - c1) }'
+  for i in "${!STATIC_BINS[@]}"; do
+    b=${STATIC_BINS[$i]} tag=${STATIC_TAGS[$i]}
+    small=$(static_run "static-small$tag-t1-k1" stream.txt 1 1 $((PROMPTS / 5)) "$b")
+    large=$(static_run "static-large$tag-t1-k1" stream.txt 1 1 "$PROMPTS" "$b")
+    echo "$small"; echo "$large"
+    awk -v c1="$(field chunks "$small")" -v c2="$(field chunks "$large")" \
+        -v u1="$(field cpu_s "$small")" -v u2="$(field cpu_s "$large")" \
+        -v r1="$(field maxrss_MB "$small")" -v r2="$(field maxrss_MB "$large")" -v t="$tag" 'BEGIN {
+      printf "marginal%s: cpu_ns_per_event=%.0f peak_rss_bytes_per_chunk=%.1f (whole run: records," \
+             " JSONL sink, metrics)\n", t, (u2 - u1) * 1e9 / (c2 - c1), (r2 - r1) * 1048576 / (c2 - c1) }'
+  done
+  [[ -z $OTHER ]] || side_by_side "$WORK/static-rows"
 fi
 
 # ---------------------------------------------------------------- d: wrk reference
