@@ -249,7 +249,10 @@ void decode_message(const dom::object& message, const Path& at, Ctx& ctx) {
   delta.role_only = ctx.mode == Mode::kEvent && has_role && !delta.has_output();
 }
 
-void decode_choice(const dom::object& choice, std::int64_t i, Ctx& ctx) {
+// Out of line on purpose: inlined into `Impl::decode` (GCC 12, -O3), its growth left simdjson's
+// field iteration and the key comparisons as calls there, about 265 instructions more per event
+// (callgrind; docs/performance.md, "Client: SSE parsing and timestamping").
+[[gnu::noinline]] void decode_choice(const dom::object& choice, std::int64_t i, Ctx& ctx) {
   const auto path = [&](std::string_view key) {
     return Path{.a = "choices", .index = i, .b = key};
   };
