@@ -25,6 +25,14 @@ class StopSignals {
   [[nodiscard]] static bool stop_requested() noexcept;
   /// The flag itself, for `loadgen::run_load`'s `stop`.
   [[nodiscard]] static const std::atomic<bool>* stop_flag() noexcept;
+
+  /// The most process groups watched at once.
+  static constexpr int kMaxWatched = 16;
+  /// Adds process group `pgid` to those a stop signal sends SIGTERM to; false when
+  /// `kMaxWatched` are watched already. Safe from any thread.
+  static bool watch_process_group(pid_t pgid) noexcept;
+  /// Removes `pgid` (a no-op when it is not watched).
+  static void unwatch_process_group(pid_t pgid) noexcept;
 };
 
 }  // namespace llmbench::app
