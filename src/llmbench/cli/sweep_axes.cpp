@@ -136,8 +136,21 @@ const AxisInfo& axis_info(Axis axis) noexcept {
 std::string axis_names() {
   std::string out;
   for (const auto& info : kAxes) {
-    out += (out.empty() ? "" : ", ") + std::string(info.name);
+    if (!info.name.empty())
+      out += (out.empty() ? "" : ", ") + std::string(info.name);
   }
+  return out;
+}
+
+std::string_view axis_name(const SweepAxis& axis) noexcept {
+  return axis.axis == Axis::Free ? std::string_view(axis.free_name) : axis_info(axis.axis).name;
+}
+
+std::string placeholder_of(const SweepAxis& axis) {
+  if (axis.axis == Axis::Free)
+    return axis.free_name;
+  std::string out(axis_info(axis.axis).name);
+  std::replace(out.begin(), out.end(), '-', '_');
   return out;
 }
 
@@ -145,19 +158,32 @@ AxisValue axis_value(Axis axis, double number) {
   return value_of(axis_info(axis).type, number);
 }
 
-SweepAxis parse_sweep_axis(std::string_view text) {
+SweepAxis parse_sweep_axis(std::string_view text, bool allow_free) {
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos)
     fail("expected AXIS=VALUES (e.g. max-concurrency=1,2,4 or request-rate=1:64:x2)", text, 0);
   const std::string_view name = text.substr(0, eq);
   const AxisInfo* info = nullptr;
   for (const auto& candidate : kAxes) {
-    if (candidate.name == name)
+    if (!name.empty() && candidate.name == name)
       info = &candidate;
   }
+  const bool free_name =
+      !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-';
+      });
+  if (info == nullptr && allow_free && free_name)
+    info = &axis_info(Axis::Free);
   if (info == nullptr)
-    fail(fmt::format("unknown axis '{}' (valid: {})", name, axis_names()), text, 0);
-  SweepAxis axis{.axis = info->axis, .values = {}, .search_range = std::nullopt};
+    fail(fmt::format("unknown axis '{}' (valid: {}{})", name, axis_names(),
+                     allow_free ? "; a free axis of --serve-cmd is letters, digits, _ and -"
+                                : "; with --serve-cmd, any other name is a free axis"),
+         text, 0);
+  SweepAxis axis{.axis = info->axis,
+                 .values = {},
+                 .search_range = std::nullopt,
+                 .free_name = info->axis == Axis::Free ? std::string(name) : std::string()};
   const std::string_view body = text.substr(eq + 1);
   if (body.empty())
     fail(fmt::format("no values for {}", name), text, eq + 1);
@@ -200,13 +226,13 @@ SweepAxis parse_sweep_axis(std::string_view text) {
   return axis;
 }
 
-std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& texts) {
+std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& texts, bool allow_free) {
   std::vector<SweepAxis> out;
   for (const auto& text : texts) {
-    SweepAxis axis = parse_sweep_axis(text);
+    SweepAxis axis = parse_sweep_axis(text, allow_free);
     for (const auto& seen : out) {
-      if (seen.axis == axis.axis)
-        fail(fmt::format("axis {} is swept twice", axis_info(axis.axis).name), text, 0);
+      if (placeholder_of(seen) == placeholder_of(axis))
+        fail(fmt::format("axis {} is swept twice", axis_name(axis)), text, 0);
     }
     out.push_back(std::move(axis));
   }
@@ -233,9 +259,10 @@ void apply_axis(Axis axis, const AxisValue& value, WorkloadFlags& load, EngineFl
   const AxisInfo& info = axis_info(axis);
   if (info.simulate_only && engine == nullptr) {
     throw Exception(Error{
-        fmt::format("axis {} is an engine knob: it needs --simulate (a real server's engine is "
-                    "set where it starts)",
-                    info.name),
+        fmt::format("axis {} is an engine knob: it needs --simulate, or --serve-cmd with "
+                    "{{{}}} in the server's command line (a real server's engine is set where it "
+                    "starts)",
+                    info.name, placeholder_of(SweepAxis{.axis = axis, .values = {}, .search_range = {}, .free_name = {}})),
         kFlag, -1});
   }
   const auto count = static_cast<std::int64_t>(value.number);
@@ -270,6 +297,8 @@ void apply_axis(Axis axis, const AxisValue& value, WorkloadFlags& load, EngineFl
     case Axis::Gpu:
       engine->gpu = value.text;
       break;
+    case Axis::Free:
+      throw Exception(Error{"a free axis only fills a --serve-cmd template", kFlag, -1});
   }
 }
 

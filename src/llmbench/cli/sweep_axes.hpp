@@ -32,6 +32,7 @@ enum class Axis : std::uint8_t {
   Scheduler,             ///< engine `--scheduler`
   ModelProfile,          ///< engine `--model-profile`
   Gpu,                   ///< engine `--gpu`
+  Free,                  ///< a knob only a `--serve-cmd` template knows (`SweepAxis::free_name`)
 };
 
 /// How an axis's values are read.
@@ -52,7 +53,7 @@ struct AxisInfo {
 };
 
 /// Every axis, in the order the help lists them.
-inline constexpr std::array<AxisInfo, 10> kAxes{{
+inline constexpr std::array<AxisInfo, 11> kAxes{{
     {.axis = Axis::MaxConcurrency,
      .name = "max-concurrency",
      .type = AxisType::Count,
@@ -72,12 +73,15 @@ inline constexpr std::array<AxisInfo, 10> kAxes{{
      .type = AxisType::Name,
      .simulate_only = true},
     {.axis = Axis::Gpu, .name = "gpu", .type = AxisType::Name, .simulate_only = true},
+    // No name of its own: `--sweep NAME=a,b` with a name not above, under `--serve-cmd`.
+    {.axis = Axis::Free, .name = "", .type = AxisType::Name, .simulate_only = true},
 }};
 
 /// The table row of `axis`.
 const AxisInfo& axis_info(Axis axis) noexcept;
 
-/// "max-concurrency, request-rate, ..." from `kAxes` (the "valid: ..." list and the help).
+/// "max-concurrency, request-rate, ..." from `kAxes` (the "valid: ..." list and the help; the
+/// free axis has no name and is not listed).
 std::string axis_names();
 
 /// One value of an axis: `number` (NaN for a name; +inf for request-rate "inf") and `text` as
@@ -97,7 +101,15 @@ struct SweepAxis {
   Axis axis = Axis::MaxConcurrency;
   std::vector<AxisValue> values;                          ///< empty for a search range
   std::optional<std::pair<double, double>> search_range;  ///< `LO:HI` without a step
+  std::string free_name;  ///< the name of an `Axis::Free` as typed ("" for the others)
 };
+
+/// The axis's name as `--sweep` took it (the table's, or a free axis's own).
+std::string_view axis_name(const SweepAxis& axis) noexcept;
+
+/// The `{placeholder}` of an axis in a `--serve-cmd` template: the table name with '_' for '-'
+/// (`max_num_seqs`), or a free axis's name as typed.
+std::string placeholder_of(const SweepAxis& axis);
 
 /// The most values one axis may have (a range that would make more is refused).
 inline constexpr std::size_t kMaxAxisValues = 10'000;
@@ -106,11 +118,14 @@ inline constexpr std::size_t kMaxAxisValues = 10'000;
 /// Throws `Exception` with source "--sweep", the text and the byte offset of the bad part: an
 /// unknown axis (with the valid names), a value of the wrong type, an empty item, a range with
 /// LO > HI, a factor ≤ 1 or step ≤ 0, a range of a name axis, or more than `kMaxAxisValues`.
-SweepAxis parse_sweep_axis(std::string_view text);
+/// With `allow_free` (a `--serve-cmd` sweep), an unknown name of letters, digits, '_' and '-' is
+/// a free axis (`Axis::Free`) whose values are names.
+SweepAxis parse_sweep_axis(std::string_view text, bool allow_free = false);
 
 /// Parses every `--sweep` value; throws `Exception` as `parse_sweep_axis` does, or naming the
 /// second `--sweep` of one axis.
-std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& texts);
+std::vector<SweepAxis> parse_sweep_axes(const std::vector<std::string>& texts,
+                                        bool allow_free = false);
 
 /// The points of a ladder: every combination of the axes' values, the last axis varying fastest
 /// (`itertools.product` order). Each point holds one value per axis, in the axes' order.

@@ -5,6 +5,7 @@
 #include "llmbench/analysis/slo_search.hpp"
 #include "llmbench/app/outputs.hpp"
 #include "llmbench/app/session.hpp"
+#include "llmbench/app/setting_servers.hpp"
 #include "llmbench/app/stop_signals.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
@@ -70,8 +71,10 @@ class Sweep {
     stem_ = flags.run.result_filename.empty()
                 ? "sweep-" + date_
                 : std::filesystem::path(flags.run.result_filename).replace_extension().string();
+    if (!f_.serve.serve_cmd.empty())
+      start_servers();
     for (const auto& axis : axes_) {
-      if (axis_info(axis.axis).simulate_only && !f_.simulate) {
+      if (axis_info(axis.axis).simulate_only && !f_.simulate && !servers_) {
         WorkloadFlags scratch;
         apply_axis(axis.axis, AxisValue{}, scratch, nullptr);  // throws, naming the axis
       }
@@ -86,11 +89,13 @@ class Sweep {
     const std::size_t index = rows_.size();
     std::string stem = fmt::format("{}-p{:02}", stem_, index);
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      stem += fmt::format("-{}={}", axis_info(axes_[i].axis).name, file_safe(values[i].text));
+      stem += fmt::format("-{}={}", axis_name(axes_[i]), file_safe(values[i].text));
     }
     PointRow row;
     last_.reset();
     try {
+      if (const auto why = prepare_server(index, values))
+        throw Exception(*why);
       app::RunResult result = measure(values, stem, 1);
       std::vector<std::string> earlier;
       std::size_t trials = 1;
@@ -118,6 +123,11 @@ class Sweep {
       row.error = e.what();
       log::error("point {} failed: {}", index, e.what());
     }
+    if (const auto died = servers_ ? servers_->check_after_point() : std::nullopt) {
+      row.status = PointStatus::Failed;  // its finished requests stay in its files
+      row.error = *died;
+      log::error("point {} failed: {}", index, *died);
+    }
     if (row.status == PointStatus::Interrupted || app::StopSignals::stop_requested())
       stopped_ = true;
     if (rows_.empty())
@@ -138,12 +148,19 @@ class Sweep {
     extra["config_requested"] =
         f_.simulate ? simulate_flags_json(simulate_flags_of(f_)) : run_flags_json(f_.run);
     extra["stopped_early"] = stopped_;
+    if (servers_)
+      extra["settings"] = servers_->json();
     write_sweep_files(dir_, stem_,
                       sweep_json(f_.simulate ? "simulate" : "run", axes_, rows_, extra),
                       sweep_csv(axes_, rows_));
   }
 
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
+  /// Stops the last setting's server (`--serve-cmd`), recording its exit status.
+  void finish_servers() {
+    if (servers_)
+      servers_->finish();
+  }
   /// The result of the last point (null when it failed).
   [[nodiscard]] const app::RunResult* last_result() const noexcept { return last_.get(); }
   [[nodiscard]] const std::vector<PointRow>& rows() const noexcept { return rows_; }
@@ -167,6 +184,46 @@ class Sweep {
       app::check_client(base->load);
   }
 
+  /// `--serve-cmd`: the knob axes (every axis but the load axes) go first, so each setting runs
+  /// its load points in a row under one server; the servers are made for the target's address.
+  void start_servers() {
+    std::stable_partition(axes_.begin(), axes_.end(),
+                          [](const SweepAxis& a) { return !axis_info(a.axis).load; });
+    const app::RunPlan base = resolve_run(f_.run, env_);
+    if (base.builtin)
+      throw Exception(Error{"needs the address the server will listen on: give --base-url "
+                            "or --host and --port (they fill {host} and {port})",
+                            "--serve-cmd", -1});
+    std::vector<std::string> knobs;
+    for (const auto& axis : axes_) {
+      if (!axis_info(axis.axis).load)
+        knobs.push_back(placeholder_of(axis));
+    }
+    servers_ = std::make_unique<app::SettingServers>(app::SettingServersOptions{
+        .command = f_.serve.serve_cmd,
+        .knobs = std::move(knobs),
+        .url = base.load.url,
+        .dir = dir_,
+        .stem = stem_,
+        .ready_timeout = std::chrono::milliseconds(
+            static_cast<std::int64_t>(f_.serve.server_ready_timeout_s * 1000)),
+        .grace = std::chrono::milliseconds(
+            static_cast<std::int64_t>(f_.serve.server_stop_grace_s * 1000))});
+  }
+
+  /// `--serve-cmd`: the server of the point's setting, started and ready; why not otherwise.
+  std::optional<std::string> prepare_server(std::size_t index,
+                                            const std::vector<AxisValue>& values) {
+    if (!servers_)
+      return std::nullopt;
+    std::vector<std::string> knobs;
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (!axis_info(axes_[i].axis).load)
+        knobs.push_back(values[i].text);
+    }
+    return servers_->prepare(index, knobs);
+  }
+
   /// One measurement of the point with `scale` times the requests (or `--duration`).
   app::RunResult measure(const std::vector<AxisValue>& values, const std::string& stem,
                          std::int64_t scale) {
@@ -184,6 +241,8 @@ class Sweep {
     }
     RunFlags r = f_.run;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (servers_ && !axis_info(axes_[i].axis).load)
+        continue;  // a knob of the server's command line
       apply_axis(axes_[i].axis, values[i], r, nullptr);
     }
     // Against a server, every measurement draws its own prompts (`--seed` + its index in the
@@ -218,6 +277,7 @@ class Sweep {
   std::unique_ptr<app::RunResult> last_;
   bool stopped_ = false;
   std::uint64_t run_measurements_ = 0;  ///< `run` measurements so far (each one's seed offset)
+  std::unique_ptr<app::SettingServers> servers_;  ///< `--serve-cmd` (null without it)
 };
 
 /// Runs every point of the ladder in order until the end or a signal.
@@ -226,7 +286,7 @@ void run_ladder(Sweep& sweep) {
     if (axis.search_range) {
       throw Exception(Error{fmt::format("{}: LO:HI is the range of an --slo search; a ladder "
                                         "range is LO:HI:xF or LO:HI:+S",
-                                        axis_info(axis.axis).name),
+                                        axis_name(axis)),
                             "--sweep", -1});
     }
   }
@@ -234,7 +294,7 @@ void run_ladder(Sweep& sweep) {
   for (std::size_t i = 0; i < points.size() && !sweep.stopped(); ++i) {
     std::string where;
     for (std::size_t a = 0; a < points[i].size(); ++a) {
-      where += fmt::format(" {}={}", axis_info(sweep.axes()[a].axis).name, points[i][a].text);
+      where += fmt::format(" {}={}", axis_name(sweep.axes()[a]), points[i][a].text);
     }
     log::info("sweep point {}/{}:{}", i + 1, points.size(), where);
     sweep.run(points[i]);
@@ -423,7 +483,8 @@ int execute_sweep(const SweepFlags& f) {
   const bool profile = f.profile == "auto";
   Sweep sweep(f, parse_sweep_axes(
                      profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"}
-                             : f.sweep));
+                             : f.sweep,
+                     !f.serve.serve_cmd.empty()));
   const app::StopSignals signals;
   std::vector<std::string> lines;
   if (profile) {
@@ -434,6 +495,7 @@ int execute_sweep(const SweepFlags& f) {
   } else {
     run_slo_search(sweep, f, lines);
   }
+  sweep.finish_servers();
   sweep.extra()["pareto"] = pareto_report(sweep.axes(), sweep.rows(), lines);
   for (const auto& row : sweep.rows()) {
     if (row.status == PointStatus::Ok && !row.valid) {

@@ -53,7 +53,7 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--sweep", f.sweep,
                  "AXIS=LIST (1,2,4,8), AXIS=LO:HI:xF or LO:HI:+S (a ladder), or AXIS=LO:HI (the "
                  "range of --slo); repeatable, several axes give their product. Axes: " +
-                     axis_names() + " (engine knobs need --simulate)");
+                     axis_names() + " (engine knobs need --simulate or --serve-cmd)");
   app.add_flag("--simulate", f.simulate,
                "Sweep `simulate` points (virtual time, no HTTP) instead of `run` points");
   app.add_option("--slo", f.slo,
@@ -88,6 +88,7 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
+  add_serve_cmd_flags(app, f.serve);
 }
 
 void check_sweep_flags(const SweepFlags& f) {
@@ -104,6 +105,7 @@ void check_sweep_flags(const SweepFlags& f) {
     throw Exception(Error{"must be in [1, 50]", "--profile-rates", -1});
   if (f.profile_max_concurrency < 2)
     throw Exception(Error{"must be >= 2", "--profile-max-concurrency", -1});
+  check_serve_cmd_flags(f.serve, f.simulate);
   const auto& given = f.run.given;
   const auto own = [](const std::string& name) {
     return std::find(kSweepOwn.begin(), kSweepOwn.end(), name) != kSweepOwn.end();

@@ -9,6 +9,7 @@
 #include "llmbench/cli/run_flags.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
+#include "llmbench/cli/sweep_serve_flags.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +34,7 @@ struct SweepFlags {
   std::string profile;                ///< `--profile auto` ("" = the `--sweep` axes)
   int profile_rates = 5;              ///< rates between the synchronous and saturating points
   int profile_max_concurrency = 256;  ///< the saturation search's highest concurrency
+  ServeCmdFlags serve;                ///< `--serve-cmd`: a server started per engine setting
 };
 
 /// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).

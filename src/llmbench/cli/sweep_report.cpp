@@ -58,7 +58,7 @@ std::string csv_number(const json& j) {
 }
 
 std::size_t column_width(const SweepAxis& axis) {
-  return std::max<std::size_t>(8, axis_info(axis.axis).name.size());
+  return std::max<std::size_t>(8, axis_name(axis).size());
 }
 
 /// `key` of the row's metrics as a number, NaN when null or absent.
@@ -137,7 +137,7 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
   for (const auto& axis : axes) {
     json values = json::array();
     for (const auto& v : axis.values) values.push_back(value_json(v));
-    json a{{"name", axis_info(axis.axis).name}, {"values", values}};
+    json a{{"name", axis_name(axis)}, {"values", values}};
     if (axis.search_range)
       a["search_range"] = {axis.search_range->first, axis.search_range->second};
     axes_j.push_back(std::move(a));
@@ -147,7 +147,7 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
     json p{{"index", row.index}, {"status", to_string(row.status)}, {"error", row.error}};
     json at = json::object();
     for (std::size_t i = 0; i < axes.size() && i < row.values.size(); ++i) {
-      at[std::string(axis_info(axes[i].axis).name)] = value_json(row.values[i]);
+      at[std::string(axis_name(axes[i]))] = value_json(row.values[i]);
     }
     p["axes"] = std::move(at);
     p.update(row.metrics);
@@ -173,7 +173,7 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
 
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows) {
   std::string out = "index";
-  for (const auto& axis : axes) out += "," + std::string(axis_info(axis.axis).name);
+  for (const auto& axis : axes) out += "," + std::string(axis_name(axis));
   out += ",status";
   for (const auto key : kPointMetrics) out += "," + std::string(key);
   out += ",stable,samples,results_file,error,valid,trials\n";
@@ -206,7 +206,7 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
   }
   if (load == axes.size())
     return nullptr;
-  const std::string load_name(axis_info(axes[load].axis).name);
+  const std::string load_name(axis_name(axes[load]));
   // Groups: the values of every other axis, in the order their first point ran.
   std::vector<std::pair<std::string, std::vector<const PointRow*>>> groups;
   for (const auto& row : rows) {
@@ -215,7 +215,7 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     std::string key;
     for (std::size_t i = 0; i < axes.size(); ++i) {
       if (i != load)
-        key += fmt::format("{}{}={}", key.empty() ? "" : " ", axis_info(axes[i].axis).name,
+        key += fmt::format("{}{}={}", key.empty() ? "" : " ", axis_name(axes[i]),
                            row.values[i].text);
     }
     auto it =
@@ -315,8 +315,8 @@ json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRo
     json at = json::object();
     std::string where;
     for (std::size_t a = 0; a < axes.size() && a < ran[i]->values.size(); ++a) {
-      at[std::string(axis_info(axes[a].axis).name)] = value_json(ran[i]->values[a]);
-      where += fmt::format("{}{}={}", where.empty() ? "" : " ", axis_info(axes[a].axis).name,
+      at[std::string(axis_name(axes[a]))] = value_json(ran[i]->values[a]);
+      where += fmt::format("{}{}={}", where.empty() ? "" : " ", axis_name(axes[a]),
                            ran[i]->values[a].text);
     }
     points.push_back({{"index", ran[i]->index},
@@ -337,7 +337,7 @@ json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRo
 std::string table_header(const std::vector<SweepAxis>& axes) {
   std::string out = fmt::format("{:>4}", "#");
   for (const auto& axis : axes) {
-    out += fmt::format(" {:>{}}", axis_info(axis.axis).name, column_width(axis));
+    out += fmt::format(" {:>{}}", axis_name(axis), column_width(axis));
   }
   out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", "status", "done",
                      "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p99", "ITL p99", "stable");

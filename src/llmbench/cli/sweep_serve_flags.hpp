@@ -1,0 +1,28 @@
+#pragma once
+/// @file
+/// The flags of a sweep that starts the server itself, once per engine setting (docs/sweep.md
+/// "Restarting the server per setting"), named as `vllm bench sweep serve` names them where it
+/// has the concept: `--serve-cmd` (a template with `{knob}` placeholders, not vLLM's fixed
+/// command plus `--serve-params`), `--server-ready-timeout`; and `--server-stop-grace`.
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace llmbench::cli {
+
+/// `sweep --serve-cmd` and its companions.
+struct ServeCmdFlags {
+  std::string serve_cmd;              ///< the template ("" = the sweep does not start a server)
+  double server_ready_timeout_s = 300;  ///< start to ready, at most (vLLM's default)
+  double server_stop_grace_s = 10;    ///< SIGTERM to SIGKILL when stopping a server
+};
+
+/// Registers the flags on `app`, bound to `flags` (which must outlive parsing).
+void add_serve_cmd_flags(CLI::App& app, ServeCmdFlags& flags);
+
+/// Checks the values after parsing: a positive, finite timeout and a grace in [0, 600] s; and
+/// that `--serve-cmd` is not given with `--simulate`. Throws `Exception` naming the flag.
+void check_serve_cmd_flags(const ServeCmdFlags& flags, bool simulate);
+
+}  // namespace llmbench::cli
