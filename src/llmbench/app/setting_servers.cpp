@@ -110,6 +110,7 @@ std::optional<std::string> SettingServers::prepare(std::size_t point,
     rec.error = e.what();
     return failure(e.what());
   }
+  rec.pid = server_->pid();
   const ReadyResult ready = server_->wait_ready();
   rec.ready = std::string(to_string(ready.outcome));
   rec.startup_s = ready.seconds;
@@ -148,15 +149,17 @@ nlohmann::json SettingServers::json() const {
     nlohmann::json knobs = nlohmann::json::object();
     for (std::size_t i = 0; i < options_.knobs.size() && i < s.values.size(); ++i)
       knobs[options_.knobs[i]] = s.values[i];
-    out.push_back({{"index", s.index},
-                   {"knobs", knobs},
-                   {"command", s.command},
-                   {"log_file", s.log_file},
-                   {"ready", s.ready},
-                   {"startup_s", s.startup_s},
-                   {"exit_status", s.exit_status.empty() ? nlohmann::json() : nlohmann::json(s.exit_status)},
-                   {"error", s.error.empty() ? nlohmann::json() : nlohmann::json(s.error)},
-                   {"points", s.points}});
+    out.push_back(
+        {{"index", s.index},
+         {"knobs", knobs},
+         {"command", s.command},
+         {"log_file", s.log_file},
+         {"pid", s.pid},
+         {"ready", s.ready},
+         {"startup_s", s.startup_s},
+         {"exit_status", s.exit_status.empty() ? nlohmann::json() : nlohmann::json(s.exit_status)},
+         {"error", s.error.empty() ? nlohmann::json() : nlohmann::json(s.error)},
+         {"points", s.points}});
   }
   return out;
 }

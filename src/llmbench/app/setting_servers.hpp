@@ -37,15 +37,16 @@ struct SettingServersOptions {
 
 /// One setting's server as the sweep JSON's `settings` keep it.
 struct SettingRecord {
-  std::size_t index = 0;             ///< settings in the order they ran
-  std::vector<std::string> values;   ///< one per knob
-  std::string command;               ///< the exact command line (`command_line`)
-  std::string log_file;              ///< its log, a file name in the results folder
+  std::size_t index = 0;              ///< settings in the order they ran
+  std::vector<std::string> values;    ///< one per knob
+  std::string command;                ///< the exact command line (`command_line`)
+  std::string log_file;               ///< its log, a file name in the results folder
+  long pid = 0;                       ///< its process (and process group) id; 0 = not started
   std::string ready = "not started";  ///< `to_string(ReadyOutcome)`, or "not started"
-  double startup_s = 0;              ///< start to ready (or to giving up)
-  std::string exit_status;           ///< "exited with status 0", ... ("" while it runs)
-  std::string error;                 ///< why the setting failed ("" when it did not)
-  std::vector<std::size_t> points;   ///< indexes of the sweep points it served
+  double startup_s = 0;               ///< start to ready (or to giving up)
+  std::string exit_status;            ///< "exited with status 0", ... ("" while it runs)
+  std::string error;                  ///< why the setting failed ("" when it did not)
+  std::vector<std::size_t> points;    ///< indexes of the sweep points it served
 };
 
 /// The servers of one sweep, one setting at a time. Construct and destroy on the main thread.

@@ -168,11 +168,10 @@ SweepAxis parse_sweep_axis(std::string_view text, bool allow_free) {
     if (!name.empty() && candidate.name == name)
       info = &candidate;
   }
-  const bool free_name =
-      !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_' || c == '-';
-      });
+  const bool free_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
   if (info == nullptr && allow_free && free_name)
     info = &axis_info(Axis::Free);
   if (info == nullptr)
@@ -262,7 +261,9 @@ void apply_axis(Axis axis, const AxisValue& value, WorkloadFlags& load, EngineFl
         fmt::format("axis {} is an engine knob: it needs --simulate, or --serve-cmd with "
                     "{{{}}} in the server's command line (a real server's engine is set where it "
                     "starts)",
-                    info.name, placeholder_of(SweepAxis{.axis = axis, .values = {}, .search_range = {}, .free_name = {}})),
+                    info.name,
+                    placeholder_of(SweepAxis{
+                        .axis = axis, .values = {}, .search_range = {}, .free_name = {}})),
         kFlag, -1});
   }
   const auto count = static_cast<std::int64_t>(value.number);

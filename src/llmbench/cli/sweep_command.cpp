@@ -123,7 +123,9 @@ class Sweep {
       row.error = e.what();
       log::error("point {} failed: {}", index, e.what());
     }
-    if (const auto died = servers_ ? servers_->check_after_point() : std::nullopt) {
+    // A server that ended while a stop signal ended the point was stopped by that signal.
+    const bool stopping = app::StopSignals::stop_requested();
+    if (const auto died = servers_ && !stopping ? servers_->check_after_point() : std::nullopt) {
       row.status = PointStatus::Failed;  // its finished requests stay in its files
       row.error = *died;
       log::error("point {} failed: {}", index, *died);
@@ -191,9 +193,10 @@ class Sweep {
                           [](const SweepAxis& a) { return !axis_info(a.axis).load; });
     const app::RunPlan base = resolve_run(f_.run, env_);
     if (base.builtin)
-      throw Exception(Error{"needs the address the server will listen on: give --base-url "
-                            "or --host and --port (they fill {host} and {port})",
-                            "--serve-cmd", -1});
+      throw Exception(
+          Error{"needs the address the server will listen on: give --base-url "
+                "or --host and --port (they fill {host} and {port})",
+                "--serve-cmd", -1});
     std::vector<std::string> knobs;
     for (const auto& axis : axes_) {
       if (!axis_info(axis.axis).load)
@@ -481,10 +484,10 @@ void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string
 int execute_sweep(const SweepFlags& f) {
   check_sweep_flags(f);
   const bool profile = f.profile == "auto";
-  Sweep sweep(f, parse_sweep_axes(
-                     profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"}
-                             : f.sweep,
-                     !f.serve.serve_cmd.empty()));
+  Sweep sweep(
+      f, parse_sweep_axes(
+             profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"} : f.sweep,
+             !f.serve.serve_cmd.empty()));
   const app::StopSignals signals;
   std::vector<std::string> lines;
   if (profile) {
@@ -538,6 +541,7 @@ Command add_sweep_command(CLI::App& app) {
   add_sweep_flags(*sub, *f);
   return [f, sub] {
     f->run.given = given_flags(*sub);
+    take_serve_cmd_flags(f->run.given, f->serve);
     return execute_sweep(*f);
   };
 }

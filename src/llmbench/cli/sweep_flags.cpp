@@ -60,7 +60,8 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
                  "Search the highest load meeting every constraint, e.g. "
                  "'p99_ttft_ms<=2000,p99_tpot_ms<=80' (a number of the results JSON: a "
                  "<stat>_<metric>_ms of " +
-                     metrics::latency_metric_names() + ", or " + metrics::summary_number_names() + ")");
+                     metrics::latency_metric_names() + ", or " + metrics::summary_number_names() +
+                     ")");
   app.add_option("--slo-resolution", f.slo_resolution,
                  "--slo: stop when the bracket is narrower than this fraction of its lower end")
       ->capture_default_str();

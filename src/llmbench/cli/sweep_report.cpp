@@ -215,8 +215,8 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     std::string key;
     for (std::size_t i = 0; i < axes.size(); ++i) {
       if (i != load)
-        key += fmt::format("{}{}={}", key.empty() ? "" : " ", axis_name(axes[i]),
-                           row.values[i].text);
+        key +=
+            fmt::format("{}{}={}", key.empty() ? "" : " ", axis_name(axes[i]), row.values[i].text);
     }
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });

@@ -2,7 +2,10 @@
 
 #include "llmbench/core/error.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 
 namespace llmbench::cli {
 
@@ -20,7 +23,19 @@ void add_serve_cmd_flags(CLI::App& app, ServeCmdFlags& f) {
       ->capture_default_str();
 }
 
+void take_serve_cmd_flags(std::vector<std::string>& given, ServeCmdFlags& f) {
+  constexpr std::array<std::string_view, 2> kCompanions{"--server-ready-timeout",
+                                                        "--server-stop-grace"};
+  const auto companion = [&](const std::string& name) {
+    return std::find(kCompanions.begin(), kCompanions.end(), name) != kCompanions.end();
+  };
+  std::copy_if(given.begin(), given.end(), std::back_inserter(f.given), companion);
+  given.erase(std::remove_if(given.begin(), given.end(), companion), given.end());
+}
+
 void check_serve_cmd_flags(const ServeCmdFlags& f, bool simulate) {
+  if (f.serve_cmd.empty() && !f.given.empty())
+    throw Exception(Error{"applies to a sweep with --serve-cmd", f.given.front(), -1});
   if (!(f.server_ready_timeout_s > 0 && std::isfinite(f.server_ready_timeout_s)))
     throw Exception(Error{"must be a number of seconds > 0", "--server-ready-timeout", -1});
   if (!(f.server_stop_grace_s >= 0 && f.server_stop_grace_s <= 600))
