@@ -226,6 +226,52 @@ TEST_F(ServeCmdTest, CtrlCStopsTheServerAndLeavesNoProcess) {
   EXPECT_EQ(doc.at("points")[0].at("status"), "interrupted");
 }
 
+TEST_F(ServeCmdTest, PointsOfOneSettingAreCleanedAndHowIsRecorded) {
+  const auto run = [&](std::vector<std::string> extra) {
+    auto args = target();
+    for (const char* a :
+         {"--serve-cmd", "", "--sweep", "max-num-seqs=2", "--sweep", "max-concurrency=1,2,3",
+          "--num-prompts", "2", "--random-output-len", "4"})
+      args.emplace_back(a);
+    args[target().size() + 1] =
+        binary() +
+        " serve --port {port} --timing fixed --ttft-ms 5 --itl-ms 2 --max-num-seqs "
+        "{max_num_seqs}";
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(sweep(args), 0) << read_file(log().string());
+    return sweep_json();
+  };
+  // The built-in server has neither vLLM's nor SGLang's reset endpoint: both tried, none done.
+  json doc = run({});
+  ASSERT_EQ(doc.at("settings").size(), 1U);
+  const auto& cleaning = doc.at("settings")[0].at("cleaning");
+  ASSERT_EQ(cleaning.size(), 2U) << doc.at("settings").dump();
+  EXPECT_EQ(cleaning[0].get<std::string>(),
+            "before point 1: none: the server reset no prefix cache (POST /reset_prefix_cache -> "
+            "404, POST /flush_cache -> 404)");
+  // --reset-cmd runs between the points, with the setting's placeholders.
+  const fs::path marks = dir_ / "resets.txt";
+  doc = run(
+      {"--reset-cmd", "/bin/sh -c 'echo reset {max_num_seqs} {port} >> " + marks.string() + "'"});
+  const std::string line = "reset 2 " + std::to_string(port_) + "\n";
+  EXPECT_EQ(read_file(marks.string()), line + line);
+  const auto& c2 = doc.at("settings")[0].at("cleaning");
+  ASSERT_EQ(c2.size(), 2U);
+  EXPECT_NE(c2[1].get<std::string>().find("before point 2: --reset-cmd /bin/sh -c"),
+            std::string::npos)
+      << c2.dump();
+  EXPECT_NE(c2[1].get<std::string>().find("exited with status 0"), std::string::npos);
+  // --restart-per-point: a server per point, each its own record and process.
+  doc = run({"--restart-per-point"});
+  const auto& settings = doc.at("settings");
+  ASSERT_EQ(settings.size(), 3U);
+  EXPECT_NE(settings[0].at("pid"), settings[1].at("pid"));
+  EXPECT_NE(settings[1].at("pid"), settings[2].at("pid"));
+  EXPECT_EQ(settings[1].at("cleaning")[0], "before point 1: restarted (--restart-per-point)");
+  for (const auto& p : doc.at("points")) EXPECT_EQ(p.at("status"), "ok");
+  expect_no_server_left(doc);
+}
+
 TEST_F(ServeCmdTest, TemplateAndAxisMistakesAreRefusedBeforeAnythingStarts) {
   auto args = target();
   for (const char* a : {"--serve-cmd", "srv --port {port} -np {max_num_seqs} -c {ctx}", "--sweep",

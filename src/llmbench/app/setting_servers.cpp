@@ -2,12 +2,15 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/http/client.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <thread>
 #include <utility>
 
 namespace llmbench::app {
@@ -28,6 +31,38 @@ std::string file_safe(const std::string& text) {
   return out;
 }
 
+/// Collects a response's status (the body is not needed).
+class StatusOnly : public http::ResponseHandler {
+ public:
+  void on_sent(TimeNs /*now_ns*/) override {}
+  void on_headers(int /*status*/, TimeNs /*now_ns*/) override {}
+  void on_body(std::string_view /*bytes*/, TimeNs /*now_ns*/) override {}
+};
+
+/// `POST target` with an empty JSON body; the status (0 with `error` set when no answer came).
+int post_empty(const http::Url& url, const std::string& target, std::string& error) {
+  boost::asio::io_context ioc;
+  http::ClientOptions o;
+  constexpr auto kTimeout = std::chrono::seconds(30);
+  o.connect_timeout = kTimeout;
+  o.total_timeout = kTimeout;
+  o.first_byte_timeout = kTimeout;
+  o.idle_timeout = kTimeout;
+  http::ConnectionPool pool(ioc, url, o);
+  http::Request req;
+  req.method = "POST";
+  req.target = target;
+  req.accept = "application/json";
+  StatusOnly handler;
+  http::Outcome outcome;
+  boost::asio::co_spawn(ioc, pool.execute(req, handler),
+                        [&](const std::exception_ptr& /*e*/, http::Outcome o2) { outcome = o2; });
+  ioc.run();
+  if (outcome.failure != http::Failure::None)
+    error = outcome.message;
+  return outcome.status;
+}
+
 }  // namespace
 
 SettingServers::SettingServers(SettingServersOptions options)
@@ -36,6 +71,10 @@ SettingServers::SettingServers(SettingServersOptions options)
   known.emplace_back("host");
   known.emplace_back("port");
   check_placeholders(template_, known, kFlag);
+  if (!options_.reset_command.empty()) {
+    reset_template_ = parse_command_template(options_.reset_command, "--reset-cmd");
+    check_placeholders(*reset_template_, known, "--reset-cmd");
+  }
   const auto used = placeholder_names(template_);
   for (const auto& knob : options_.knobs) {
     if (std::find(used.begin(), used.end(), knob) == used.end()) {
@@ -72,27 +111,69 @@ void SettingServers::stop_current() {
 
 std::optional<std::string> SettingServers::prepare(std::size_t point,
                                                    const std::vector<std::string>& values) {
-  if (!settings_.empty() && settings_.back().values == values) {
-    settings_.back().points.push_back(point);
+  if (!settings_.empty() && settings_.back().values == values &&
+      (failed_ || !options_.restart_per_point)) {
+    SettingRecord& rec = settings_.back();
+    rec.points.push_back(point);
     if (failed_)
-      return fmt::format("not run: the server of setting {} failed ({})", settings_.back().index,
-                         settings_.back().ready);
+      return fmt::format("not run: the server of setting {} failed ({})", rec.index, rec.ready);
+    rec.cleaning.push_back(fmt::format("before point {}: {}", point, clean()));
     return std::nullopt;
   }
+  const bool restart = !settings_.empty() && settings_.back().values == values;
   stop_current();
   failed_ = false;
-  std::map<std::string, std::string> fill{{"host", options_.url.host},
-                                          {"port", std::to_string(options_.url.port)}};
+  auto why = start(point, values);
+  if (restart)
+    settings_.back().cleaning.push_back(
+        fmt::format("before point {}: restarted (--restart-per-point)", point));
+  return why;
+}
+
+std::string SettingServers::clean() {
+  if (reset_template_) {
+    const auto argv = fill_command(*reset_template_, fill_);
+    ServerLaunch launch{.argv = argv,
+                        .log_path = options_.dir / settings_.back().log_file,
+                        .url = options_.url,
+                        .ready_timeout = {},
+                        .grace = options_.grace};
+    try {
+      ServerProcess reset(std::move(launch));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!reset.exited() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const std::string how = reset.stop();
+      return fmt::format("--reset-cmd {} {}", command_line(argv), how);
+    } catch (const Exception& e) {
+      return fmt::format("--reset-cmd failed: {}", e.what());
+    }
+  }
+  std::string tried;
+  for (const char* path : {"/reset_prefix_cache", "/flush_cache"}) {
+    std::string error;
+    const int status = post_empty(options_.url, options_.url.path_prefix + path, error);
+    if (status >= 200 && status < 300)
+      return fmt::format("POST {} -> {}", path, status);
+    tried += fmt::format("{}POST {} -> {}", tried.empty() ? "" : ", ", path,
+                         status != 0 ? std::to_string(status) : error);
+  }
+  return "none: the server reset no prefix cache (" + tried + ")";
+}
+
+std::optional<std::string> SettingServers::start(std::size_t point,
+                                                 const std::vector<std::string>& values) {
+  fill_ = {{"host", options_.url.host}, {"port", std::to_string(options_.url.port)}};
   std::string where;
   for (std::size_t i = 0; i < options_.knobs.size() && i < values.size(); ++i) {
-    fill[options_.knobs[i]] = values[i];
+    fill_[options_.knobs[i]] = values[i];
     where += fmt::format("-{}={}", options_.knobs[i], file_safe(values[i]));
   }
   SettingRecord s;
   s.index = settings_.size();
   s.values = values;
   s.points.push_back(point);
-  ServerLaunch launch{.argv = fill_command(template_, fill),
+  ServerLaunch launch{.argv = fill_command(template_, fill_),
                       .log_path = options_.dir / fmt::format("{}-s{:02}{}.server.log",
                                                              options_.stem, s.index, where),
                       .url = options_.url,
@@ -159,7 +240,8 @@ nlohmann::json SettingServers::json() const {
          {"startup_s", s.startup_s},
          {"exit_status", s.exit_status.empty() ? nlohmann::json() : nlohmann::json(s.exit_status)},
          {"error", s.error.empty() ? nlohmann::json() : nlohmann::json(s.error)},
-         {"points", s.points}});
+         {"points", s.points},
+         {"cleaning", s.cleaning}});
   }
   return out;
 }

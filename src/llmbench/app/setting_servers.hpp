@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,11 @@ struct SettingServersOptions {
   std::chrono::milliseconds ready_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds grace{std::chrono::seconds(10)};
   std::size_t log_tail_lines = 15;  ///< lines of the log quoted in a failure's message
+  /// Between two points of one setting: a fresh server for every point (`--restart-per-point`).
+  bool restart_per_point = false;
+  /// Between two points of one setting: this command (a template with the same placeholders)
+  /// instead of the prefix-cache reset requests (`--reset-cmd`, vLLM's `--after-bench-cmd`).
+  std::string reset_command;
 };
 
 /// One setting's server as the sweep JSON's `settings` keep it.
@@ -47,9 +53,17 @@ struct SettingRecord {
   std::string exit_status;            ///< "exited with status 0", ... ("" while it runs)
   std::string error;                  ///< why the setting failed ("" when it did not)
   std::vector<std::size_t> points;    ///< indexes of the sweep points it served
+  /// How the server was cleaned before each of its points after the first ("before point 3:
+  /// POST /reset_prefix_cache -> 200", "... --reset-cmd ... exited with status 0", "... none").
+  std::vector<std::string> cleaning;
 };
 
-/// The servers of one sweep, one setting at a time. Construct and destroy on the main thread.
+/// The servers of one sweep, one setting at a time. Between two points of one setting the
+/// server's prefix cache is reset so that a point does not hit what an earlier one cached: the
+/// reset command when there is one; else `POST /reset_prefix_cache` (vLLM) and, when that is not
+/// found, `POST /flush_cache` (SGLang); which happened is recorded. With `restart_per_point`
+/// every point starts its own server instead (a new setting record each). Construct and destroy on
+/// the main thread.
 class SettingServers {
  public:
   /// Parses the template and checks it against the knobs: every placeholder must be a knob,
@@ -82,9 +96,14 @@ class SettingServers {
  private:
   void stop_current();
   std::string failure(const std::string& what) const;
+  std::optional<std::string> start(std::size_t point, const std::vector<std::string>& values);
+  std::string clean();
+
+  std::map<std::string, std::string> fill_;  ///< the placeholder values of the running setting
 
   SettingServersOptions options_;
   CommandTemplate template_;
+  std::optional<CommandTemplate> reset_template_;
   std::vector<SettingRecord> settings_;
   std::unique_ptr<ServerProcess> server_;  ///< the server of `settings_.back()`, while it runs
   bool failed_ = false;                    ///< `settings_.back()` failed

@@ -211,7 +211,9 @@ class Sweep {
         .ready_timeout = std::chrono::milliseconds(
             static_cast<std::int64_t>(f_.serve.server_ready_timeout_s * 1000)),
         .grace = std::chrono::milliseconds(
-            static_cast<std::int64_t>(f_.serve.server_stop_grace_s * 1000))});
+            static_cast<std::int64_t>(f_.serve.server_stop_grace_s * 1000)),
+        .restart_per_point = f_.serve.restart_per_point,
+        .reset_command = f_.serve.reset_cmd});
   }
 
   /// `--serve-cmd`: the server of the point's setting, started and ready; why not otherwise.

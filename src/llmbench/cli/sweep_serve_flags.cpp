@@ -21,6 +21,12 @@ void add_serve_cmd_flags(CLI::App& app, ServeCmdFlags& f) {
   app.add_option("--server-stop-grace", f.server_stop_grace_s,
                  "--serve-cmd: seconds between SIGTERM and SIGKILL when stopping a server")
       ->capture_default_str();
+  app.add_flag("--restart-per-point", f.restart_per_point,
+               "--serve-cmd: start a fresh server for every point (an empty cache each), not "
+               "once per setting");
+  app.add_option("--reset-cmd,--after-bench-cmd", f.reset_cmd,
+                 "--serve-cmd: run this command (same {placeholders}) between two points of a "
+                 "setting instead of POST /reset_prefix_cache (vLLM), then /flush_cache (SGLang)");
 }
 
 void take_serve_cmd_flags(std::vector<std::string>& given, ServeCmdFlags& f) {
@@ -40,6 +46,15 @@ void check_serve_cmd_flags(const ServeCmdFlags& f, bool simulate) {
     throw Exception(Error{"must be a number of seconds > 0", "--server-ready-timeout", -1});
   if (!(f.server_stop_grace_s >= 0 && f.server_stop_grace_s <= 600))
     throw Exception(Error{"must be in [0, 600] seconds", "--server-stop-grace", -1});
+  if (f.serve_cmd.empty() && f.restart_per_point)
+    throw Exception(Error{"applies to a sweep with --serve-cmd", "--restart-per-point", -1});
+  if (f.serve_cmd.empty() && !f.reset_cmd.empty())
+    throw Exception(Error{"applies to a sweep with --serve-cmd", "--reset-cmd", -1});
+  if (f.restart_per_point && !f.reset_cmd.empty())
+    throw Exception(
+        Error{"a fresh server per point needs no reset: give one of "
+              "--restart-per-point and --reset-cmd",
+              "--reset-cmd", -1});
   if (simulate && !f.serve_cmd.empty())
     throw Exception(Error{"starts a real server; a --simulate sweep has none", "--serve-cmd", -1});
 }

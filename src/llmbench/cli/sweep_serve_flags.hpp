@@ -3,7 +3,8 @@
 /// The flags of a sweep that starts the server itself, once per engine setting (docs/sweep.md
 /// "Restarting the server per setting"), named as `vllm bench sweep serve` names them where it
 /// has the concept: `--serve-cmd` (a template with `{knob}` placeholders, not vLLM's fixed
-/// command plus `--serve-params`), `--server-ready-timeout`; and `--server-stop-grace`.
+/// command plus `--serve-params`), `--server-ready-timeout`, `--after-bench-cmd` (also
+/// `--reset-cmd`); and `--server-stop-grace`, `--restart-per-point`.
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +18,8 @@ struct ServeCmdFlags {
   std::string serve_cmd;                ///< the template ("" = the sweep does not start a server)
   double server_ready_timeout_s = 300;  ///< start to ready, at most (vLLM's default)
   double server_stop_grace_s = 10;      ///< SIGTERM to SIGKILL when stopping a server
+  bool restart_per_point = false;       ///< a fresh server for every point, not per setting
+  std::string reset_cmd;                ///< between points of a setting (`--after-bench-cmd`)
   std::vector<std::string> given;       ///< which of the companions were given (`take_...`)
 };
 
