@@ -89,6 +89,27 @@ TEST(SweepAxes, ErrorsNameTheFlagTheTextAndThePosition) {
   EXPECT_THAT(error_of("max-concurrency=1:2:3:4").message, HasSubstr("too many ':'"));
 }
 
+TEST(SweepAxes, FreeAxesOnlyWithAServerCommand) {
+  // Without --serve-cmd an unknown name is an error that says what would make it an axis.
+  EXPECT_THAT(error_of("kv_dtype=f16,q8_0").message,
+              HasSubstr("with --serve-cmd, any other name is a free axis"));
+  const auto axes = parse_sweep_axes({"kv_dtype=f16,q8_0", "max-num-seqs=1,2"}, true);
+  ASSERT_EQ(axes.size(), 2U);
+  EXPECT_EQ(axes[0].axis, Axis::Free);
+  EXPECT_EQ(axis_name(axes[0]), "kv_dtype");
+  EXPECT_EQ(placeholder_of(axes[0]), "kv_dtype");
+  EXPECT_EQ(texts(axes[0]), (std::vector<std::string>{"f16", "q8_0"}));
+  EXPECT_FALSE(axis_info(axes[0].axis).load);
+  EXPECT_EQ(axis_name(axes[1]), "max-num-seqs");
+  EXPECT_EQ(placeholder_of(axes[1]), "max_num_seqs");
+  // A free name is a placeholder name; the free axis has no name of its own to type.
+  EXPECT_THROW(parse_sweep_axis("kv dtype=f16", true), Exception);
+  EXPECT_THROW(parse_sweep_axis("=f16", true), Exception);
+  EXPECT_THROW(parse_sweep_axes({"kv_dtype=f16", "kv_dtype=q8_0"}, true), Exception);
+  EXPECT_EQ(axis_names().find(", ,"), std::string::npos);
+  EXPECT_NE(axis_names().back(), ' ');
+}
+
 TEST(SweepAxes, ProductOrderLastAxisFastest) {
   const auto axes = parse_sweep_axes({"max-num-seqs=64,128", "max-concurrency=1,2,4"});
   const auto points = sweep_points(axes);
