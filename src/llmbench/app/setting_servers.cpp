@@ -55,8 +55,9 @@ int post_empty(const http::Url& url, const std::string& target, std::string& err
   req.accept = "application/json";
   StatusOnly handler;
   http::Outcome outcome;
-  boost::asio::co_spawn(ioc, pool.execute(req, handler),
-                        [&](const std::exception_ptr& /*e*/, http::Outcome o2) { outcome = o2; });
+  boost::asio::co_spawn(
+      ioc, pool.execute(req, handler),
+      [&](const std::exception_ptr& /*e*/, http::Outcome o2) { outcome = std::move(o2); });
   ioc.run();
   if (outcome.failure != http::Failure::None)
     error = outcome.message;
