@@ -150,7 +150,9 @@ TEST_F(CompareTest, GatePassesOnIdenticalRuns) {
   EXPECT_EQ(cmp.code, 0) << cmp.output;
   EXPECT_NE(cmp.output.find("Gate: PASS"), std::string::npos) << cmp.output;
   EXPECT_NE(cmp.output.find("error_rate:<0.1%: B = 0%, limit < 0.1%: pass"), std::string::npos);
-  EXPECT_NE(cmp.output.find("p99_e2el_ms:±15ms: B − A = +0.00 ms"), std::string::npos);
+  EXPECT_NE(cmp.output.find("p99_e2el_ms:+20%: B − A = +0.00 ms"), std::string::npos) << cmp.output;
+  EXPECT_NE(cmp.output.find("output_throughput:-10%: B − A = +0.00 tok/s"), std::string::npos)
+      << cmp.output;
 }
 
 TEST_F(CompareTest, GateFailsOnTheErrorRate) {
@@ -171,13 +173,16 @@ TEST_F(CompareTest, GateFailsOnLatencyAndBadGrammarIsAnInputError) {
   const std::string b = run_against({"--ttft-ms", "70", "--itl-ms", "2"}, "b");
   const Finished cmp = llmbench({"compare", a, b, "--gate"}, "gate");
   EXPECT_EQ(cmp.code, 1) << cmp.output;
-  // The canary gate: TTFT moved by about +30 ms, past ±15 ms.
-  const auto line = cmp.output.find("gate failed for " + b + ": mean_ttft_ms:±15ms: B − A = +");
+  // The canary gate: mean TTFT moved by about +30 ms (+75%), past +10% of A (about 4 ms).
+  const auto line = cmp.output.find("gate failed for " + b + ": mean_ttft_ms:+10%: B − A = +");
   ASSERT_NE(line, std::string::npos) << cmp.output;
   const std::string rest = cmp.output.substr(line, cmp.output.find('\n', line) - line);
-  EXPECT_NE(rest.find("limit ±15.00 ms: FAIL"), std::string::npos) << rest;
+  EXPECT_NE(rest.find("(10% of A): FAIL"), std::string::npos) << rest;
   const auto plus = rest.find("= +") + 3;
   EXPECT_NEAR(std::stod(rest.substr(plus)), 30.0, 5.0) << rest;
+  // One-sided: the same pair the other way round (B 30 ms faster) passes.
+  const Finished faster = llmbench({"compare", b, a, "--gate"}, "gate-faster");
+  EXPECT_EQ(faster.code, 0) << faster.output;
   EXPECT_NE(cmp.output.find("error_rate:<0.1%: B = 0%, limit < 0.1%: pass"), std::string::npos);
   const Finished user = llmbench({"compare", a, b, "--gate", "mean_ttft_ms:+50ms"}, "gate-user");
   EXPECT_EQ(user.code, 0) << user.output;

@@ -1,5 +1,7 @@
 #include "llmbench/analysis/gate.hpp"
 
+#include "llmbench/core/suggest.hpp"
+
 #include <fmt/core.h>
 
 #include <array>
@@ -37,6 +39,18 @@ constexpr std::array<std::pair<std::string_view, Statistic>, 5> kGateStatistics{
 constexpr std::string_view kValidKeys =
     "<stat>_<latency>_ms with stat mean, median, p50, p90, p99 and latency ttft, tpot, itl, "
     "e2el; error_rate; output_throughput; request_throughput; or canary";
+
+/// Every gate key, for "did you mean": <stat>_<latency>_ms and the keys of the other metrics.
+std::vector<std::string> gate_keys() {
+  std::vector<std::string> keys;
+  for (const char* latency : {"ttft", "tpot", "itl", "e2el"}) {
+    for (const auto& [stat, statistic] : kGateStatistics)
+      keys.push_back(fmt::format("{}_{}_ms", stat, latency));
+  }
+  for (const char* other : {"error_rate", "output_throughput", "request_throughput", "canary"})
+    keys.emplace_back(other);
+  return keys;
+}
 
 bool is_change(GateBound b) noexcept {
   return b == GateBound::RiseAtMost || b == GateBound::FallAtMost || b == GateBound::MoveAtMost;
@@ -94,8 +108,8 @@ Result<Gate> parse_item(std::string_view item, std::size_t offset) {
   const std::string_view key = trim_view(item.substr(0, colon), key_offset);
   const auto parsed = parse_key(key);
   if (!parsed)
-    return gate_error(key_offset,
-                      fmt::format("unknown gate key '{}' (valid: {})", key, kValidKeys));
+    return gate_error(key_offset, fmt::format("unknown gate key '{}'{} (valid: {})", key,
+                                              did_you_mean(key, gate_keys()), kValidKeys));
   gate.metric = parsed->first;
   gate.statistic = parsed->second;
   std::size_t pos = offset + colon + 1;

@@ -94,10 +94,10 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--format", f->format,
                   fmt::format("output: {} (default text)", valid_compare_formats()));
   sub->add_option("--gate", f->gate,
-                  "gates, exit 1 when one fails: 'canary' (the default when given alone: "
-                  "error_rate:<0.1%, mean/p99 TTFT and E2EL within ±15 ms) and/or "
-                  "KEY:BOUND items such as 'p99_ttft_ms:+5%,mean_tpot_ms:+2ms' "
-                  "(docs/compare.md)")
+                  fmt::format("gates, exit 1 when one fails: 'canary' (the default when given "
+                              "alone; regressions only: {}) and/or KEY:BOUND items such as "
+                              "'p99_ttft_ms:+5%,mean_tpot_ms:+2ms' (docs/compare.md)",
+                              analysis::kCanaryGate))
       ->expected(0, 1);
   sub->add_option("--resamples", f->resamples, "bootstrap resamples (default 2000)")
       ->check(non_negative_integer());

@@ -28,10 +28,17 @@ TEST(ParseGates, UserGatesAndUnits) {
 TEST(ParseGates, CanaryExpands) {
   auto gates = parse_gates("canary,output_throughput:-5%");
   ASSERT_TRUE(gates) << gates.error().what();
-  ASSERT_EQ(gates->size(), 6U);
+  ASSERT_EQ(gates->size(), 7U);
   EXPECT_EQ((*gates)[0].text, "error_rate:<0.1%");
-  EXPECT_EQ((*gates)[4].text, "p99_e2el_ms:±15ms");
+  EXPECT_EQ((*gates)[4].text, "p99_e2el_ms:+20%");
+  // One-sided and relative: every latency item bounds a rise, in % of A.
+  for (std::size_t i = 1; i <= 4; ++i) {
+    EXPECT_EQ((*gates)[i].bound, GateBound::RiseAtMost) << (*gates)[i].text;
+    EXPECT_TRUE((*gates)[i].percent) << (*gates)[i].text;
+  }
+  EXPECT_EQ((*gates)[5].text, "output_throughput:-10%");
   EXPECT_EQ((*gates)[5].bound, GateBound::FallAtMost);
+  EXPECT_EQ((*gates)[6].bound, GateBound::FallAtMost);
 }
 
 TEST(ParseGates, ErrorsNameThePosition) {
@@ -41,7 +48,7 @@ TEST(ParseGates, ErrorsNameThePosition) {
     EXPECT_NE(gates.error().what().find(part), std::string::npos) << gates.error().what();
     EXPECT_NE(gates.error().what().find("--gate"), std::string::npos);
   };
-  expect_error("p99_ttfx_ms:+5%", "unknown gate key 'p99_ttfx_ms'");
+  expect_error("p99_ttfx_ms:+5%", "unknown gate key 'p99_ttfx_ms' (did you mean 'p99_ttft_ms'?)");
   expect_error("p99_ttfx_ms:+5%", "(at byte 0)");
   expect_error("p99_ttft_ms:+5%, mean_tpot_ms:*2",
                "expected one of + - ± +- < <= > >= before the number (at byte 30)");
@@ -82,6 +89,29 @@ TEST(EvaluateGates, RelativeAbsoluteAndLimits) {
             "mean_ttft_ms:±3ms: B − A = -5.00 ms (40.00 → 35.00), limit ±3.00 ms: FAIL");
   EXPECT_FALSE(results[2].passed);
   EXPECT_EQ(results[2].message, "error_rate:<0.1%: B = 0.2%, limit < 0.1%: FAIL");
+}
+
+TEST(EvaluateGates, TheCanaryFailsARegressionAndPassesAnImprovement) {
+  const auto gates = parse_gates("canary").value();
+  std::vector<Gate> ttft;  // the TTFT items and the error rate: what `comparison` carries
+  for (const auto& g : gates) {
+    if (g.metric == Metric::Ttft || g.metric == Metric::ErrorRate)
+      ttft.push_back(g);
+  }
+  ASSERT_EQ(ttft.size(), 3U);
+  // 95% faster: the old ±15 ms gate failed it; a one-sided gate passes it.
+  for (const auto& r : evaluate_gates(ttft, comparison(400, 20, 0)))
+    EXPECT_TRUE(r.passed) << r.message;
+  // 400 → 430 ms (+7.5%): within +10% (mean) and +20% (p99).
+  for (const auto& r : evaluate_gates(ttft, comparison(400, 430, 0)))
+    EXPECT_TRUE(r.passed) << r.message;
+  // 400 → 500 ms (+25%): both fail; the limit is read in ms of A.
+  const auto slow = evaluate_gates(ttft, comparison(400, 500, 0));
+  EXPECT_TRUE(slow[0].passed);
+  EXPECT_FALSE(slow[1].passed);
+  EXPECT_DOUBLE_EQ(slow[1].limit, 40.0);
+  EXPECT_FALSE(slow[2].passed);
+  EXPECT_DOUBLE_EQ(slow[2].limit, 80.0);
 }
 
 TEST(EvaluateGates, UndefinedFails) {
