@@ -114,6 +114,9 @@ TEST_F(HistoryTest, TrendOverFiveRunsAndTheRegressedRunIsFlagged) {
   ASSERT_EQ(flagged.size(), 1U) << regress;
   EXPECT_EQ(flagged[0].rfind("run 4 ", 0), 0U) << flagged[0];
   EXPECT_NE(flagged[0].find("tpot +"), std::string::npos) << flagged[0];
+  // Throughput is one number per run: the summary rule judges it beside compare's statistics
+  // (8 streams of 40 + 31 x 6 ms against 40 + 31 x 4 ms: about 27% fewer tok/s).
+  EXPECT_NE(flagged[0].find("output_throughput -"), std::string::npos) << flagged[0];
   EXPECT_NE(flagged[0].find("records: compare statistics"), std::string::npos);
   EXPECT_NE(regress.find("1 of 4 runs regressed against baseline run 1"), std::string::npos);
 
@@ -129,7 +132,16 @@ TEST_F(HistoryTest, TrendOverFiveRunsAndTheRegressedRunIsFlagged) {
   ASSERT_EQ(weak.size(), 1U) << summary;
   EXPECT_EQ(weak[0].rfind("run 4 ", 0), 0U) << weak[0];
   EXPECT_NE(weak[0].find("mean_tpot_ms +"), std::string::npos) << weak[0];
+  EXPECT_NE(weak[0].find("output_throughput -"), std::string::npos) << weak[0];
   EXPECT_NE(weak[0].find("summary only: weaker rule"), std::string::npos);
+
+  // A mistyped metric gets a suggestion, not a list of every key.
+  const auto [typo_code, typo] =
+      llmbench({"history", "--history", db, "trend", "p99_tfft_ms"}, "trend-typo");
+  EXPECT_EQ(typo_code, 2) << typo;
+  EXPECT_NE(typo.find("no run has 'p99_tfft_ms' (did you mean 'p99_ttft_ms'?)"), std::string::npos)
+      << typo;
+  EXPECT_LT(typo.size(), 300U) << typo;
 
   // Filters and a bad baseline.
   const auto [none_code, none] =

@@ -3,11 +3,11 @@
 // model and time; a metric's trend; and regressions against a baseline run with the statistics
 // of `compare` (docs/compare.md "History"). `regress` exits 1 when a run regressed.
 
-#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/compare_inputs.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/suggest.hpp"
 #include "llmbench/metrics/record_file.hpp"
 #include "llmbench/report/history.hpp"
 
@@ -67,12 +67,16 @@ int trend(const std::vector<report::HistoryEntry>& entries, const std::string& m
   bool any = false;
   for (const auto& e : entries) any = any || !std::isnan(number_of(e, metric));
   if (!any) {
-    std::string keys;
-    if (!entries.empty()) {
-      for (const auto& [k, v] : entries.front().summary.items())
-        keys += (keys.empty() ? "" : ", ") + k;
+    const auto keys = report::summary_keys(entries);
+    std::string hint = did_you_mean(metric, keys);
+    if (hint.empty()) {
+      hint = keys.empty() ? " (no run recorded)"
+                          : fmt::format(
+                                " ({} metrics recorded, such as mean_ttft_ms, p99_ttft_ms, "
+                                "output_throughput, error_rate)",
+                                keys.size());
     }
-    throw Exception(Error{fmt::format("no run has '{}' (keys: {})", metric, keys), "trend", -1});
+    throw Exception(Error{fmt::format("no run has '{}'{}", metric, hint), "trend", -1});
   }
   std::printf("%-4s %-20s %-12s %12s %10s %10s\n", "id", "time (UTC)", "label", metric.c_str(),
               "vs first", "vs prev");
@@ -118,29 +122,6 @@ std::vector<std::string> regressions_with_records(const report::HistoryEntry& ba
   return out;
 }
 
-/// The weaker summary-only rule: a mean latency more than 2 × `min_change` worse, or an error
-/// rate higher by 0.1 percentage points or more. p99 is left out: with no interval to judge it,
-/// one run's p99 ITL moved by 11-30% between identical fixed-timing runs on a loaded host
-/// (tests/e2e/history_test.cpp), so it would flag noise.
-std::vector<std::string> regressions_from_summary(const report::HistoryEntry& base,
-                                                  const report::HistoryEntry& run,
-                                                  double min_change) {
-  std::vector<std::string> out;
-  for (const auto& m : metrics::kLatencyMetrics) {
-    if (!m.tail_interval)  // the four per-request latencies of vLLM's table
-      continue;
-    const std::string key = metrics::latency_key("mean", m.key);
-    const double a = number_of(base, key);
-    const double b = number_of(run, key);
-    if (a > 0 && (b - a) / a > 2 * min_change)
-      out.push_back(fmt::format("{} {:+.1f}%", key, (b - a) / a * 100));
-  }
-  const double e = number_of(run, "error_rate") - number_of(base, "error_rate");
-  if (e >= 0.001)
-    out.push_back(fmt::format("error_rate {:+.2f} points", e * 100));
-  return out;
-}
-
 int regress(const report::History& history, const std::vector<report::HistoryEntry>& entries,
             const HistoryFlags& f) {
   const auto base = history.get(f.baseline);
@@ -151,8 +132,13 @@ int regress(const report::History& history, const std::vector<report::HistoryEnt
     if (e.id == base->id)
       continue;
     const bool full = records_reachable(*base) && records_reachable(e);
-    const auto found = full ? regressions_with_records(*base, e, f.min_change)
-                            : regressions_from_summary(*base, e, f.min_change);
+    // Throughput and goodput are one number per run: the summary rule judges them either way.
+    auto found =
+        full ? regressions_with_records(*base, e, f.min_change) : std::vector<std::string>{};
+    for (auto& r : report::summary_regressions(
+             base->summary, e.summary, f.min_change,
+             full ? report::RegressionScope::ThroughputOnly : report::RegressionScope::Everything))
+      found.push_back(std::move(r));
     std::string what;
     for (const auto& r : found) what += (what.empty() ? "" : ", ") + r;
     std::printf("run %lld (%s%s): %s [%s]\n", static_cast<long long>(e.id), e.time_utc.c_str(),

@@ -1,10 +1,12 @@
 #include "llmbench/report/history.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/metrics/catalog.hpp"
 
 #include <fmt/core.h>
 
 #include <cmath>
+#include <set>
 #include <sqlite3.h>
 #include <string_view>
 #include <utility>
@@ -112,6 +114,44 @@ json summary_numbers(const json& results) {
   const double failed = results.value("failed", 0.0);
   if (completed + failed > 0)
     out["error_rate"] = failed / (completed + failed);
+  return out;
+}
+
+std::vector<std::string> summary_keys(const std::vector<HistoryEntry>& entries) {
+  std::set<std::string> keys;
+  for (const auto& e : entries) {
+    for (const auto& [key, value] : e.summary.items()) keys.insert(key);
+  }
+  return {keys.begin(), keys.end()};
+}
+
+std::vector<std::string> summary_regressions(const json& base, const json& run, double min_change,
+                                             RegressionScope scope) {
+  const auto number = [](const json& j, const std::string& key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  std::vector<std::string> out;
+  if (scope == RegressionScope::Everything) {
+    for (const auto& m : metrics::kLatencyMetrics) {
+      if (!m.tail_interval)  // the four per-request latencies of vLLM's table
+        continue;
+      const std::string key = metrics::latency_key("mean", m.key);
+      const double a = number(base, key);
+      const double b = number(run, key);
+      if (a > 0 && (b - a) / a > 2 * min_change)
+        out.push_back(fmt::format("{} {:+.1f}%", key, (b - a) / a * 100));
+    }
+    const double e = number(run, "error_rate") - number(base, "error_rate");
+    if (e >= 0.001)
+      out.push_back(fmt::format("error_rate {:+.2f} points", e * 100));
+  }
+  for (const char* key : {"output_throughput", "request_throughput", "request_goodput"}) {
+    const double a = number(base, key);
+    const double b = number(run, key);
+    if (a > 0 && (a - b) / a > 2 * min_change)
+      out.push_back(fmt::format("{} {:+.1f}%", key, (b - a) / a * 100));
+  }
   return out;
 }
 

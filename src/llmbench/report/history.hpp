@@ -45,6 +45,26 @@ struct HistoryEntry {
 /// failed, duration) plus `error_rate` = failed / (completed + failed).
 nlohmann::json summary_numbers(const nlohmann::json& results);
 
+/// Every summary key of `entries` (their `summary` objects), sorted, each once: the metric names
+/// `history trend` accepts.
+std::vector<std::string> summary_keys(const std::vector<HistoryEntry>& entries);
+
+/// Which summary numbers the rule of `summary_regressions` reads.
+enum class RegressionScope : std::uint8_t {
+  Everything,     ///< latencies, error rate, throughput and goodput
+  ThroughputOnly  ///< throughput and goodput (the latencies were judged by `compare`)
+};
+
+/// Regressions of `run` against `base` read from two `summary_numbers` objects alone, one text
+/// each ("mean_ttft_ms +12.3%"), in this order: a mean latency (TTFT, TPOT, ITL, E2EL) more than
+/// 2 × `min_change` above the baseline's; an error rate 0.1 percentage points or more higher; the
+/// output throughput, request throughput or request goodput more than 2 × `min_change` below the
+/// baseline's (one number per run, so no interval backs any of them; docs/compare.md "History").
+/// p99 is left out: between identical fixed-timing runs on a loaded host one run's p99 ITL moved
+/// by 11-30%. A key missing from either side (goodput without `--goodput`) is skipped.
+std::vector<std::string> summary_regressions(const nlohmann::json& base, const nlohmann::json& run,
+                                             double min_change, RegressionScope scope);
+
 /// Which entries `History::list` returns; empty fields do not filter.
 struct HistoryFilter {
   std::string label{};
