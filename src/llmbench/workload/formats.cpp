@@ -5,6 +5,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/core/log.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/workload/dataset.hpp"
 #include "llmbench/workload/detail/jsonl.hpp"
@@ -62,6 +63,49 @@ std::vector<std::string> text_files(const std::string& path) {
 
 // ---- ShareGPT ----
 
+namespace {
+
+/// The human turns of one conversation (at most `limit`), each with the estimated length of the
+/// reply right after it (-1: none): a turn that is neither human nor system ("gpt", "chatgpt",
+/// "bing", ...) answers the human turn before it. Single-turn (`turn_limit` <= 0) stops after the
+/// first reply.
+std::vector<ConversationTurn> human_turns(simdjson::dom::array turns, std::int64_t limit,
+                                          std::int64_t turn_limit, const std::string& path,
+                                          std::size_t index, const std::string& source_id) {
+  std::vector<ConversationTurn> kept;
+  bool awaiting_reply = false;  // the last kept human turn has no reply yet
+  for (const simdjson::dom::element turn : turns) {
+    std::string_view from;
+    std::string_view value;
+    if (turn["from"].get_string().get(from) != simdjson::SUCCESS ||
+        turn["value"].get_string().get(value) != simdjson::SUCCESS) {
+      fail(path,
+           fmt::format("entry {} ({}): a turn lacks string \"from\"/\"value\"", index, source_id));
+    }
+    const bool human = from == "human" || from == "user";
+    if (human) {
+      if (static_cast<std::int64_t>(kept.size()) == limit) {
+        break;
+      }
+      kept.push_back({.content = std::string(value), .output_len = -1});
+      awaiting_reply = true;
+      continue;
+    }
+    // Only the turn right after a human turn can be its reply (a system turn is none).
+    const bool right_after_human = awaiting_reply;
+    awaiting_reply = false;
+    if (right_after_human && from != "system") {
+      kept.back().output_len = std::max<std::int64_t>(1, estimate_text_tokens(value));
+    }
+    if (right_after_human && turn_limit <= 0) {
+      break;
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
 std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
                                   std::uint64_t max_file_bytes, std::int64_t turn_limit) {
   return parse_sharegpt(read_file(path, max_file_bytes).value(), path, output_len, turn_limit);
@@ -96,6 +140,8 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
   const std::int64_t limit = turn_limit > 0 ? turn_limit : 1;
   std::vector<Sample> samples;
   std::size_t index = 0;
+  std::size_t no_human = 0;        // conversations without a human turn: skipped
+  std::vector<Sample> unanswered;  // single-turn prompts without a reply (said at the end)
   for (const simdjson::dom::element entry : entries) {
     const std::size_t this_index = index++;
     simdjson::dom::object object;
@@ -111,40 +157,16 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
       fail(path, fmt::format("entry {} ({}): \"conversations\" is missing or not an array",
                              this_index, source_id));
     }
-    // Each human turn, and the reply right after it (if any): a turn that is neither human nor
-    // system ("gpt", "chatgpt", "bing", ...) answers the human turn before it.
-    std::vector<ConversationTurn> kept;
-    bool awaiting_reply = false;  // the last kept human turn has no reply yet
-    for (const simdjson::dom::element turn : turns) {
-      std::string_view from;
-      std::string_view value;
-      if (turn["from"].get_string().get(from) != simdjson::SUCCESS ||
-          turn["value"].get_string().get(value) != simdjson::SUCCESS) {
-        fail(path, fmt::format("entry {} ({}): a turn lacks string \"from\"/\"value\"", this_index,
-                               source_id));
-      }
-      const bool human = from == "human" || from == "user";
-      if (human) {
-        if (static_cast<std::int64_t>(kept.size()) == limit) {
-          break;
-        }
-        kept.push_back({.content = std::string(value), .output_len = -1});
-        awaiting_reply = true;
-        continue;
-      }
-      // Only the turn right after a human turn can be its reply (a system turn is none).
-      const bool right_after_human = awaiting_reply;
-      awaiting_reply = false;
-      if (right_after_human && from != "system") {
-        kept.back().output_len = std::max<std::int64_t>(1, estimate_text_tokens(value));
-      }
-      if (right_after_human && turn_limit <= 0) {
-        break;
-      }
-    }
+    std::vector<ConversationTurn> kept =
+        human_turns(turns, limit, turn_limit, path, this_index, source_id);
     if (kept.empty()) {
+      ++no_human;
       continue;
     }
+    // vLLM's rule for a single-turn run (`ShareGPTDataset`: a conversation needs two turns, the
+    // second the reply, whose length is the output length): a prompt nobody answered is
+    // dropped, even with --output-len, rather than given a made-up output length.
+    const bool answered = turn_limit > 0 || kept.front().output_len >= 0;
     for (auto& t : kept) {
       t.output_len = choose_output_len(output_len, t.output_len);
     }
@@ -156,7 +178,24 @@ std::vector<Sample> parse_sharegpt(const std::string& text, const std::string& p
     if (turn_limit > 0) {
       sample.turns = std::move(kept);
     }
-    samples.push_back(std::move(sample));
+    (answered ? samples : unanswered).push_back(std::move(sample));
+  }
+  if (samples.empty() && !unanswered.empty()) {
+    // A prompt-only file (every reply stripped): vLLM would use none of it. Its prompts are kept
+    // so that such files stay usable, with an output length that is said, not silent.
+    log::warn(
+        "{}: none of its {} conversations has a reply turn, so no output length comes from the "
+        "file (vLLM would use none of them): every prompt gets {} output tokens{}",
+        path, unanswered.size(), unanswered.front().output_len,
+        output_len > 0 ? " (--output-len)" : " (the default; set --output-len)");
+    return unanswered;
+  }
+  if (no_human + unanswered.size() > 0) {
+    log::info(
+        "{}: {} of {} conversations used; dropped {} without a reply to their first human turn "
+        "and {} without a human turn (as vLLM samples ShareGPT: the reply's length is the "
+        "output length)",
+        path, samples.size(), index, unanswered.size(), no_human);
   }
   return samples;
 }

@@ -76,14 +76,15 @@ TEST(Conversations, MaxTurnsCutsAndOutputLenOverrides) {
   for (const auto& t : fixed[0].turns) EXPECT_EQ(t.output_len, 50);
 }
 
-TEST(Conversations, SingleTurnShareGptIsUnchanged) {
+TEST(Conversations, SingleTurnShareGptNeedsAReply) {
   const auto single = detail::parse_sharegpt(std::string(kConversations), "sg.json", -1);
-  ASSERT_EQ(single.size(), 3U);
+  // c_0's first question is followed by another human turn: no reply, dropped as vLLM does.
+  ASSERT_EQ(single.size(), 2U);
   for (const auto& s : single) EXPECT_TRUE(s.turns.empty());
   EXPECT_EQ(single[0].prompt, "Hello there");
   EXPECT_EQ(single[0].output_len, 10);
-  EXPECT_EQ(single[2].prompt, "one");
-  EXPECT_EQ(single[2].output_len, 256);  // the next turn is human: no reply
+  EXPECT_EQ(single[1].prompt, "Only question");
+  EXPECT_EQ(single[1].output_len, 3);
 }
 
 TEST(Conversations, MtBenchHasTwoTurns) {

@@ -80,19 +80,28 @@ TEST(ShareGpt, FirstHumanTurnAndReplyLength) {
   TempDir dir;
   const auto path = dir.write("sg.json", kShareGpt);
   const auto all = detail::load_sharegpt(path, -1);
-  ASSERT_EQ(all.size(), 2U);  // b_0 has no human turn
+  // b_0 has no human turn; c_0's question has no reply (vLLM drops it too: no output length).
+  ASSERT_EQ(all.size(), 1U);
   EXPECT_EQ(all[0].source_id, "sharegpt:a_0");
   EXPECT_EQ(all[0].prompt, "Hello there");
   EXPECT_EQ(all[0].prompt_len, 3);   // 11 bytes
   EXPECT_EQ(all[0].output_len, 10);  // the 40-byte reply
   EXPECT_TRUE(all[0].messages.empty());
-  EXPECT_EQ(all[1].source_id, "sharegpt:c_0");
-  EXPECT_EQ(all[1].prompt, "Second question?");
-  EXPECT_EQ(all[1].output_len, 256);  // no reply: default
 
+  // --output-len sets every length but brings no unanswered conversation back (as vLLM).
   const auto fixed = detail::load_sharegpt(path, 50);
+  ASSERT_EQ(fixed.size(), 1U);
   EXPECT_EQ(fixed[0].output_len, 50);
-  EXPECT_EQ(fixed[1].output_len, 50);
+
+  // A prompt-only file (every reply stripped) stays usable, with the output length it is given.
+  const auto prompts = dir.write("prompts.json", R"([
+    {"id": "p_0", "conversations": [{"from": "human", "value": "one"}]},
+    {"id": "p_1", "conversations": [{"from": "human", "value": "two"}]}])");
+  const auto only = detail::load_sharegpt(prompts, -1);
+  ASSERT_EQ(only.size(), 2U);
+  EXPECT_EQ(only[1].prompt, "two");
+  EXPECT_EQ(only[1].output_len, 256);
+  EXPECT_EQ(detail::load_sharegpt(prompts, 64)[0].output_len, 64);
 }
 
 TEST(ShareGpt, LoadSamplesNeedsPathAndNamesBadJson) {

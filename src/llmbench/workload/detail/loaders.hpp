@@ -21,12 +21,16 @@ std::vector<std::string> text_files(const std::string& path);
 /// Every usable ShareGPT conversation of a JSON array file
 /// (`[{"id", "conversations": [{"from", "value"}]}]`): the first human turn (`from` "human" or
 /// "user") as prompt. Output length: `output_len` if > 0, else the estimated tokens of the reply
-/// that follows the human turn, else 256. Conversations without a human turn are skipped. Throws
+/// that follows the human turn. Conversations without a human turn, and (single-turn, as vLLM's
+/// ShareGPT sampling does) those whose first human turn has no reply, are skipped, and how many
+/// of each is logged once; a file in which no conversation has a reply (prompts only) keeps its
+/// prompts with `output_len` or 256 and a warning that says so. Throws
 /// `Exception` with the byte offset on malformed JSON, or the entry index on a wrong shape; a
 /// file over `max_file_bytes` fails before it is parsed (`read_file`).
 /// With `turn_limit` > 0 (`--multi-turn`) each sample is the conversation: its human turns in
 /// order, at most `turn_limit` of them, in `Sample::turns`, each with the output length of the
-/// reply right after it (as for the first); system turns are skipped. 0 = single-turn.
+/// reply right after it (as for the first; 256 for a turn nobody answered); system turns are
+/// skipped. 0 = single-turn.
 std::vector<Sample> load_sharegpt(const std::string& path, std::int64_t output_len,
                                   std::uint64_t max_file_bytes = kDefaultMaxFileBytes,
                                   std::int64_t turn_limit = 0);
