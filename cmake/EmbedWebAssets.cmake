@@ -1,6 +1,7 @@
-# cmake -DOUTPUT=FILE -DWEB_DIR=DIR [-DUPLOT_DIR=DIR] -P EmbedWebAssets.cmake
+# cmake -DOUTPUT=FILE -DWEB_DIR=DIR -DREPORT_JS=a.js,b.js [-DUPLOT_DIR=DIR] -P EmbedWebAssets.cmake
 # Writes the C++ source of llmbench::report's web assets (src/llmbench/report/web_assets.hpp):
-# our own report.js / report.css from WEB_DIR, and, when UPLOT_DIR (an installed npm `uplot`
+# our own report script (the REPORT_JS files of WEB_DIR concatenated in that order: they share
+# one namespace object) and report.css, and, when UPLOT_DIR (an installed npm `uplot`
 # package, pinned by WEB_DIR/package-lock.json) is given, its minified IIFE build, CSS and
 # LICENSE. Each file becomes a byte array (hex), so no content can break out of a literal.
 # Without UPLOT_DIR the generated `chart_library_available()` is false and the report command
@@ -29,7 +30,15 @@ function(embed_file var path strip_banner)
 endfunction()
 
 set(body "")
-embed_file(ReportJs "${WEB_DIR}/report.js" OFF)
+string(REPLACE "," ";" report_js "${REPORT_JS}")
+set(joined "")
+foreach(name IN LISTS report_js)
+  file(READ "${WEB_DIR}/${name}" text)
+  string(APPEND joined "${text}")
+endforeach()
+file(WRITE "${OUTPUT}.report.js" "${joined}")
+embed_file(ReportJs "${OUTPUT}.report.js" OFF)
+file(REMOVE "${OUTPUT}.report.js")
 embed_file(ReportCss "${WEB_DIR}/report.css" OFF)
 string(APPEND body "${ReportJs}${ReportCss}")
 set(available false)

@@ -60,6 +60,7 @@ struct ReportFlags {
   std::string output;
   std::string format = "html";
   bool per_request = false;
+  bool compact = false;
   std::string title = report::ReportOptions{}.title;
   std::size_t max_timeline_requests = report::ReportOptions{}.max_timeline_requests;
 };
@@ -68,6 +69,8 @@ int execute_report(const ReportFlags& f) {
   const ReportFormat format = parse_format(f.format);
   if (f.per_request && format == ReportFormat::Html)
     throw Exception(Error{"is for --format csv or markdown", "--per-request", -1});
+  if (f.compact && (format != ReportFormat::Markdown || f.per_request))
+    throw Exception(Error{"is for --format markdown (without --per-request)", "--compact", -1});
   if (format == ReportFormat::Html && !report::chart_library_available())
     throw Exception(Error{std::string(report::kChartLibraryMissing), "report", -1});
   const auto inputs = report::load_inputs(f.inputs);
@@ -81,8 +84,9 @@ int execute_report(const ReportFlags& f) {
     return 0;
   }
   const auto table = f.per_request ? report::records_table(inputs) : report::summary_table(inputs);
-  const std::string text =
-      format == ReportFormat::Csv ? report::to_csv(table) : report::to_markdown(table);
+  const std::string text = f.compact                     ? report::to_compact_markdown(inputs)
+                           : format == ReportFormat::Csv ? report::to_csv(table)
+                                                         : report::to_markdown(table);
   if (f.output.empty() || f.output == "-") {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
       throw Exception(Error{"cannot write to stdout", "report", -1});
@@ -126,6 +130,9 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--format", f->format, "One of: " + format_names())->capture_default_str();
   sub->add_flag("--per-request", f->per_request,
                 "csv / markdown: one row per request from the records instead of one per run");
+  sub->add_flag("--compact", f->compact,
+                "markdown: a short summary for a pull-request comment (shared configuration, "
+                "one row per run with its verdict and key percentiles, the sweep's answers)");
   sub->add_option("--title", f->title, "html: the page title")->capture_default_str();
   sub->add_option("--max-timeline-requests", f->max_timeline_requests,
                   "html: most requests per run in the per-request timeline (an even sample "

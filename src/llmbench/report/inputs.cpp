@@ -114,6 +114,56 @@ std::string point_name(const json& point) {
   return name;
 }
 
+std::vector<std::string> shortest_distinct_paths(const std::vector<std::string>& paths) {
+  // Each path as its components, the file's extension dropped: "x/a/run.json" → x, a, run.
+  std::vector<std::vector<std::string>> parts;
+  for (const auto& path : paths) {
+    fs::path p(path);
+    std::vector<std::string> c{p.stem().string()};
+    for (p = p.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+      c.push_back(p.filename().string());
+    parts.push_back(std::move(c));  // last component first
+  }
+  const auto suffix = [&](std::size_t i, std::size_t k) {
+    std::string out;
+    for (std::size_t j = std::min(k, parts[i].size()); j-- > 0;)
+      out += parts[i][j] + (j > 0 ? "/" : "");
+    return out;
+  };
+  std::vector<std::string> out(paths.size());
+  std::map<std::string, int> copies;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    std::size_t k = 1;
+    for (; k < parts[i].size(); ++k) {
+      bool unique = true;
+      for (std::size_t j = 0; j < paths.size() && unique; ++j)
+        unique = j == i || paths[j] == paths[i] || suffix(j, k) != suffix(i, k);
+      if (unique)
+        break;
+    }
+    out[i] = suffix(i, k);
+    if (const int n = ++copies[paths[i]]; n > 1)
+      out[i] += fmt::format(" #{}", n);
+  }
+  return out;
+}
+
+void distinct_names(std::vector<RunData*>& runs) {
+  std::map<std::string, std::vector<RunData*>> by_name;
+  for (auto* run : runs) by_name[run->name].push_back(run);
+  for (auto& [name, group] : by_name) {
+    if (group.size() < 2)
+      continue;
+    std::vector<std::string> sources;
+    for (const auto* run : group) sources.push_back(run->source);
+    const auto distinct = shortest_distinct_paths(sources);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const bool labelled = name != fs::path(group[i]->source).stem().string();
+      group[i]->name = labelled ? fmt::format("{} ({})", name, distinct[i]) : distinct[i];
+    }
+  }
+}
+
 bool is_sweep_document(const json& document) {
   return document.is_object() && document.contains("axes") && document["axes"].is_array() &&
          document.contains("points") && document["points"].is_array();
@@ -133,13 +183,22 @@ ReportInputs load_inputs(const std::vector<std::string>& paths) {
     throw Exception(Error{"no results or sweep file given", "report", -1});
   ReportInputs inputs;
   for (const auto& path : paths) load_input(path, inputs);
-  // Two runs of one label (a label reused across runs) stay apart in legends by their files.
+  std::vector<RunData*> runs;
+  for (auto& run : inputs.runs) runs.push_back(&run);
+  distinct_names(runs);
+  // Sweeps are named by their files: two sweep.json of two folders keep apart the same way.
+  std::vector<std::string> sources;
+  for (const auto& s : inputs.sweeps) sources.push_back(s.source);
   std::map<std::string, int> uses;
-  for (const auto& run : inputs.runs) ++uses[run.name];
-  for (auto& run : inputs.runs) {
-    const std::string stem = fs::path(run.source).stem().string();
-    if (uses[run.name] > 1 && run.name != stem)
-      run.name = fmt::format("{} ({})", run.name, stem);
+  for (const auto& s : inputs.sweeps) ++uses[s.name];
+  const auto distinct = shortest_distinct_paths(sources);
+  for (std::size_t i = 0; i < inputs.sweeps.size(); ++i) {
+    if (uses[inputs.sweeps[i].name] > 1) {
+      std::string name = distinct[i];
+      if (const auto dot = name.find(".sweep"); dot != std::string::npos)
+        name.resize(dot);
+      inputs.sweeps[i].name = name;
+    }
   }
   return inputs;
 }

@@ -51,9 +51,19 @@ bool is_sweep_document(const nlohmann::json& document);
 std::string point_name(const nlohmann::json& point);
 
 /// A run's name in tables and legends: the results' `label` (`run --label`) when it is a
-/// non-empty string, else `fallback` (the results file's stem). `load_inputs` adds the stem in
-/// parentheses to runs that share a label.
+/// non-empty string, else `fallback` (the results file's stem). `load_inputs` makes the names of
+/// runs that share one distinct (`distinct_names`).
 std::string run_name(const nlohmann::json& results, const std::string& fallback);
+
+/// For each of `paths`, the shortest trailing part of it, without the file's extension, that no
+/// other path ends with: "a/run" and "b/run" for a/run.json and b/run.json, "run" alone when it
+/// is the only run.json. A path given twice gets "#2", "#3" after its later copies.
+std::vector<std::string> shortest_distinct_paths(const std::vector<std::string>& paths);
+
+/// Makes the names of `runs` distinct: runs that share a name (a label, or a file stem) are
+/// named by their `shortest_distinct_paths` among themselves, after the label in parentheses
+/// when the name is a label ("canary (b)", "a/run"); unique names are kept.
+void distinct_names(std::vector<RunData*>& runs);
 
 /// Reads `path`: a results JSON into `inputs.runs`, a sweep JSON into `inputs.sweeps` (with its
 /// points' results and records, found beside the sweep file). A records file that is missing
@@ -62,7 +72,8 @@ std::string run_name(const nlohmann::json& results, const std::string& fallback)
 /// offset), is neither kind of document, or its records file does not parse (line and field).
 void load_input(const std::string& path, ReportInputs& inputs);
 
-/// `load_input` of every path, in order. Throws as `load_input` does, and when `paths` is empty.
+/// `load_input` of every path, in order, then `distinct_names` over the runs and over the sweeps.
+/// Throws as `load_input` does, and when `paths` is empty.
 ReportInputs load_inputs(const std::vector<std::string>& paths);
 
 }  // namespace llmbench::report

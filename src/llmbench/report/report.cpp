@@ -26,6 +26,14 @@ constexpr std::size_t kWidth = 50;
 
 using metrics::kLatencyMetrics;
 
+/// This machine's name (gethostname); "" when it cannot be read.
+std::string local_host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0)
+    return "";
+  return name.data();
+}
+
 // Python's "{:<40} {:<10}" of vLLM's result table, with the newline.
 void line(std::string& out, std::string_view label, std::string_view value) {
   out += fmt::format("{:<40} {:<10}\n", label, value);
@@ -232,6 +240,7 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   j["seed"] = info.seed;
   j["tool_version"] = info.tool_version;
   j["git_sha"] = info.git_sha;
+  j["host"] = info.host.empty() ? local_host_name() : info.host;
   j["config_requested"] = info.config_requested;
   j["config_effective"] = info.config_effective;
   j["server_models"] = info.server_models;

@@ -73,8 +73,9 @@ struct RunInfo {
   double burstiness = 1.0;
   int max_concurrency = -1;  ///< -1 = no limit (written as null)
   std::uint64_t seed = 0;
-  std::string tool_version;                                    ///< llmbench version
-  std::string git_sha;                                         ///< git SHA llmbench was built from
+  std::string tool_version;  ///< llmbench version
+  std::string git_sha;       ///< git SHA llmbench was built from
+  std::string host;  ///< the client's host name (`host`); "" writes this machine's (gethostname)
   nlohmann::json config_requested = nlohmann::json::object();  ///< configuration as asked
   nlohmann::json config_effective = nlohmann::json::object();  ///< after validation/defaults
   nlohmann::json server_models = nlohmann::json::object();     ///< the server's `/v1/models`
@@ -97,7 +98,7 @@ struct RunInfo {
 /// lateness and queue_wait, plus failed, failures_by_kind, top_errors_by_kind (kind → [{message,
 /// count}]), token_count_mismatches, usage_missing, single_chunk_outputs,
 /// finished_before_max_tokens, total_requested_output_tokens, requests_with_max_tokens,
-/// good_requests, total_requests and the run information of `info`. Non-finite numbers are
+/// good_requests, total_requests, host and the run information of `info`. Non-finite numbers are
 /// written as null (JSON has no NaN); an infinite request rate as "inf". Throws `Exception` when
 /// `info.extra` is neither an object nor null.
 nlohmann::json results_json(const metrics::Summary& summary, const RunInfo& info);

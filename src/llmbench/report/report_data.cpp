@@ -5,7 +5,9 @@
 #include "llmbench/metrics/statistics.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/detail/data_util.hpp"
+#include "llmbench/report/run_config.hpp"
 #include "llmbench/report/table_export.hpp"
+#include "llmbench/report/verdicts.hpp"
 
 #include <fmt/core.h>
 
@@ -167,17 +169,57 @@ json timeline_json(const RunData& run, std::size_t max_requests, json& notes) {
       {"ok", std::move(ok)}};
 }
 
-json info_json(const json& r) {
-  json info = json::object();
-  for (const char* key : {"date", "backend", "model_id", "num_prompts", "request_rate",
-                          "burstiness", "max_concurrency", "tool_version", "git_sha", "stable"}) {
-    if (const auto it = r.find(key); it != r.end())
-      info[key] = *it;
-  }
-  return info;
+json config_json(const RunConfig& c) {
+  json lines = json::array();
+  for (const auto& l : c.lines)
+    lines.push_back({{"key", l.key}, {"label", l.label}, {"text", l.text}});
+  return {{"lines", std::move(lines)}, {"gpus", round6(c.gpus)}};
 }
 
-json run_json(const RunData& run, const std::string& group, const RunSamples& s,
+json verdict_json(const json& results, const json* point) {
+  const RunVerdict v = run_verdict(results, point);
+  json badges = json::array();
+  for (const auto& b : v.badges()) {
+    badges.push_back(
+        {{"key", b.key}, {"text", b.text}, {"tone", to_string(b.tone)}, {"detail", b.detail}});
+  }
+  json headlines = json::array();
+  for (const auto& h : run_headlines(results, v)) {
+    headlines.push_back({{"key", h.key},
+                         {"title", h.title},
+                         {"text", h.text},
+                         {"tone", to_string(h.tone)},
+                         {"detail", h.detail}});
+  }
+  return {{"badges", std::move(badges)}, {"headlines", std::move(headlines)}};
+}
+
+/// The first and the last send of the run's measured requests, seconds since run start: the
+/// period the load was applied (after it, the drain). From the records, else from the windows
+/// that were `sending`; null when neither says.
+json load_span_json(const RunData& run) {
+  TimeNs first = -1;
+  TimeNs last = -1;
+  for (const auto& r : run.records) {
+    if (r.warmup || r.sent_ns < 0)
+      continue;
+    first = first < 0 ? r.sent_ns : std::min(first, r.sent_ns);
+    last = std::max(last, r.sent_ns);
+  }
+  if (first >= 0)
+    return {round6(ns_to_s(first)), round6(ns_to_s(last))};
+  double lo = std::nan("");
+  double hi = std::nan("");
+  for (const auto& w : run.results.value("windows", json::array())) {
+    if (!w.is_object() || !w.value("sending", false))
+      continue;
+    lo = std::isnan(lo) ? number_at(w, "start_s") : lo;
+    hi = number_at(w, "end_s");
+  }
+  return std::isnan(lo) ? json(nullptr) : json{round6(lo), round6(hi)};
+}
+
+json run_json(const RunData& run, const std::string& group, const json* point, const RunSamples& s,
               const ReportOptions& o) {
   const json& r = run.results;
   const bool simulated = r.value("simulated", false) || r.value("backend", "") == "simulate";
@@ -199,11 +241,15 @@ json run_json(const RunData& run, const std::string& group, const RunSamples& s,
   }
   json windows = windows_json(run, notes);
   json timeline = timeline_json(run, o.max_timeline_requests, notes);
+  json telemetry = detail::telemetry_series(r, notes);
   return {{"name", run.name},
           {"source", run.source},
           {"group", group},
           {"kind", simulated ? "simulate" : "run"},
-          {"info", info_json(r)},
+          {"config", config_json(run_config(r))},
+          {"verdict", verdict_json(r, point)},
+          {"load_span", load_span_json(run)},
+          {"telemetry", std::move(telemetry)},
           {"summary", std::move(summary)},
           {"samples_from", s.source},
           {"cdf",
@@ -236,6 +282,59 @@ json histogram_json(const std::vector<RunSamples>& all, std::vector<double> RunS
     runs.push_back({{"fractions", std::move(f)}, {"above", h.above[i]}, {"count", h.counts[i]}});
   }
   return {{"edges", std::move(edges)}, {"clip_percentile", clip}, {"runs", std::move(runs)}};
+}
+
+/// The metrics of the change headline of a comparison: key, label, and whether higher is better.
+struct DeltaMetric {
+  std::string_view key;
+  std::string_view label;
+  bool higher_is_better;
+};
+constexpr std::array<DeltaMetric, 6> kDeltaMetrics{{{"output_throughput", "output tok/s", true},
+                                                    {"median_ttft_ms", "TTFT p50", false},
+                                                    {"p99_ttft_ms", "TTFT p99", false},
+                                                    {"median_tpot_ms", "TPOT p50", false},
+                                                    {"p99_tpot_ms", "TPOT p99", false},
+                                                    {"p99_e2el_ms", "E2EL p99", false}}};
+
+/// Runs given together (not sweep points): the knobs in which they differ, each run's own
+/// values of them (set as `differs` on its entry of `run_list`), and per run after the first its
+/// change against the first on the metrics of `kDeltaMetrics` (point estimates; `llmbench
+/// compare` gives their intervals). A change within 2% is shown plain, otherwise as better or
+/// worse. Null for fewer than two runs.
+json comparison_json(const std::vector<RunData>& runs, json& run_list) {
+  if (runs.size() < 2)
+    return nullptr;
+  std::vector<RunConfig> configs;
+  configs.reserve(runs.size());
+  for (const auto& r : runs) configs.push_back(run_config(r.results));
+  std::vector<const RunConfig*> ptrs;
+  ptrs.reserve(configs.size());
+  for (const auto& c : configs) ptrs.push_back(&c);
+  const auto diffs = knob_differences(ptrs);
+  json knobs = json::array();
+  for (const auto& d : diffs) knobs.push_back({{"knob", d.knob}, {"values", d.values}});
+  for (std::size_t i = 0; i < runs.size(); ++i) run_list[i]["differs"] = describe_config(diffs, i);
+  json changes = json::array();
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    json parts = json::array();
+    for (const auto& m : kDeltaMetrics) {
+      const double a = number_at(runs[0].results, m.key);
+      const double b = number_at(runs[i].results, m.key);
+      if (!(a > 0) || std::isnan(b))
+        continue;
+      const double rel = (b - a) / a;
+      const bool better = (rel > 0) == m.higher_is_better;
+      parts.push_back({{"text", fmt::format("{} {:+.1f}%", m.label, rel * 100)},
+                       {"tone", std::fabs(rel) < 0.02 ? "info"
+                                : better              ? "good"
+                                                      : "bad"}});
+    }
+    changes.push_back({{"run", i}, {"against", 0}, {"parts", std::move(parts)}});
+  }
+  return {{"text", describe_differences(diffs)},
+          {"knobs", std::move(knobs)},
+          {"changes", std::move(changes)}};
 }
 
 }  // namespace
@@ -354,20 +453,34 @@ std::vector<std::size_t> even_sample(std::size_t n, std::size_t max) {
   return out;
 }
 
-json report_data(const ReportInputs& inputs, const ReportOptions& options) {
-  std::vector<std::pair<const RunData*, std::string>> runs;
-  for (const auto& run : inputs.runs) runs.emplace_back(&run, "");
+namespace {
+
+json report_data_of(const ReportInputs& inputs, const ReportOptions& options) {
+  struct Entry {
+    const RunData* run;
+    std::string group;
+    const json* point;  ///< the sweep row of a sweep point, else null
+  };
+  std::vector<Entry> runs;
+  for (const auto& run : inputs.runs) runs.push_back({&run, "", nullptr});
   json sweeps = json::array();
   for (const auto& s : inputs.sweeps) {
     sweeps.push_back(detail::sweep_data(s, runs.size()));
-    for (const auto& p : s.points) runs.emplace_back(&p, s.name);
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const json* row = nullptr;
+      for (const auto& p : s.sweep.at("points")) {
+        if (p.is_object() && p.value("index", std::size_t{0}) == s.point_index[i])
+          row = &p;
+      }
+      runs.push_back({&s.points[i], s.name, row});
+    }
   }
   std::vector<RunSamples> samples;
   samples.reserve(runs.size());
   json run_list = json::array();
-  for (const auto& [run, group] : runs) {
-    samples.push_back(run_samples(*run));
-    run_list.push_back(run_json(*run, group, samples.back(), options));
+  for (const auto& e : runs) {
+    samples.push_back(run_samples(*e.run));
+    run_list.push_back(run_json(*e.run, e.group, e.point, samples.back(), options));
   }
   json histograms{
       {"ttft", histogram_json(samples, &RunSamples::ttft_ms, options, 99)},
@@ -376,14 +489,22 @@ json report_data(const ReportInputs& inputs, const ReportOptions& options) {
       {"e2el", histogram_json(samples, &RunSamples::e2el_ms, options, 99)},
       {"input_tokens", histogram_json(samples, &RunSamples::input_tokens, options, 100)},
       {"output_tokens", histogram_json(samples, &RunSamples::output_tokens, options, 100)}};
+  json comparison = comparison_json(inputs.runs, run_list);
   return {{"title", options.title},
           {"generator",
            {{"tool", "llmbench"},
             {"version", std::string(build_info::version())},
             {"git_sha", std::string(build_info::git_sha())}}},
           {"runs", std::move(run_list)},
+          {"comparison", std::move(comparison)},
           {"histograms", std::move(histograms)},
           {"sweeps", std::move(sweeps)}};
+}
+
+}  // namespace
+
+json report_data(const ReportInputs& inputs, const ReportOptions& options) {
+  return detail::reading_files([&] { return report_data_of(inputs, options); });
 }
 
 }  // namespace llmbench::report

@@ -74,10 +74,13 @@ Histogram shared_histogram(const std::vector<const std::vector<double>*>& sample
 std::vector<std::size_t> even_sample(std::size_t n, std::size_t max);
 
 /// The embedded data document: `title`, `generator` {tool, version, git_sha}, `runs` (the runs of
-/// `inputs`, then every sweep's points, each with name, group, kind, info, summary, samples_from,
-/// notes, cdf, windows, timeline, sim_timeline), `histograms` (ttft, tpot, itl, e2el,
-/// input_tokens, output_tokens: edges and per-run fractions), `sweeps` (name, mode, load_axis,
-/// points, knees, slo, pareto, first_run). Field by field in docs/report.md "Embedded data".
+/// `inputs`, then every sweep's points, each with name, source, group, kind, config {lines, gpus},
+/// verdict {badges, headlines}, load_span, telemetry, summary, samples_from, cdf, windows,
+/// timeline, sim_timeline, by_turn, turn_finding, notes, and for runs given together `differs`),
+/// `comparison` (runs given together: text, knobs, changes; null for one), `histograms` (ttft,
+/// tpot, itl, e2el, input_tokens, output_tokens: edges and per-run fractions), `sweeps`
+/// (`detail::sweep_data`). Field by field in docs/report.md "Embedded data". Throws `Exception`
+/// when a file's value has an unexpected type (`detail::reading_files`).
 nlohmann::json report_data(const ReportInputs& inputs, const ReportOptions& options);
 
 }  // namespace llmbench::report

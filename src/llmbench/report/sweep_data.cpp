@@ -1,10 +1,13 @@
 // The sweep part of the report's embedded data (detail/data_util.hpp `sweep_data`; docs/report.md
-// "Sweeps"): the throughput-latency points of a sweep JSON (docs/sweep.md "Output files"), its
-// knees, its SLO bounds and the Pareto frontiers of throughput against p99 TTFT and p99 TPOT.
+// "The sweep view"): each point of a sweep JSON (docs/sweep.md "Output files") with its load, its
+// configuration (the values of the axes that are not load axes), its percentiles, its verdicts
+// and whether it meets the SLO; the configurations; the x axis; the knees, SLO bounds and
+// headlines; and the Pareto frontier of output per GPU against output per user.
 
-#include "llmbench/analysis/pareto.hpp"
 #include "llmbench/analysis/slo_search.hpp"
 #include "llmbench/report/detail/data_util.hpp"
+#include "llmbench/report/run_config.hpp"
+#include "llmbench/report/verdicts.hpp"
 
 #include <fmt/core.h>
 
@@ -20,17 +23,19 @@ namespace {
 
 using nlohmann::json;
 
-/// The metrics each point carries: the sweep JSON row's (docs/sweep.md `kPointMetrics`) that the
-/// charts draw.
-constexpr std::array<std::string_view, 10> kPointKeys{
-    "output_throughput", "request_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
-    "mean_tpot_ms",      "p99_tpot_ms",        "p99_itl_ms",   "mean_e2el_ms",   "p99_e2el_ms"};
+/// The metrics each point carries for the charts: per latency its mean and percentiles (the
+/// bands), and the throughputs.
+constexpr std::array<std::string_view, 4> kLatencies{"ttft", "tpot", "itl", "e2el"};
+constexpr std::array<std::string_view, 4> kStats{"mean", "median", "p90", "p99"};
+constexpr std::array<std::string_view, 5> kRates{"output_throughput", "request_throughput",
+                                                 "total_token_throughput", "request_goodput",
+                                                 "completed"};
 
 /// The load axes of docs/sweep.md ("Knee": the first of them is the x of the knee).
 constexpr std::array<std::string_view, 2> kLoadAxes{"max-concurrency", "request-rate"};
 
-std::string value_text(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+bool is_load_axis(const std::string& a) {
+  return std::find(kLoadAxes.begin(), kLoadAxes.end(), a) != kLoadAxes.end();
 }
 
 json op_text(analysis::SloOp op) {
@@ -51,8 +56,10 @@ json slo_json(const json& sweep) {
     if (!text.is_string())
       continue;
     for (const auto& c : analysis::parse_slo_constraints(text.get<std::string>())) {
-      constraints.push_back(
-          {{"metric", c.metric}, {"op", op_text(c.op)}, {"bound", c.bound}, {"text", text}});
+      constraints.push_back({{"metric", c.metric},
+                             {"op", op_text(c.op)},
+                             {"bound", c.bound},
+                             {"text", analysis::to_string(c)}});
     }
   }
   return {{"constraints", std::move(constraints)},
@@ -61,20 +68,98 @@ json slo_json(const json& sweep) {
           {"reason", it->value("reason", "")}};
 }
 
-/// Indices into `points` (those that ran) of the frontier of output_throughput against `cost`.
-json pareto_json(const json& points, const char* cost) {
-  // Both axes maximized: throughput, and the latency negated.
-  std::vector<std::pair<double, double>> candidates;
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (points[i].value("status", "") != "ok")
-      continue;
-    candidates.emplace_back(number_at(points[i], "output_throughput"), -number_at(points[i], cost));
-    index.push_back(i);
+/// A configuration's knob text: "max-num-seqs=64 gpu=h100" → "max_num_seqs 64, gpu h100". A
+/// sweep over both load axes (`--profile auto`) has two kinds of point, drawn as two lines: the
+/// concurrency ladder (every request at once, a closed loop) and the request rates.
+std::string config_label(const json& values, const std::vector<std::string>& axes) {
+  std::string out;
+  const bool both = std::all_of(kLoadAxes.begin(), kLoadAxes.end(), [&](std::string_view a) {
+    return std::find(axes.begin(), axes.end(), a) != axes.end();
+  });
+  if (both) {
+    const json rate = values.value("request-rate", json());
+    out = rate.is_number() && std::isfinite(rate.get<double>()) ? "request rates"
+                                                                : "concurrency ladder";
   }
-  json out = json::array();
-  for (const std::size_t k : analysis::pareto_front(candidates)) out.push_back(index[k]);
+  for (const auto& a : axes) {
+    if (is_load_axis(a) || !values.contains(a))
+      continue;
+    std::string knob = a;
+    std::replace(knob.begin(), knob.end(), '-', '_');
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", knob, value_text(values[a]));
+  }
   return out;
+}
+
+/// The point's metrics: from its results file when it was read, else from its sweep row.
+json point_metrics(const json& row, const json* results, const json& slo) {
+  json m = json::object();
+  const auto take = [&](const std::string& key) {
+    double v = results != nullptr ? number_at(*results, key) : std::nan("");
+    if (std::isnan(v))
+      v = number_at(row, key);
+    m[key] = round6(v);
+  };
+  for (const auto l : kLatencies) {
+    for (const auto s : kStats) take(fmt::format("{}_{}_ms", s, l));
+  }
+  for (const auto r : kRates) take(std::string(r));
+  if (slo.is_object()) {
+    for (const auto& c : slo.at("constraints")) take(c.at("metric").get<std::string>());
+  }
+  return m;
+}
+
+/// Which load the chart's x is: the one load axis the sweep has, when every point has a finite
+/// number for it; otherwise (a `--profile auto` sweep with both load axes, or a rate of `inf`)
+/// the request throughput each point achieved.
+std::pair<std::string, std::string> x_axis(const json& doc, const std::vector<std::string>& axes) {
+  std::vector<std::string> loads;
+  for (const auto& a : axes) {
+    if (is_load_axis(a))
+      loads.push_back(a);
+  }
+  bool finite = loads.size() == 1;
+  for (const auto& p : doc.at("points")) {
+    const json v = p.value("axes", json::object()).value(loads.empty() ? "" : loads[0], json());
+    finite = finite && v.is_number() && std::isfinite(v.get<double>());
+  }
+  if (finite)
+    return {loads[0], loads[0]};
+  return {"request_throughput", "achieved request throughput (req/s)"};
+}
+
+/// `engine` (a configuration line) with the value of each knob the sweep varies replaced by
+/// "swept" ("max_num_seqs 32" → "max_num_seqs swept"); a varied knob the line spells otherwise
+/// (tp, gpu) is named at the end.
+std::string mark_swept(std::string engine, const std::vector<std::string>& axes) {
+  std::vector<std::string> other;
+  for (const auto& a : axes) {
+    if (is_load_axis(a))
+      continue;
+    std::string knob = a;
+    std::replace(knob.begin(), knob.end(), '-', '_');
+    const auto at = engine.find(knob + " ");
+    if (at == std::string::npos) {
+      other.push_back(knob);
+      continue;
+    }
+    const auto value = at + knob.size() + 1;
+    engine.replace(value, std::min(engine.find(',', value), engine.size()) - value, "swept");
+  }
+  if (!other.empty()) {
+    std::string names;
+    for (const auto& o : other) names += (names.empty() ? "" : ", ") + o;
+    engine += "; swept: " + names;
+  }
+  return engine;
+}
+
+/// The GPUs of a point: its configuration's (tp × dp for a simulated engine), else NaN.
+double point_gpus(const json* results) {
+  if (results == nullptr)
+    return std::nan("");
+  return run_config(*results).gpus;
 }
 
 }  // namespace
@@ -85,73 +170,131 @@ json sweep_data(const SweepData& s, std::size_t first_run) {
   for (const auto& a : doc.at("axes")) axes.push_back(a.is_object() ? a.value("name", "") : "");
   std::string load_axis;
   for (const auto& a : axes) {
-    if (load_axis.empty() && std::find(kLoadAxes.begin(), kLoadAxes.end(), a) != kLoadAxes.end())
+    if (load_axis.empty() && is_load_axis(a))
       load_axis = a;
   }
+  const auto [x_key, x_label] = x_axis(doc, axes);
   const json slo = slo_json(doc);
-  std::vector<std::string> keys(kPointKeys.begin(), kPointKeys.end());
-  if (slo.is_object()) {
-    for (const auto& c : slo.at("constraints")) {
-      const auto metric = c.at("metric").get<std::string>();
-      if (std::find(keys.begin(), keys.end(), metric) == keys.end())
-        keys.push_back(metric);
-    }
-  }
   json points = json::array();
+  json configs = json::array();
+  std::vector<RunVerdict> verdicts;
   for (const auto& p : doc.at("points")) {
     if (!p.is_object())
       continue;
     const auto index = p.value("index", std::size_t{0});
     const auto loaded = std::find(s.point_index.begin(), s.point_index.end(), index);
-    const json* results =
-        loaded != s.point_index.end()
-            ? &s.points[static_cast<std::size_t>(loaded - s.point_index.begin())].results
-            : nullptr;
+    const RunData* run = loaded != s.point_index.end()
+                             ? &s.points[static_cast<std::size_t>(loaded - s.point_index.begin())]
+                             : nullptr;
+    const json* results = run != nullptr ? &run->results : nullptr;
     const json values = p.value("axes", json::object());
-    std::string group;
+    const std::string config = config_label(values, axes);
+    if (std::find(configs.begin(), configs.end(), json(config)) == configs.end())
+      configs.push_back(config);
+    json metrics = point_metrics(p, results, slo);
+    const double load = x_key == load_axis ? number_at(values, load_axis)
+                                           : number_at(metrics, "request_throughput");
+    const double search_load = number_at(values, doc.value("/slo_search/axis"_json_pointer, ""));
+    verdicts.push_back(run_verdict(results != nullptr ? *results : json::object(), &p));
+    const RunVerdict& v = verdicts.back();
+    json badges = json::array();
+    for (const auto& b : v.badges()) {
+      badges.push_back(
+          {{"key", b.key}, {"text", b.text}, {"tone", to_string(b.tone)}, {"detail", b.detail}});
+    }
+    const auto meets = point_meets_slo(doc, metrics, search_load);
+    const double gpus = point_gpus(results);
+    const double tpot = number_at(metrics, "mean_tpot_ms");
+    const std::string status = p.value("status", "");
+    std::string load_text;
     for (const auto& a : axes) {
-      if (a != load_axis && values.contains(a))
-        group += fmt::format("{}{}={}", group.empty() ? "" : " ", a, value_text(values[a]));
+      if (is_load_axis(a) && values.contains(a))
+        load_text +=
+            fmt::format("{}{} {}", load_text.empty() ? "" : ", ", a, value_text(values[a]));
     }
-    json metrics = json::object();
-    for (const auto& key : keys) {
-      double v = results != nullptr ? number_at(*results, key) : std::nan("");
-      if (std::isnan(v))
-        v = number_at(p, key);
-      metrics[key] = round6(v);
-    }
-    const double load = values.contains(load_axis) && values[load_axis].is_number()
-                            ? values[load_axis].get<double>()
-                            : std::nan("");
     points.push_back(
         {{"index", index},
          {"label", point_name(p)},
-         {"status", p.value("status", "")},
-         {"load", round6(load)},
-         {"group", group},
-         {"run", loaded != s.point_index.end()
+         {"name", config.empty() ? load_text : std::string(config).append(" · ").append(load_text)},
+         {"status", status},
+         {"error", p.value("error", "")},
+         {"x", round6(load)},
+         {"config", std::find(configs.begin(), configs.end(), json(config)) - configs.begin()},
+         {"run", run != nullptr
                      ? json(first_run + static_cast<std::size_t>(loaded - s.point_index.begin()))
                      : json(nullptr)},
+         {"valid", v.valid ? json(*v.valid) : json(nullptr)},
+         {"steadiness", v.steadiness},
+         {"badges", std::move(badges)},
+         {"slo", meets ? json(*meets) : json(nullptr)},
+         {"slo_broken", broken_constraints(doc, metrics)},
+         {"gpus", round6(gpus)},
+         {"per_gpu", round6(number_at(metrics, "output_throughput") / (gpus > 0 ? gpus : 1.0))},
+         {"interactivity", round6(tpot > 0 ? 1000.0 / tpot : std::nan(""))},
          {"metrics", std::move(metrics)}});
   }
-  // pareto_json reads the metrics at the top level of each point.
-  json flat = json::array();
-  for (const auto& p : points) {
-    json f = p.at("metrics");
-    f["status"] = p.at("status");
-    flat.push_back(std::move(f));
+  // The frontier as the sweep computed it (docs/sweep.md "Pareto frontier"), by point index.
+  json frontier = json::array();
+  for (const auto& f : doc.value("/pareto/points"_json_pointer, json::array()))
+    frontier.push_back(f.value("index", 0));
+  bool per_gpu_known = !points.empty();
+  for (const auto& p : points) per_gpu_known = per_gpu_known && !p.at("gpus").is_null();
+  // The configuration the points share: the first loaded point's header, the axes named.
+  // A knob the sweep varies reads "swept" there, not the first point's value.
+  json lines = json::array();
+  if (!s.points.empty()) {
+    for (auto l : run_config(s.points.front().results).lines) {
+      if (l.key == "load" || l.key == "date")
+        continue;
+      if (l.key == "engine")
+        l.text = mark_swept(l.text, axes);
+      lines.push_back({{"key", l.key}, {"label", l.label}, {"text", l.text}});
+    }
+  }
+  std::string swept = doc.contains("profile") ? "--profile auto: a concurrency ladder, then "
+                                                "request rates"
+                                              : "";
+  for (const auto& a : swept.empty() ? doc.at("axes") : json::array()) {
+    std::string values;
+    for (const auto& v : a.value("values", json::array()))
+      values += (values.empty() ? "" : ",") + value_text(v);
+    swept += fmt::format(
+        "{}{}={}", swept.empty() ? "" : "; ", a.value("name", ""),
+        a.contains("search_range") && a["search_range"].is_array() && a["search_range"].size() == 2
+            ? fmt::format("{} to {} (SLO search)", value_text(a["search_range"][0]),
+                          value_text(a["search_range"][1]))
+            : values);
+  }
+  lines.insert(lines.begin(), json{{"key", "sweep"},
+                                   {"label", "Sweep"},
+                                   {"text", fmt::format("{} points of {} ({})", points.size(),
+                                                        swept, doc.value("mode", ""))}});
+  json headlines = json::array();
+  for (const auto& h : sweep_headlines(doc, verdicts)) {
+    headlines.push_back({{"key", h.key},
+                         {"title", h.title},
+                         {"text", h.text},
+                         {"tone", to_string(h.tone)},
+                         {"detail", h.detail}});
   }
   return {{"name", s.name},
           {"source", s.source},
           {"mode", doc.value("mode", "")},
+          {"date", doc.value("date", "")},
           {"axes", axes},
           {"load_axis", load_axis.empty() ? json(nullptr) : json(load_axis)},
+          {"x", {{"key", x_key}, {"label", x_label}}},
+          {"configs", std::move(configs)},
+          {"config_lines", std::move(lines)},
+          {"headlines", std::move(headlines)},
           {"points", std::move(points)},
           {"knees", doc.contains("knee") && doc["knee"].is_array() ? doc["knee"] : json::array()},
           {"slo", slo},
           {"pareto",
-           {{"p99_ttft_ms", pareto_json(flat, "p99_ttft_ms")},
-            {"p99_tpot_ms", pareto_json(flat, "p99_tpot_ms")}}}};
+           {{"frontier", std::move(frontier)},
+            {"per_gpu_known", per_gpu_known},
+            {"y", per_gpu_known ? "output tok/s per GPU" : "output tok/s per server"},
+            {"x", "output tok/s per user (1000 / mean TPOT)"}}}};
 }
 
 }  // namespace llmbench::report::detail

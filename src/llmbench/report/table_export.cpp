@@ -3,12 +3,17 @@
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
 #include "llmbench/metrics/summary.hpp"
+#include "llmbench/report/detail/data_util.hpp"
+#include "llmbench/report/run_config.hpp"
+#include "llmbench/report/verdicts.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <utility>
 
 namespace llmbench::report {
 
@@ -132,42 +137,250 @@ std::string markdown_field(const json& v) {
   return out;
 }
 
+/// One row of a summary: a run, or a sweep point (with its sweep row, and its results when they
+/// were read).
+struct RowSource {
+  std::string name;
+  std::string sweep;
+  const json* point = nullptr;
+  const json* results = nullptr;
+  double load = std::nan("");   ///< the point's first load axis value (sorting)
+  std::string config;           ///< the point's other axis values (sorting)
+  std::size_t config_rank = 0;  ///< the order in which the sweep first reached `config`
+};
+
+std::vector<RowSource> row_sources(const ReportInputs& inputs) {
+  std::vector<RowSource> out;
+  for (const auto& run : inputs.runs) {
+    out.push_back({.name = run.name,
+                   .sweep = "",
+                   .point = nullptr,
+                   .results = &run.results,
+                   .load = std::nan(""),
+                   .config = "",
+                   .config_rank = 0});
+  }
+  for (const auto& s : inputs.sweeps) {
+    std::vector<std::string> configs;
+    for (const auto& point : s.sweep.at("points")) {
+      const RunData* run = point_run(s, point.value("index", std::size_t{0}));
+      RowSource r{.name = point_name(point),
+                  .sweep = s.name,
+                  .point = &point,
+                  .results = run != nullptr ? &run->results : nullptr,
+                  .load = std::nan(""),
+                  .config = "",
+                  .config_rank = 0};
+      const json axes = point.value("axes", json::object());
+      for (const auto& [axis, value] : axes.items()) {
+        if ((axis == "max-concurrency" || axis == "request-rate") && std::isnan(r.load))
+          r.load =
+              value.is_number() ? value.get<double>() : std::numeric_limits<double>::infinity();
+        else
+          r.config += axis + "=" + value_text(value) + " ";
+      }
+      std::size_t rank = 0;
+      while (rank < configs.size() && configs[rank] != r.config) ++rank;
+      if (rank == configs.size())
+        configs.push_back(r.config);
+      r.config_rank = rank;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+/// The configuration cells of `r` (`kConfigColumns`), `differs` from the rows' differences.
+std::vector<json> config_cells(const RowSource& r, const RunConfig& config, std::string differs) {
+  static const json kNone = json::object();
+  const json& res = r.results != nullptr ? *r.results : (r.point != nullptr ? *r.point : kNone);
+  std::string verdict;
+  for (const auto& b : run_verdict(r.results != nullptr ? *r.results : kNone, r.point).badges())
+    verdict += (verdict.empty() ? "" : ", ") + b.text;
+  const json completed_cell = cell(res, "completed");
+  const double completed = completed_cell.is_number() ? completed_cell.get<double>() : 0.0;
+  const auto per_request = [&](const char* key) {
+    const auto it = res.find(key);
+    return completed > 0 && it != res.end() && it->is_number() ? json(it->get<double>() / completed)
+                                                               : json(nullptr);
+  };
+  const json& c = res.contains("config_effective") ? res["config_effective"] : kNone;
+  return {verdict,
+          std::move(differs),
+          cell(res, "model_id"),
+          cell(res, "backend"),
+          cell(c, "dataset_name"),
+          per_request("total_input_tokens"),
+          per_request("total_output_tokens"),
+          cell(res, "num_prompts"),
+          cell(res, "request_rate"),
+          cell(res, "max_concurrency"),
+          std::isnan(config.gpus) ? json(nullptr) : json(config.gpus),
+          cell(res, "date"),
+          cell(res, "git_sha")};
+}
+
+/// The configurations of `rows` and their differences.
+std::pair<std::vector<RunConfig>, std::vector<KnobDifference>> configs_of(
+    const std::vector<RowSource>& rows) {
+  std::vector<RunConfig> configs;
+  configs.reserve(rows.size());
+  for (const auto& r : rows)
+    configs.push_back(r.results != nullptr ? run_config(*r.results) : RunConfig{});
+  std::vector<const RunConfig*> with;  // rows without results (failed points) have no knobs
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].results != nullptr)
+      with.push_back(&configs[i]);
+  }
+  auto diffs = knob_differences(with);
+  // Per row: the differences re-indexed to every row ("" for a row without results).
+  std::vector<KnobDifference> all = diffs;
+  for (auto& d : all) {
+    d.values.clear();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto it = configs[i].knobs.find(d.knob);
+      d.values.push_back(rows[i].results == nullptr     ? std::string()
+                         : it != configs[i].knobs.end() ? it->second
+                                                        : std::string("unset"));
+    }
+  }
+  return {std::move(configs), std::move(all)};
+}
+
 }  // namespace
 
-Table summary_table(const ReportInputs& inputs) {
+namespace {
+
+Table summary_table_of(const ReportInputs& inputs) {
   const auto axes = axis_columns(inputs);
   Table t;
   t.header = {"run", "sweep"};
   t.header.insert(t.header.end(), axes.begin(), axes.end());
   t.header.emplace_back("status");
+  t.header.insert(t.header.end(), kConfigColumns.begin(), kConfigColumns.end());
   t.header.insert(t.header.end(), kSummaryColumns.begin(), kSummaryColumns.end());
-  const auto add = [&](const std::string& name, const std::string& sweep, const json* point,
-                       const json* results) {
-    std::vector<json> row{name, sweep};
+  const auto rows = row_sources(inputs);
+  const auto [configs, diffs] = configs_of(rows);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RowSource& r = rows[i];
+    std::vector<json> row{r.name, r.sweep};
     for (const auto& axis : axes) {
       const json* values =
-          point != nullptr && point->contains("axes") ? &(*point)["axes"] : nullptr;
+          r.point != nullptr && r.point->contains("axes") ? &(*r.point)["axes"] : nullptr;
       row.push_back(values != nullptr && values->contains(axis) ? axis_cell((*values)[axis])
                                                                 : json(""));
     }
-    row.emplace_back(point != nullptr ? point->value("status", "") : std::string("ok"));
+    row.emplace_back(r.point != nullptr ? r.point->value("status", "") : std::string("ok"));
+    for (auto& c : config_cells(r, configs[i], describe_config(diffs, i, diffs.size())))
+      row.push_back(std::move(c));
     for (const auto key : kSummaryColumns) {
-      json v = results != nullptr ? cell(*results, key) : json(nullptr);
-      if (v.is_null() && point != nullptr)
-        v = cell(*point, key);
+      json v = r.results != nullptr ? cell(*r.results, key) : json(nullptr);
+      if (v.is_null() && r.point != nullptr)
+        v = cell(*r.point, key);
       row.push_back(std::move(v));
     }
     t.rows.push_back(std::move(row));
-  };
-  for (const auto& run : inputs.runs) add(run.name, "", nullptr, &run.results);
-  for (const auto& s : inputs.sweeps) {
-    for (const auto& point : s.sweep.at("points")) {
-      const RunData* run = point_run(s, point.value("index", std::size_t{0}));
-      add(point_name(point), s.name, &point, run != nullptr ? &run->results : nullptr);
-    }
   }
   return t;
 }
+
+Table compact_table_of(const ReportInputs& inputs) {
+  auto rows = row_sources(inputs);
+  // Sweep points by configuration, then load; runs first, in the order given.
+  std::stable_sort(rows.begin(), rows.end(), [](const RowSource& a, const RowSource& b) {
+    if (a.sweep != b.sweep)
+      return a.sweep.empty() && !b.sweep.empty();
+    if (a.config_rank != b.config_rank)
+      return a.config_rank < b.config_rank;
+    return a.load < b.load;
+  });
+  const auto [configs, diffs] = configs_of(rows);
+  Table t;
+  t.header = {"run"};
+  if (!diffs.empty())
+    t.header.emplace_back("differs");
+  const std::vector<std::pair<std::string, std::string>> metrics{{"failed", "failed"},
+                                                                 {"request_throughput", "req/s"},
+                                                                 {"output_throughput", "out tok/s"},
+                                                                 {"median_ttft_ms", "TTFT p50"},
+                                                                 {"p99_ttft_ms", "TTFT p99"},
+                                                                 {"p99_tpot_ms", "TPOT p99"},
+                                                                 {"p99_itl_ms", "ITL p99"},
+                                                                 {"p99_e2el_ms", "E2EL p99"}};
+  t.header.emplace_back("verdict");
+  for (const auto& [key, label] : metrics) t.header.push_back(label);
+  // A number as a comment reads it: whole above 100, else as to_markdown writes it.
+  const auto shown = [](json v) {
+    if (v.is_number_float() && std::fabs(v.get<double>()) >= 100)
+      return json(static_cast<std::int64_t>(std::llround(v.get<double>())));
+    return v;
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RowSource& r = rows[i];
+    // A sweep point is named by its index; what it was is in `differs`.
+    std::vector<json> row{r.point != nullptr ? r.name.substr(0, r.name.find(' ')) : r.name};
+    if (!diffs.empty())
+      row.emplace_back(describe_config(diffs, i, 3));
+    // The verdict: only what is not healthy ("invalid, 20 spikes"), else "ok".
+    std::string verdict;
+    static const json kNone = json::object();
+    for (const auto& b : run_verdict(r.results != nullptr ? *r.results : kNone, r.point).badges()) {
+      if (b.tone != Tone::Good)
+        verdict += (verdict.empty() ? "" : ", ") + b.text;
+    }
+    const std::string status = r.point != nullptr ? r.point->value("status", "") : "ok";
+    row.emplace_back(status != "ok" ? status : verdict.empty() ? std::string("ok") : verdict);
+    for (const auto& [key, label] : metrics) {
+      json v = r.results != nullptr ? cell(*r.results, key) : json(nullptr);
+      if (v.is_null() && r.point != nullptr)
+        v = cell(*r.point, key);
+      row.push_back(shown(std::move(v)));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string to_compact_markdown_of(const ReportInputs& inputs) {
+  const auto rows = row_sources(inputs);
+  // What every row with results shares: its header lines with one text across the rows.
+  std::vector<RunConfig> configs;
+  for (const auto& r : rows) {
+    if (r.results != nullptr)
+      configs.push_back(run_config(*r.results));
+  }
+  std::string shared;
+  if (!configs.empty()) {
+    for (const auto& line : configs.front().lines) {
+      if (line.key == "date" || line.key == "host")
+        continue;
+      bool same = true;
+      for (const auto& c : configs) {
+        same = same && std::any_of(c.lines.begin(), c.lines.end(), [&](const ConfigLine& l) {
+                 return l.key == line.key && l.text == line.text;
+               });
+      }
+      if (same)
+        shared += fmt::format("{}**{}** {}", shared.empty() ? "" : " · ", line.label, line.text);
+    }
+  }
+  std::string out = shared.empty() ? std::string() : shared + "\n\n";
+  out += to_markdown(compact_table(inputs));
+  for (const auto& s : inputs.sweeps) {
+    std::vector<RunVerdict> verdicts;
+    for (const auto& point : s.sweep.at("points")) {
+      const RunData* run = point_run(s, point.value("index", std::size_t{0}));
+      verdicts.push_back(run_verdict(run != nullptr ? run->results : json::object(), &point));
+    }
+    for (const auto& h : sweep_headlines(s.sweep, verdicts)) {
+      if (h.key == "knee" || h.key == "slo" || h.key == "profile")
+        out += fmt::format("\n- **{}** ({}): {}", h.title, s.name, h.text);
+    }
+  }
+  return out.back() == '\n' ? out : out + "\n";
+}
+
+}  // namespace
 
 Table records_table(const ReportInputs& inputs) {
   Table t;
@@ -210,6 +423,18 @@ std::string to_markdown(const Table& table) {
   out += '\n';
   for (const auto& row : table.rows) line(row, [](const json& v) { return markdown_field(v); });
   return out;
+}
+
+Table summary_table(const ReportInputs& inputs) {
+  return detail::reading_files([&] { return summary_table_of(inputs); });
+}
+
+Table compact_table(const ReportInputs& inputs) {
+  return detail::reading_files([&] { return compact_table_of(inputs); });
+}
+
+std::string to_compact_markdown(const ReportInputs& inputs) {
+  return detail::reading_files([&] { return to_compact_markdown_of(inputs); });
 }
 
 }  // namespace llmbench::report

@@ -45,13 +45,44 @@ struct Table {
   std::vector<std::vector<nlohmann::json>> rows;  ///< each as long as `header`
 };
 
+/// The configuration columns of a summary row, after `status` (docs/report.md "CSV and
+/// Markdown"): `verdict` (the badges of report/verdicts.hpp, "invalid, unstable, 3 spikes"),
+/// `differs` (the run's values of the knobs in which the rows differ, "max_num_seqs 256"),
+/// then what the run was: model, backend, dataset, mean input and output tokens per request,
+/// num_prompts, request_rate, max_concurrency, gpus, date, git_sha.
+inline constexpr std::array<std::string_view, 13> kConfigColumns{"verdict",
+                                                                 "differs",
+                                                                 "model",
+                                                                 "backend",
+                                                                 "dataset",
+                                                                 "mean_input_tokens",
+                                                                 "mean_output_tokens",
+                                                                 "num_prompts",
+                                                                 "request_rate",
+                                                                 "max_concurrency",
+                                                                 "gpus",
+                                                                 "date",
+                                                                 "git_sha"};
+
 /// One row per run of `inputs.runs` (in order), then one per point of each sweep (every point
 /// of its `points`, those that failed to run included): columns `run` (the run's name or the
 /// point's "p<NN> axis=value"), `sweep` (the sweep's name, "" for a run), one column per sweep
 /// axis (the union over the sweeps, in first-seen order; empty for a run), `status` ("ok" for a
-/// run; the point's status), then `kSummaryColumns`. A point's metrics come from its results
-/// file when it was read, else from the sweep JSON's row; a key that neither has is null.
+/// run; the point's status), `kConfigColumns`, then `kSummaryColumns`. A point's metrics come
+/// from its results file when it was read, else from the sweep JSON's row; a key that neither
+/// has is null.
 Table summary_table(const ReportInputs& inputs);
+
+/// The table of `to_compact_markdown`: one row per run, then per sweep point sorted by
+/// configuration and load, with the columns run, differs (only when the rows differ), verdict,
+/// failed, req/s, out tok/s, TTFT p50, TTFT p99, TPOT p99, ITL p99, E2EL p99 (ms).
+Table compact_table(const ReportInputs& inputs);
+
+/// A Markdown summary short enough for a pull-request comment (`report --format markdown
+/// --compact`): one line with what every row shares (model, backend, dataset and lengths, load
+/// where it is shared, llmbench version), then `compact_table` as a GitHub table, then the runs'
+/// headline answers (knee, SLO answer) as bullets.
+std::string to_compact_markdown(const ReportInputs& inputs);
 
 /// One row per record of every run and sweep point (warm-ups included, flagged): run, id,
 /// warmup, status ("ok" or the error kind), http_status, scheduled_s, sent_s, ttft_ms, tpot_ms,

@@ -260,14 +260,23 @@ TEST(ReportData, SweepPointsKneesSloBoundsAndParetoFrontier) {
   ASSERT_EQ(d.at("sweeps").size(), 1U);
   const json& sw = d.at("sweeps")[0];
   EXPECT_EQ(sw.at("load_axis"), "max-concurrency");
+  EXPECT_EQ(sw.at("x").at("key"), "max-concurrency");
   ASSERT_EQ(sw.at("points").size(), 4U);
-  EXPECT_EQ(sw.at("points")[3].at("load"), 8);
+  EXPECT_EQ(sw.at("points")[3].at("x"), 8);
   EXPECT_EQ(sw.at("points")[3].at("label"), "p03 max-concurrency=8");
+  EXPECT_EQ(sw.at("points")[3].at("name"), "max-concurrency 8");
   EXPECT_TRUE(sw.at("points")[3].at("run").is_null());  // no results file read
   EXPECT_EQ(sw.at("points")[1].at("metrics").at("p99_ttft_ms"), 45.0);
-  // Point 0 is beaten by point 1 (more tok/s at a lower p99 TTFT); point 3 by point 1 as well.
-  EXPECT_THAT(sw.at("pareto").at("p99_ttft_ms"), ElementsAre(1));
-  EXPECT_THAT(sw.at("pareto").at("p99_tpot_ms"), ElementsAre(0, 1));
+  EXPECT_THAT(sw.at("configs"), ElementsAre(""));  // one configuration: the load is the only axis
+  // Against the SLO: point 3's p99 TTFT 400 > 300 misses; point 1 has no mean E2EL to judge.
+  EXPECT_EQ(sw.at("points")[3].at("slo"), false);
+  EXPECT_THAT(sw.at("points")[3].at("slo_broken"), ElementsAre("p99_ttft_ms 400 > 300"));
+  EXPECT_TRUE(sw.at("points")[1].at("slo").is_null());
+  // No results file: GPUs unknown, so the Pareto chart reads per server, not per GPU.
+  EXPECT_EQ(sw.at("pareto").at("y"), "output tok/s per server");
+  EXPECT_EQ(sw.at("points")[1].at("per_gpu"), 190.0);
+  ASSERT_FALSE(sw.at("headlines").empty());
+  EXPECT_EQ(sw.at("headlines")[0].at("key"), "slo");
   const json& c = sw.at("slo").at("constraints");
   ASSERT_EQ(c.size(), 2U);
   EXPECT_EQ(c[0].at("metric"), "p99_ttft_ms");
@@ -276,6 +285,98 @@ TEST(ReportData, SweepPointsKneesSloBoundsAndParetoFrontier) {
   EXPECT_EQ(c[1].at("op"), "<");
   EXPECT_TRUE(sw.at("points")[0].at("metrics").contains("mean_e2el_ms"));  // a constraint metric
   EXPECT_EQ(sw.at("knees")[0].at("throughput_knee").at("load"), 2);
+}
+
+TEST(ReportData, ServerAndGpuSeriesOnTheRunsClock) {
+  // As docs/telemetry.md writes them: ms since run start; counters cumulative, one reset.
+  const json results = {{"completed", 3},
+                        {"telemetry",
+                         {{"server_metrics",
+                           {{"engine", "vllm"},
+                            {"scrapes", 4},
+                            {"failures", 1},
+                            {"last_error", "HTTP 503"},
+                            {"t_ms", {0.0, 500.0, 1000.0, 1500.0}},
+                            {"series",
+                             {{"running", {0, 4, 8, 2}},
+                              {"kv_cache_usage", {0.0, 0.25, 0.5, nullptr}},
+                              {"generation_tokens", {100, 300, 800, 50}}}}}},
+                          {"gpu",
+                           {{"available", true},
+                            {"devices",
+                             {{{"info", {{"index", 0}, {"name", "NVIDIA H100"}}},
+                               {"series",
+                                {{"t_ms", {0.0, 100.0}},
+                                 {"sm_util_pct", {10, 90}},
+                                 {"memory_used_bytes", {1073741824.0, 2147483648.0}}}}}}}}}}}};
+  RunData run = run_with({record(0, 0, 10, 5, 3, 8)}, results);
+  const json d = report_data({.runs = {run}, .sweeps = {}}, {});
+  const json& t = d.at("runs")[0].at("telemetry");
+  ASSERT_TRUE(t.at("server").is_object());
+  EXPECT_THAT(t.at("server").at("t_s"), ElementsAre(0.0, 0.5, 1.0, 1.5));
+  const json& series = t.at("server").at("series");
+  ASSERT_EQ(series.size(), 3U);  // the gauges first, then the counters as rates
+  EXPECT_EQ(series[0].at("key"), "running");
+  EXPECT_EQ(series[1].at("key"), "kv_cache_usage");
+  EXPECT_THAT(series[1].at("values"), ElementsAre(0.0, 25.0, 50.0, nullptr));  // in %
+  EXPECT_EQ(series[2].at("key"), "generation_tokens");
+  // 200 and 500 tokens in 0.5 s; then a reset: the new value is all rise.
+  EXPECT_THAT(series[2].at("values"), ElementsAre(nullptr, 400.0, 1000.0, 100.0));
+  ASSERT_EQ(t.at("gpus").size(), 1U);
+  EXPECT_EQ(t.at("gpus")[0].at("name"), "gpu0 NVIDIA H100");
+  EXPECT_THAT(t.at("gpus")[0].at("memory_used_gib"), ElementsAre(1.0, 2.0));
+  EXPECT_THAT(t.at("gpus")[0].at("t_s"), ElementsAre(0.0, 0.1));
+  EXPECT_THAT(d.at("runs")[0].at("notes").dump(), HasSubstr("1 of the server's /metrics scrapes "
+                                                            "failed (HTTP 503)"));
+  // The load period: the first and last send of the records (sent 1 ms after scheduling).
+  EXPECT_THAT(d.at("runs")[0].at("load_span"), ElementsAre(0.001, 0.001));
+}
+
+TEST(ReportData, SweepConfigurationsAndTheAchievedRateOfAProfile) {
+  // Two configurations of a concurrency ladder: one line each, not one per point.
+  json ladder = {{"mode", "simulate"},
+                 {"axes", {{{"name", "max-num-seqs"}}, {{"name", "max-concurrency"}}}},
+                 {"points", json::array()}};
+  int index = 0;
+  for (const int seqs : {64, 256}) {
+    for (const int c : {1, 4, 16}) {
+      ladder["points"].push_back({{"index", index++},
+                                  {"axes", {{"max-num-seqs", seqs}, {"max-concurrency", c}}},
+                                  {"status", "ok"},
+                                  {"output_throughput", 100.0 * c},
+                                  {"mean_tpot_ms", 10.0 + c}});
+    }
+  }
+  SweepData s{
+      .name = "l", .source = "l.sweep.json", .sweep = ladder, .points = {}, .point_index = {}};
+  json d = report_data({.runs = {}, .sweeps = {s}}, {});
+  const json& sw = d.at("sweeps")[0];
+  EXPECT_THAT(sw.at("configs"), ElementsAre("max_num_seqs 64", "max_num_seqs 256"));
+  EXPECT_EQ(sw.at("points")[4].at("config"), 1);
+  EXPECT_EQ(sw.at("points")[4].at("x"), 4);
+  EXPECT_EQ(sw.at("points")[4].at("name"), "max_num_seqs 256 · max-concurrency 4");
+  EXPECT_NEAR(sw.at("points")[4].at("interactivity").get<double>(), 1000.0 / 14.0, 1e-4);
+  // --profile auto: a rate of inf and two load axes; x is the request throughput achieved.
+  const json profile = {{"mode", "simulate"},
+                        {"profile", {{"saturated", false}}},
+                        {"axes", {{{"name", "request-rate"}}, {{"name", "max-concurrency"}}}},
+                        {"points",
+                         {{{"index", 0},
+                           {"axes", {{"request-rate", "inf"}, {"max-concurrency", 1}}},
+                           {"status", "ok"},
+                           {"request_throughput", 0.56}},
+                          {{"index", 1},
+                           {"axes", {{"request-rate", 2.6}, {"max-concurrency", 256}}},
+                           {"status", "ok"},
+                           {"request_throughput", 2.49}}}}};
+  s.sweep = profile;
+  d = report_data({.runs = {}, .sweeps = {s}}, {});
+  const json& pr = d.at("sweeps")[0];
+  EXPECT_EQ(pr.at("x").at("key"), "request_throughput");
+  // Both axes are load axes: the ladder and the rates are the two lines.
+  EXPECT_THAT(pr.at("configs"), ElementsAre("concurrency ladder", "request rates"));
+  EXPECT_EQ(pr.at("points")[0].at("x"), 0.56);
+  EXPECT_EQ(pr.at("points")[1].at("x"), 2.49);
 }
 
 }  // namespace

@@ -112,10 +112,12 @@ TEST(SummaryTable, OneRowPerRunThenPerSweepPointWithAxisColumns) {
 
   const auto csv = lines_of(to_csv(t));
   ASSERT_EQ(csv.size(), 4U);
-  EXPECT_THAT(csv[1], HasSubstr("base,,,,ok,100,2,,,1234.5,,,,,87.25,"));
-  EXPECT_THAT(csv[2], HasSubstr("p00 gpu=h200 max-concurrency=4,s,4,h200,ok,50,"));
+  // The configuration columns follow the status: only the verdict is known here.
+  EXPECT_THAT(csv[1], HasSubstr("base,,,,ok,2 failed,,,,,,,,,,,,,100,2,,,1234.5,,,,,87.25,"));
+  EXPECT_THAT(csv[2], HasSubstr("p00 gpu=h200 max-concurrency=4,s,4,h200,ok,,,,,,,,,,,,,,50,"));
   const auto md = lines_of(to_markdown(t));
-  EXPECT_THAT(md[2], HasSubstr("| base |  |  |  | ok | 100 | 2 | n/a | n/a | 1234.50 |"));
+  EXPECT_THAT(md[2], HasSubstr("| base |  |  |  | ok | 2 failed |  | n/a |"));
+  EXPECT_THAT(md[2], HasSubstr("| 100 | 2 | n/a | n/a | 1234.50 |"));
 }
 
 TEST(RecordsTable, OneRowPerRecordWithLatenciesAndNoneForAFailure) {
@@ -227,6 +229,73 @@ TEST_F(InputsTest, RunsAreNamedByTheirLabelAndASharedLabelKeepsTheFile) {
   EXPECT_EQ(in.runs[2].name, "canary (c)");
   EXPECT_EQ(in.runs[3].name, "d");
   EXPECT_EQ(in.runs[4].name, "e");
+}
+
+TEST(ShortestDistinctPaths, TheFewestFoldersThatTellFilesApart) {
+  EXPECT_THAT(shortest_distinct_paths({"x/a/run.json", "x/b/run.json", "y/b/run.json", "run.json"}),
+              ::testing::ElementsAre("a/run", "x/b/run", "y/b/run", "run"));
+  EXPECT_THAT(shortest_distinct_paths({"/r/base.json", "/r/new.json"}),
+              ::testing::ElementsAre("base", "new"));
+  EXPECT_THAT(shortest_distinct_paths({"a.json", "a.json"}), ::testing::ElementsAre("a", "a #2"));
+}
+
+TEST_F(InputsTest, FourFilesNamedRunJsonGetFourNames) {
+  for (const char* d : {"a", "b", "c", "d"}) {
+    fs::create_directories(dir_ / d / "out");
+    write(std::string(d) + "/out/run.json", R"({"completed": 1})");
+  }
+  write("a/out/lab.json", R"({"completed": 1, "label": "canary"})");
+  write("b/out/lab.json", R"({"completed": 1, "label": "canary"})");
+  const ReportInputs in =
+      load_inputs({path("a/out/run.json"), path("b/out/run.json"), path("c/out/run.json"),
+                   path("d/out/run.json"), path("a/out/lab.json"), path("b/out/lab.json")});
+  std::vector<std::string> names;
+  for (const auto& r : in.runs) names.push_back(r.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("a/out/run", "b/out/run", "c/out/run", "d/out/run",
+                                            "canary (a/out/lab)", "canary (b/out/lab)"));
+}
+
+TEST(CompactMarkdown, FitsAPullRequestComment) {
+  const auto results = [](int seqs, double tput, double ttft) {
+    return json{
+        {"completed", 300},
+        {"failed", 0},
+        {"model_id", "deepseek-r1"},
+        {"backend", "simulate"},
+        {"simulated", true},
+        {"tool_version", "0.1.0"},
+        {"git_sha", "a6f64a7fad6f"},
+        {"stable", true},
+        {"spikes", {{"list", json::array()}}},
+        {"output_throughput", tput},
+        {"request_throughput", tput / 256},
+        {"median_ttft_ms", ttft},
+        {"p99_ttft_ms", ttft * 2},
+        {"config_effective", {{"dataset_name", "random"}, {"max_num_seqs", seqs}, {"tp", 8}}}};
+  };
+  ReportInputs in;
+  in.runs.push_back(run_named("base", results(256, 1500, 120)));
+  in.runs.push_back(run_named("more-seqs", results(512, 1510, 118)));
+  const std::string md = to_compact_markdown(in);
+  const auto lines = lines_of(md);
+  ASSERT_GE(lines.size(), 5U) << md;
+  EXPECT_THAT(lines[0], HasSubstr("**Model** deepseek-r1"));
+  EXPECT_THAT(lines[0], HasSubstr("**llmbench** 0.1.0 (a6f64a7fad6f)"));
+  EXPECT_EQ(lines[2],
+            "| run | differs | verdict | failed | req/s | out tok/s | TTFT p50 | TTFT p99 | TPOT "
+            "p99 | ITL p99 | E2EL p99 |");
+  EXPECT_THAT(lines[4], HasSubstr("| base | max_num_seqs 256 | ok | 0 | 5.86 | "
+                                  "1500 | 120 | 240 | n/a |"));
+  EXPECT_THAT(lines[5], HasSubstr("| more-seqs | max_num_seqs 512 |"));
+  for (std::size_t i = 2; i < lines.size(); ++i) EXPECT_LE(lines[i].size(), 160U) << lines[i];
+
+  // The full table carries the configuration columns too.
+  const Table t = summary_table(in);
+  EXPECT_EQ(at(t, 0, "model"), "deepseek-r1");
+  EXPECT_EQ(at(t, 1, "differs"), "max_num_seqs 512");
+  EXPECT_EQ(at(t, 0, "verdict"), "stable, no spikes");
+  EXPECT_EQ(at(t, 0, "gpus"), 8.0);
+  EXPECT_EQ(at(t, 0, "dataset"), "random");
 }
 
 TEST_F(InputsTest, BadFilesAreNamedWithThePosition) {
