@@ -1,10 +1,12 @@
-// The HTML report in a real browser (issue 16 item 2; docs/report.md "Browser test"): a real
-// `llmbench run` against the built-in simulated server, a `sweep --simulate` (a ladder with its
-// knee, and an SLO search), and a report of three runs, each opened in Debian's headless
-// Chromium with the network off. Each page must load with no console message at all, report
-// every chart drawn (report.js sets data-status, data-points and data-ink, the canvas pixels in
-// a series colour, on each chart), and give a screenshot. Without Chromium the tests skip, and
-// fail under LLMBENCH_REQUIRE_SHARED_DATA=1 (CI, where .ci/run installs it).
+// The HTML report in a real browser (docs/report.md "Browser test"): the report of a real
+// `llmbench run` against the built-in simulated server (with its /metrics scraped), of a
+// `sweep --simulate` over two configurations and seven loads (and of an SLO search), and of two
+// runs compared, each opened in Debian's headless Chromium with the network off. Each page must
+// load with no console message at all, show what was run (a configuration card with its lines),
+// the verdict badges and the answers as headlines, report every chart drawn (report.js sets
+// data-status, data-points and data-ink, the canvas pixels in a series colour, on each chart),
+// keep every sweep legend to its configurations, and give a screenshot. Without Chromium the
+// tests skip, and fail under LLMBENCH_REQUIRE_SHARED_DATA=1 (CI, where .ci/run installs it).
 
 #include "llmbench/core/file.hpp"
 
@@ -12,6 +14,7 @@
 
 #include "process.hpp"
 #include "shared_data.hpp"
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -78,6 +81,38 @@ std::string body_attr(const std::string& dom, const std::string& name) {
   return "";
 }
 
+/// How many times `part` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size()))
+    ++n;
+  return n;
+}
+
+/// The text of the first element with `attr` (e.g. `data-headline="knee"`) in `dom`: its
+/// content up to the next '<' after the element's own text ("" when absent). The headline cards
+/// hold a title div and a text div: the text is the second one's.
+std::string headline_text(const std::string& dom, const std::string& key) {
+  const auto card = dom.find("data-headline=\"" + key + "\"");
+  if (card == std::string::npos)
+    return "";
+  const auto text = dom.find("class=\"headline-text\">", card);
+  if (text == std::string::npos)
+    return "";
+  const auto start = text + std::string("class=\"headline-text\">").size();
+  return dom.substr(start, dom.find("</div>", start) - start);
+}
+
+/// The text of the configuration line `key` (`<dd data-key="KEY">`) of the first card in `dom`.
+std::string config_line(const std::string& dom, const std::string& key) {
+  const std::string tag = "<dd data-key=\"" + key + "\">";
+  const auto at = dom.find(tag);
+  if (at == std::string::npos)
+    return "";
+  const auto start = at + tag.size();
+  return dom.substr(start, dom.find("</dd>", start) - start);
+}
+
 class ReportBrowserTest : public ScratchDirTest {
  protected:
   ReportBrowserTest() : ScratchDirTest("browser") {}
@@ -108,7 +143,7 @@ class ReportBrowserTest : public ScratchDirTest {
         "exec \"$0\" --headless --no-sandbox --disable-gpu --hide-scrollbars "
         "--no-first-run --disable-extensions --disable-background-networking "
         "--host-resolver-rules='MAP * ~NOTFOUND' --proxy-server=127.0.0.1:9 "
-        "--enable-logging=stderr --v=0 --window-size=1400,3600 --virtual-time-budget=10000 "
+        "--enable-logging=stderr --v=0 --window-size=1400,900 --virtual-time-budget=10000 "
         "--user-data-dir=\"$1\" \"$2\" \"file://$3\" >\"$4\" 2>\"$5\"",
         chromium_,
         (dir_ / ("profile-" + what)).string(),
@@ -158,6 +193,18 @@ class ReportBrowserTest : public ScratchDirTest {
     for (const auto& [id, c] : charts) {
       EXPECT_EQ(c.count("status") ? c.at("status") : "", "drawn") << html << " " << id;
     }
+    // What was run and what was found, above the charts: a configuration card with its lines,
+    // verdict badges, and the answers as headlines.
+    EXPECT_GE(count_of(dom, "class=\"config-card\""), 1U) << html;
+    EXPECT_NE(config_line(dom, "model"), "") << html;
+    EXPECT_NE(config_line(dom, "tool"), "") << html;
+    EXPECT_GE(count_of(dom, "class=\"badge "), 1U) << html;
+    EXPECT_GE(count_of(dom, "class=\"headline "), 1U) << html;
+    const auto first_chart = dom.find("class=\"chart");
+    EXPECT_LT(dom.find("class=\"config-card\""), first_chart);
+    EXPECT_LT(dom.find("class=\"headline "), first_chart);
+    // A legend never reads "--" (the live value of a chart without a cursor).
+    EXPECT_EQ(dom.find("u-value\">--"), std::string::npos) << html;
     const fs::path png = html.string() + ".png";
     EXPECT_EQ(chromium(html, "--screenshot=" + png.string(), "shot"), 0);
     const std::string image = read_file(png.string());
@@ -165,6 +212,7 @@ class ReportBrowserTest : public ScratchDirTest {
     EXPECT_EQ(image.substr(0, 4), "\x89PNG");
     return charts;
   }
+  std::string dom_of(const fs::path& html) const { return read_file(html.string() + ".dom"); }
 
   /// The charts of a report of runs with records.
   static std::vector<std::string> run_charts() {
@@ -194,17 +242,33 @@ std::vector<std::string> load_flags(const std::string& concurrency) {
   return args;
 }
 
-TEST_F(ReportBrowserTest, RunReportRendersEveryChart) {
+TEST_F(ReportBrowserTest, RunReportShowsTheRunItsAnswersAndTheServerOverTime) {
   LLMBENCH_NEED_CHROMIUM() << "set LLMBENCH_CHROMIUM or install chromium";
   auto args = load_flags("8");
-  args.insert(args.end(), {"--result-dir", (dir_ / "out").string(), "--save-result", "--report",
-                           (dir_ / "run.html").string()});
+  args.insert(args.end(),
+              {"--scrape-metrics", "--scrape-interval-ms", "200", "--result-dir",
+               (dir_ / "out").string(), "--save-result", "--report", (dir_ / "run.html").string()});
   args.insert(args.begin(), "run");
   ASSERT_EQ(llmbench("run", args), 0) << log("run");
-  check_page(dir_ / "run.html", run_charts());
+  auto expected = run_charts();
+  // The scraped /metrics of the built-in server (fixed timing: vLLM's request and token
+  // series), on the run's clock.
+  for (const char* id : {"server-queue", "server-tokens"}) expected.emplace_back(id);
+  check_page(dir_ / "run.html", expected);
+  const std::string dom = dom_of(dir_ / "run.html");
+  EXPECT_NE(config_line(dom, "load").find("60 prompts, 25 req/s (Poisson), max concurrency 8"),
+            std::string::npos)
+      << config_line(dom, "load");
+  EXPECT_NE(config_line(dom, "engine").find("built-in simulated server, fixed timing: TTFT 15 ms"),
+            std::string::npos)
+      << config_line(dom, "engine");
+  EXPECT_NE(config_line(dom, "host"), "not recorded");
+  EXPECT_NE(headline_text(dom, "result").find("output tok/s at"), std::string::npos);
+  EXPECT_NE(headline_text(dom, "stability"), "");
+  EXPECT_NE(headline_text(dom, "spikes"), "");
 }
 
-TEST_F(ReportBrowserTest, SweepReportsRenderKneeSloAndEngineCharts) {
+TEST_F(ReportBrowserTest, SweepReportHasOneLinePerConfigurationAndAPointSelector) {
   LLMBENCH_NEED_CHROMIUM() << "set LLMBENCH_CHROMIUM or install chromium";
   const std::vector<std::string> sim{"--simulate",
                                      "--num-prompts",
@@ -217,19 +281,46 @@ TEST_F(ReportBrowserTest, SweepReportsRenderKneeSloAndEngineCharts) {
                                      "128",
                                      "--result-dir",
                                      (dir_ / "out").string()};
+  // 14 points: two configurations × seven loads.
   auto ladder = sim;
-  for (const char* a :
-       {"--sweep", "max-concurrency=1,2,4,8,16,32,64,128", "--result-filename", "ladder.json"})
+  for (const char* a : {"--sweep", "max-num-seqs=32,256", "--sweep",
+                        "max-concurrency=1,4,16,32,64,128,256", "--result-filename", "ladder.json"})
     ladder.emplace_back(a);
   ladder.push_back("--report");
   ladder.push_back((dir_ / "ladder.html").string());
   ladder.insert(ladder.begin(), "sweep");
   ASSERT_EQ(llmbench("ladder", ladder), 0) << log("ladder");
-  auto expected = run_charts();
-  for (const char* id : {"sweep-throughput", "sweep-p99_ttft_ms", "sweep-p99_tpot_ms", "sim-kv",
-                         "sim-queue", "sim-preempt", "sim-prefix"})
-    expected.emplace_back(id);
-  check_page(dir_ / "ladder.html", expected);
+  const std::vector<std::string> sweep_charts{
+      "sweep-throughput",         "sweep-ttft",  "sweep-tpot", "sweep-itl", "sweep-e2el",
+      "sweep-latency-throughput", "sweep-pareto"};
+  auto expected = sweep_charts;
+  // The selected point's own charts, below the sweep (one point, not fourteen overlaid).
+  for (const auto& id : run_charts()) expected.push_back("point-" + id);
+  for (const char* id : {"point-sim-kv", "point-sim-queue"}) expected.emplace_back(id);
+  const auto charts = check_page(dir_ / "ladder.html", expected);
+  const std::string dom = dom_of(dir_ / "ladder.html");
+  // No legend longer than the configurations: every sweep chart's legend has two entries.
+  EXPECT_EQ(count_of(dom, "class=\"sweep-legend\""), sweep_charts.size());
+  const auto legend = dom.find("class=\"sweep-legend\"");
+  const std::string first = dom.substr(legend, dom.find("marker-key", legend) - legend);
+  EXPECT_EQ(count_of(first, "class=\"chip\""), 2U) << first;
+  EXPECT_NE(first.find("max_num_seqs 32"), std::string::npos) << first;
+  // One line per configuration; two per latency chart (p50 and p99, the band between them).
+  EXPECT_EQ(charts.at("sweep-throughput").at("series"), "2");
+  for (const char* id : {"sweep-ttft", "sweep-tpot", "sweep-itl", "sweep-e2el"})
+    EXPECT_EQ(charts.at(id).at("series"), "4") << id;
+  EXPECT_EQ(count_of(dom, "class=\"point-select\""), 1U);
+  EXPECT_EQ(count_of(dom, "<option value="), 14U) << "one option per point";
+  EXPECT_NE(headline_text(dom, "knee").find("max-num-seqs=32: throughput stops growing"),
+            std::string::npos)
+      << headline_text(dom, "knee");
+  EXPECT_NE(headline_text(dom, "validity"), "");
+  EXPECT_NE(headline_text(dom, "pareto"), "");
+  EXPECT_NE(config_line(dom, "sweep")
+                .find("14 points of max-num-seqs=32,256; "
+                      "max-concurrency=1,4,16,32,64,128,256"),
+            std::string::npos)
+      << config_line(dom, "sweep");
 
   auto search = sim;
   for (const char* a : {"--sweep", "max-concurrency=1:64", "--slo", "p99_tpot_ms<=40",
@@ -241,31 +332,49 @@ TEST_F(ReportBrowserTest, SweepReportsRenderKneeSloAndEngineCharts) {
                                        "-o", (dir_ / "search.html").string()}),
             0)
       << log("search-report");
-  check_page(dir_ / "search.html", {"sweep-throughput", "sweep-p99_tpot_ms"});
+  check_page(dir_ / "search.html", {"sweep-throughput", "sweep-tpot", "point-ttft-cdf"});
+  const std::string sdom = dom_of(dir_ / "search.html");
+  // (the DOM writes "<" as "&lt;")
+  const std::string slo = headline_text(sdom, "slo");
+  EXPECT_NE(slo.find("p99_tpot_ms&lt;=40: highest max-concurrency meeting it"), std::string::npos)
+      << slo;
+  EXPECT_NE(slo.find("binding: p99_tpot_ms&lt;=40"), std::string::npos) << slo;
 }
 
-TEST_F(ReportBrowserTest, ReportOfThreeRunsOverlaysThem) {
+TEST_F(ReportBrowserTest, ReportOfTwoRunsSaysWhatDiffersAndOverlaysThem) {
   LLMBENCH_NEED_CHROMIUM() << "set LLMBENCH_CHROMIUM or install chromium";
   std::vector<std::string> report{"report"};
-  for (const std::string c : {"1", "4", "16"}) {
-    auto args = load_flags(c);
-    args.insert(args.end(), {"--result-dir", (dir_ / "out").string(), "--save-result",
-                             "--result-filename", "c" + c + ".json"});
+  // The same load against two built-in server configurations; both results files are called
+  // run.json, in two folders.
+  for (const std::string itl : {"3", "6"}) {
+    auto args = load_flags("8");
+    const auto flag = std::find(args.begin(), args.end(), "--server-itl-ms");
+    ASSERT_NE(flag, args.end());
+    *(flag + 1) = itl;
+    const fs::path out = dir_ / ("itl" + itl);
+    args.insert(args.end(),
+                {"--result-dir", out.string(), "--save-result", "--result-filename", "run.json"});
     args.insert(args.begin(), "run");
-    ASSERT_EQ(llmbench("run" + c, args), 0) << log("run" + c);
-    report.push_back((dir_ / "out" / ("c" + c + ".json")).string());
+    ASSERT_EQ(llmbench("run" + itl, args), 0) << log("run" + itl);
+    report.push_back((out / "run.json").string());
   }
   report.push_back("-o");
-  report.push_back((dir_ / "three.html").string());
+  report.push_back((dir_ / "two.html").string());
   ASSERT_EQ(llmbench("report", report), 0) << log("report");
-  const auto charts = check_page(dir_ / "three.html", run_charts());
+  const auto charts = check_page(dir_ / "two.html", run_charts());
   // One series per run in every overlay (the timeline shows one run at a time).
   for (const char* id : {"ttft-cdf", "tpot-cdf", "itl-cdf", "e2el-cdf", "throughput-time"}) {
     ASSERT_TRUE(charts.count(id)) << id;
-    EXPECT_EQ(charts.at(id).at("series"), "3") << id;
+    EXPECT_EQ(charts.at(id).at("series"), "2") << id;
   }
-  const std::string dom = read_file((dir_ / "three.html.dom").string());
-  EXPECT_NE(dom.find("data-rows=\"3\""), std::string::npos);
+  const std::string dom = dom_of(dir_ / "two.html");
+  EXPECT_EQ(count_of(dom, "class=\"config-card\""), 2U);
+  EXPECT_NE(dom.find("data-run=\"itl3/run\""), std::string::npos) << "distinct names";
+  EXPECT_NE(dom.find("data-run=\"itl6/run\""), std::string::npos);
+  EXPECT_NE(headline_text(dom, "differs").find("itl_ms 3 vs 6"), std::string::npos)
+      << headline_text(dom, "differs");
+  EXPECT_NE(dom.find("data-headline=\"change\""), std::string::npos);
+  EXPECT_NE(dom.find("data-rows=\"2\""), std::string::npos);
 }
 
 }  // namespace
