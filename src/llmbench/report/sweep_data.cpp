@@ -162,6 +162,44 @@ double point_gpus(const json* results) {
   return run_config(*results).gpus;
 }
 
+/// The configuration the sweep's points share: the first loaded point's card lines (a knob the
+/// sweep varies reading "swept"; no load or date, which vary), after a "Sweep" line that names
+/// the axes and their values.
+json config_lines(const SweepData& s, const std::vector<std::string>& axes, std::size_t n_points) {
+  // A knob the sweep varies reads "swept" there, not the first point's value.
+  const json& doc = s.sweep;
+  json lines = json::array();
+  if (!s.points.empty()) {
+    for (auto l : run_config(s.points.front().results).lines) {
+      if (l.key == "load" || l.key == "date")
+        continue;
+      if (l.key == "engine")
+        l.text = mark_swept(l.text, axes);
+      lines.push_back({{"key", l.key}, {"label", l.label}, {"text", l.text}});
+    }
+  }
+  std::string swept = doc.contains("profile") ? "--profile auto: a concurrency ladder, then "
+                                                "request rates"
+                                              : "";
+  for (const auto& a : swept.empty() ? doc.at("axes") : json::array()) {
+    std::string values;
+    for (const auto& v : a.value("values", json::array()))
+      values += (values.empty() ? "" : ",") + value_text(v);
+    swept += fmt::format(
+        "{}{}={}", swept.empty() ? "" : "; ", a.value("name", ""),
+        a.contains("search_range") && a["search_range"].is_array() && a["search_range"].size() == 2
+            ? fmt::format("{} to {} (SLO search)", value_text(a["search_range"][0]),
+                          value_text(a["search_range"][1]))
+            : values);
+  }
+  lines.insert(
+      lines.begin(),
+      json{{"key", "sweep"},
+           {"label", "Sweep"},
+           {"text", fmt::format("{} points of {} ({})", n_points, swept, doc.value("mode", ""))}});
+  return lines;
+}
+
 }  // namespace
 
 json sweep_data(const SweepData& s, std::size_t first_run) {
@@ -240,35 +278,7 @@ json sweep_data(const SweepData& s, std::size_t first_run) {
   bool per_gpu_known = !points.empty();
   for (const auto& p : points) per_gpu_known = per_gpu_known && !p.at("gpus").is_null();
   // The configuration the points share: the first loaded point's header, the axes named.
-  // A knob the sweep varies reads "swept" there, not the first point's value.
-  json lines = json::array();
-  if (!s.points.empty()) {
-    for (auto l : run_config(s.points.front().results).lines) {
-      if (l.key == "load" || l.key == "date")
-        continue;
-      if (l.key == "engine")
-        l.text = mark_swept(l.text, axes);
-      lines.push_back({{"key", l.key}, {"label", l.label}, {"text", l.text}});
-    }
-  }
-  std::string swept = doc.contains("profile") ? "--profile auto: a concurrency ladder, then "
-                                                "request rates"
-                                              : "";
-  for (const auto& a : swept.empty() ? doc.at("axes") : json::array()) {
-    std::string values;
-    for (const auto& v : a.value("values", json::array()))
-      values += (values.empty() ? "" : ",") + value_text(v);
-    swept += fmt::format(
-        "{}{}={}", swept.empty() ? "" : "; ", a.value("name", ""),
-        a.contains("search_range") && a["search_range"].is_array() && a["search_range"].size() == 2
-            ? fmt::format("{} to {} (SLO search)", value_text(a["search_range"][0]),
-                          value_text(a["search_range"][1]))
-            : values);
-  }
-  lines.insert(lines.begin(), json{{"key", "sweep"},
-                                   {"label", "Sweep"},
-                                   {"text", fmt::format("{} points of {} ({})", points.size(),
-                                                        swept, doc.value("mode", ""))}});
+  json lines = config_lines(s, axes, points.size());
   json headlines = json::array();
   for (const auto& h : sweep_headlines(doc, verdicts)) {
     headlines.push_back({{"key", h.key},
