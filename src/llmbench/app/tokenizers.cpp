@@ -52,7 +52,9 @@ std::shared_ptr<const tokenizer::Tokenizer> load_tokenizer(const std::string& gi
 std::shared_ptr<const tokenizer::ChatTemplate> load_chat_template(const std::string& given) {
   if (given.empty())
     return nullptr;
-  auto path = tokenizer::resolve_tokenizer(given);
+  // The same lookup as `load_tokenizer`: a Hugging Face id names the bundled folder for the
+  // template as it does for the tokenizer.
+  auto path = tokenizer::resolve_tokenizer(resolve_tokenizer_alias(given));
   if (!path)
     throw Exception(Error{path.error().what(), "--tokenizer", -1});
   auto loaded = tokenizer::load_chat_template(*path);

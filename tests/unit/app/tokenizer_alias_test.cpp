@@ -4,9 +4,16 @@
 
 #include "llmbench/app/tokenizer_alias.hpp"
 
+#include "llmbench/app/tokenizers.hpp"
 #include "llmbench/core/error.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+
+#include "shared_data.hpp"
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 
 namespace llmbench::app {
 namespace {
@@ -43,6 +50,36 @@ TEST(TokenizerAlias, UnknownHubIdSaysWhatToDo) {
     EXPECT_NE(what.find("mistralai/Mistral-7B-v0.1 tokenizer.json"), std::string::npos) << what;
     EXPECT_NE(what.find("--local-dir DIR"), std::string::npos) << what;
   }
+}
+
+// The chat template is looked up the way the tokenizer is: `--tokenizer deepseek-ai/DeepSeek-R1`
+// with a chat backend finds the template of the bundled deepseek-r1 folder (it used to look for
+// a folder named "deepseek-ai/DeepSeek-R1" and fail).
+TEST(TokenizerAlias, ChatTemplateResolvesTheSameHubId) {
+  namespace fs = std::filesystem;
+  const fs::path shared =
+      fs::path(LLMBENCH_TEST_SOURCE_DIR) / ".." / "shared" / "data" / "tokenizers" / "deepseek-r1";
+  if (!fs::exists(shared / "tokenizer.derived.json.zst")) {
+    LLMBENCH_SHARED_DATA_MISSING() << "tokenizers/deepseek-r1 not found";
+  }
+  const fs::path data =
+      fs::temp_directory_path() / fmt::format("llmbench-alias-{}", static_cast<long>(getpid()));
+  const fs::path tok = data / "tokenizers" / "deepseek-r1";
+  fs::create_directories(tok);
+  fs::copy_file(shared / "tokenizer_config.json", tok / "tokenizer_config.json",
+                fs::copy_options::overwrite_existing);
+  const std::string unpack =
+      fmt::format("zstd -d -q -f -o '{}' '{}'", (tok / "tokenizer.json").string(),
+                  (shared / "tokenizer.derived.json.zst").string());
+  ASSERT_EQ(std::system(unpack.c_str()), 0) << unpack;
+  ::setenv("LLMBENCH_DATA", data.c_str(), 1);
+  const auto from_id = load_chat_template("deepseek-ai/DeepSeek-R1");
+  const auto from_name = load_chat_template("deepseek-r1");
+  ::unsetenv("LLMBENCH_DATA");
+  fs::remove_all(data);
+  ASSERT_NE(from_id, nullptr);
+  ASSERT_NE(from_name, nullptr);
+  EXPECT_EQ(from_id->name(), from_name->name());
 }
 
 }  // namespace
