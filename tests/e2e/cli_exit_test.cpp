@@ -102,7 +102,15 @@ TEST_F(CliExitTest, EveryKindOfBadFlagExitsTwoWithAMessageNamingIt) {
       {{"run", "--base-url", "http://127.0.0.1:1", "--server-tp", "4"},
        {"--server-tp", "built-in server"}},
       {{"run", "--base-url", "http://127.0.0.1:1", "--host", "h"}, {"--host", "--base-url"}},
-      {{"run", "--port", "9000"}, {"--port", "needs --host"}},
+      // --port alone is vLLM's: a server on 127.0.0.1 (here nothing listens on port 1)
+      {{"run", "--port", "1"}, {"cannot reach the server", "127.0.0.1:1"}},
+      // vllm bench serve's flags: a typo gets a suggestion; one that would change the load is
+      // refused, naming it
+      {{"run", "--max-concurency", "4"},
+       {"unknown flag --max-concurency", "did you mean '--max-concurrency'"}},
+      {{"run", "--lora-modules", "a", "b"}, {"--lora-modules", "LoRA"}},
+      {{"run", "--endpoint-type", "openai-chat", "--backend", "vllm"},
+       {"--endpoint-type", "give one"}},
       // sizes and files
       {{"run", "--num-prompts", "100000000", "--dataset-name", "random"},
        {"--num-prompts", "GB of memory"}},
@@ -160,13 +168,14 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
 
   // Requested: the built-in server's flags are under "server" in run, at the top in simulate.
   const std::set<std::string> run_only = {
-      "base_url", "host", "port", "endpoint", "backend", "model", "duration", "num_warmups",
-      "min_tokens", "temperature", "top_p", "extra_body", "save_detailed", "header_names", "top_k",
-      "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "label", "metadata",
-      "append_result", "ready_check_timeout_sec", "ramp_up_strategy", "ramp_up_start_rps",
-      "ramp_up_end_rps", "disable_stream", "api_key_given", "insecure", "ca_cert", "client_threads",
-      "connect_timeout", "first_byte_timeout", "idle_timeout", "timeout", "stream",
-      "continuous_usage", "prewarm", "quiet", "server", "history", "report", "stall", "drift",
+      "base_url", "host", "port", "endpoint", "backend", "model", "served_model_name", "duration",
+      "num_warmups", "min_tokens", "temperature", "top_p", "extra_body", "save_detailed",
+      "header_names", "top_k", "min_p", "presence_penalty", "frequency_penalty",
+      "repetition_penalty", "metadata", "append_result", "ready_check_timeout_sec",
+      "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "disable_stream", "api_key_given",
+      "insecure", "ca_cert", "client_threads", "connect_timeout", "first_byte_timeout",
+      "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm", "server", "history",
+      "report", "stall", "drift",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",
@@ -256,6 +265,26 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
     EXPECT_TRUE(run_eff.at("builtin_server").contains(k)) << k;
   }
   EXPECT_EQ(sim.at("config_effective").at("samples"), 4);
+}
+
+// `simulate` takes run's output flags with run's meaning: --label names the results and starts
+// the default file name, --quiet is accepted.
+TEST_F(CliExitTest, SimulateTakesRunsLabelAndQuiet) {
+  std::string log;
+  ASSERT_EQ(llmbench({"simulate", "--dataset-name", "random", "--random-input-len", "32",
+                      "--random-output-len", "4", "--num-prompts", "4", "--label", "nightly",
+                      "--quiet", "--save-result", "--result-dir", (dir_ / "sim").string()},
+                     log),
+            0)
+      << log;
+  std::vector<fs::path> results;
+  for (const auto& e : fs::directory_iterator(dir_ / "sim")) {
+    if (e.path().extension() == ".json")
+      results.push_back(e.path());
+  }
+  ASSERT_EQ(results.size(), 1U) << log;
+  EXPECT_EQ(results[0].filename().string().rfind("nightly-", 0), 0U) << results[0];
+  EXPECT_EQ(json::parse(read_file(results[0].string())).at("label"), "nightly");
 }
 
 }  // namespace

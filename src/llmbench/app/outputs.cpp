@@ -124,9 +124,11 @@ void write_sim_outputs(RunResult& r) {
   r.start_time = std::chrono::system_clock::now();
   const std::string date = fmt::format(
       "{:%Y%m%d-%H%M%S}", fmt::localtime(std::chrono::system_clock::to_time_t(r.start_time)));
-  r.stem = plan.output.stem.empty() ? fmt::format("simulate-{}-{}-tp{}-{}", engine.model.name,
-                                                  engine.gpu.name, engine.memory.tp, date)
-                                    : plan.output.stem;
+  r.stem = plan.output.stem.empty()
+               ? fmt::format("{}-{}-{}-tp{}-{}",
+                             plan.output.label.empty() ? "simulate" : plan.output.label,
+                             engine.model.name, engine.gpu.name, engine.memory.tp, date)
+               : plan.output.stem;
   r.records_path = dir / (r.stem + ".records.jsonl");
   metrics::expand_token_runs(r.tokens, r.records);
   {

@@ -121,6 +121,10 @@ struct RunPlan {
   bool progress = true;               ///< live progress line (off with `--quiet`)
   analysis::ValidityRule validity;    ///< the rule `RunResult::verdicts.validity` applies
   std::vector<std::string> warnings;  ///< printed before the run (a flag not honoured, ...)
+  /// The in-flight cap set below the open-file limit where it may bind but need not (an open
+  /// loop at a finite rate): warned about after the run only if the load reached it. 0 = none.
+  std::int64_t open_file_cap = 0;
+  std::int64_t open_file_limit = 0;  ///< the descriptor limit behind `open_file_cap`
 };
 
 /// Where a simulation's files go.
@@ -129,6 +133,8 @@ struct SimOutputPlan {
   std::filesystem::path dir = ".";
   std::string stem;        ///< "" = "simulate-<model>-<gpu>-tp<N>-<date>"
   std::string trace_path;  ///< `--trace`: Chrome trace of the engine steps ("" = none)
+  /// `--label`: the results' `label` and the default file name's prefix instead of "simulate"
+  std::string label;
 };
 
 /// One `simulate` point, resolved and checked.

@@ -90,8 +90,15 @@ json run_document(const RunResult& r) {
   info.extra["label"] = plan.output.label.empty() ? json(nullptr) : json(plan.output.label);
   json metadata = json::object();
   for (const auto& [key, value] : plan.output.metadata) metadata[key] = value;
-  info.extra["metadata"] = std::move(metadata);
-  return report::results_json(summary, info);
+  info.extra["metadata"] = metadata;
+  json doc = report::results_json(summary, info);
+  // vLLM writes `--metadata KEY=VALUE` at the top level: so does llmbench, for every key that is
+  // not one of its own (those stay under "metadata" only).
+  for (const auto& [key, value] : metadata.items()) {
+    if (!doc.contains(key))
+      doc[key] = value;
+  }
+  return doc;
 }
 
 /// The timeline as a JSON array (`sim_timeline`).
@@ -153,7 +160,8 @@ json simulate_document(const RunResult& r) {
                 {"sim_prefix_cache_queries", st.prefix_queries},
                 {"sim_prefix_cache_hits", st.prefix_hits},
                 {"sim_wall_s", r.simulation->wall_s},
-                {"sim_timeline", timeline_json(r.simulation->timeline)}};
+                {"sim_timeline", timeline_json(r.simulation->timeline)},
+                {"label", plan.output.label.empty() ? json(nullptr) : json(plan.output.label)}};
   info.extra.update(analysis_json(r.analysis));
   return report::results_json(r.summary(), info);
 }

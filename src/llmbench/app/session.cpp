@@ -92,9 +92,17 @@ LoadFacts load_facts(const RunPlan& plan, const loadgen::LoadResult& result) {
   return f;
 }
 
-/// The warnings a finished load calls for: a client that could not keep up with the schedule.
+/// The warnings a finished load calls for: a client that could not keep up with the schedule,
+/// and an open-file cap on the requests in flight that the load reached.
 void warn_load_accuracy(const RunResult& r) {
   const auto& f = *r.load_facts;
+  const std::int64_t cap = r.run_plan != nullptr ? r.run_plan->open_file_cap : 0;
+  if (cap > 0 && static_cast<std::int64_t>(r.summary().max_concurrent_requests) >= cap) {
+    log::warn(
+        "requests in flight reached {}, the cap set below the open-file limit ({}): the load "
+        "waited on it; raise the limit with ulimit -n",
+        cap, r.run_plan->open_file_limit);
+  }
   if (r.summary().total > 1 && std::isfinite(f.achieved_rate) &&
       f.achieved_rate < 0.95 * f.planned_rate) {
     log::warn(

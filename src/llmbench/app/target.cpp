@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/core/suggest.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/protocol/redact.hpp"
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace llmbench::app::detail {
 
@@ -48,6 +50,57 @@ std::pair<int, std::string> fetch_when_ready(const loadgen::LoadOptions& lo,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+}
+
+/// The ids of an OpenAI model list (`{"data": [{"id": ...}, ...]}`); empty for another shape.
+std::vector<std::string> listed_ids(const json& models) {
+  std::vector<std::string> ids;
+  if (!models.is_object() || !models.contains("data") || !models.at("data").is_array())
+    return ids;
+  for (const auto& m : models.at("data")) {
+    if (m.is_object() && m.contains("id") && m.at("id").is_string())
+      ids.push_back(m.at("id").get<std::string>());
+  }
+  return ids;
+}
+
+/// A `--model` the server's list does not name: one request of one output token tells whether
+/// the server serves it anyway (llama.cpp answers any name) or not (vLLM, SGLang, the built-in
+/// server answer 404), so a doomed run stops here with the names the server lists, instead of
+/// after sending its whole load. A probe that gets no answer is left to the run to report.
+void check_model_listed(const loadgen::LoadOptions& lo, const json& models,
+                        const std::string& models_path) {
+  const auto ids = listed_ids(models);
+  if (ids.empty() || std::find(ids.begin(), ids.end(), lo.request.model) != ids.end())
+    return;
+  protocol::GenRequest probe = lo.request;
+  probe.prompt = "Hello";
+  probe.messages.clear();
+  probe.prompt_token_ids.clear();
+  probe.max_tokens = 1;
+  probe.min_tokens.reset();
+  const std::string endpoint = protocol::expand_endpoint(lo.endpoint, lo.request.model);
+  int status = 0;
+  try {
+    status = http::post_blocking(lo.url, lo.url.path_prefix + endpoint,
+                                 protocol::build_request_body(lo.backend, probe), lo.client,
+                                 std::chrono::seconds(10))
+                 .first;
+  } catch (const Exception&) {
+    return;
+  }
+  if (status >= 200 && status < 300) {
+    log::warn("--model '{}' is not in {}'s list, but the server answered a probe request for it",
+              lo.request.model, models_path);
+    return;
+  }
+  std::string listed;
+  for (const auto& id : ids) listed += (listed.empty() ? "'" : ", '") + id + "'";
+  throw Exception(Error{fmt::format("'{}' is not served here: {} lists {}{} (a one-token probe "
+                                    "request for it answered HTTP {})",
+                                    lo.request.model, models_path, listed,
+                                    did_you_mean(lo.request.model, ids), status),
+                        "--model", -1});
 }
 
 }  // namespace
@@ -103,6 +156,8 @@ json discover_model(loadgen::LoadOptions& lo, const char* source, double ready_t
                                       protocol::Redactor(lo.secrets).redact(e.what())),
                           source, -1});
   }
+  if (!lo.request.model.empty() && discovered_model)
+    check_model_listed(lo, server_models, models_path);
   if (lo.request.model.empty() && discovered_model) {
     lo.request.model = *discovered_model;
     log::info("--model not given: using '{}' from {}", lo.request.model, models_path);

@@ -1,12 +1,15 @@
 #include "llmbench/cli/cli.hpp"
 
 #include "llmbench/cli/commands.hpp"
+#include "llmbench/cli/help_sections.hpp"
+#include "llmbench/cli/vllm_flags.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <exception>
@@ -62,6 +65,14 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag(
       "--version", fmt::format("llmbench {} ({})", build_info::version(), build_info::git_sha()));
+  // `--help-all`: `--help` with the built-in server's --server-* flags shown (help_sections.hpp).
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args) {
+    if (a == "--help-all") {
+      request_help_all();
+      a = "--help";
+    }
+  }
   // When the first argument names a subcommand, only that one is registered: registering all
   // of them costs CLI11 about 5 M instructions (`run` alone has some 80 flags), a quarter of a
   // `simulate` run's start-up (docs/performance.md). Anything else (--help, --version, a typo)
@@ -78,9 +89,29 @@ int run(int argc, char** argv) {
       commands.emplace_back(sub.name, sub.add(app));
     }
   }
+  // A flag abbreviated to a unique prefix, as argparse (and so vllm bench serve) allows.
+  if (named != nullptr) {
+    std::vector<std::string> rest(args.begin() + 2, args.end());
+    for (const auto& note :
+         expand_flag_prefixes(*app.get_subcommand(std::string(named->name)), rest))
+      std::fprintf(stderr, "llmbench: warning: %s\n", note.c_str());
+    std::copy(rest.begin(), rest.end(), args.begin() + 2);
+  }
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(argc, arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
+    // An unknown flag: name it with the closest known ones instead of CLI11's bare list.
+    if (named != nullptr && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::string message =
+          unknown_flag_message(*app.get_subcommand(std::string(named->name)),
+                               std::vector<std::string>(args.begin() + 2, args.end()));
+      if (!message.empty()) {
+        std::fprintf(stderr, "llmbench: error: %s\n", message.c_str());
+        return 2;
+      }
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }

@@ -121,6 +121,7 @@ json run_flags_json(const RunFlags& f) {
                 {"endpoint", f.endpoint},
                 {"backend", f.backend},
                 {"model", f.model},
+                {"served_model_name", f.served_model_name},
                 {"duration", f.duration_s},
                 {"num_warmups", f.num_warmups},
                 {"ignore_eos", f.ignore_eos},
@@ -175,7 +176,9 @@ json simulate_flags_json(const SimulateFlags& f) {
                 {"result_dir", f.result_dir},
                 {"result_filename", f.result_filename},
                 {"trace", f.trace_path},
-                {"window_s", f.window_s}});
+                {"window_s", f.window_s},
+                {"label", f.label},
+                {"quiet", f.quiet}});
   return j;
 }
 

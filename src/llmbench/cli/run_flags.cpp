@@ -12,7 +12,8 @@ namespace llmbench::cli {
 void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--base-url", f.base_url,
                  "Server URL, e.g. http://127.0.0.1:8000 (default: start the built-in server)");
-  app.add_option("--host", f.host, "Server host, used with --port when no --base-url is given");
+  app.add_option("--host", f.host,
+                 "Server host when no --base-url is given (default 127.0.0.1 when --port is)");
   app.add_option("--port", f.port, "Server port (default 8000 when --host is given)");
   app.add_option("--endpoint", f.endpoint,
                  "API path, default by --backend (/v1/completions, /v1/chat/completions, "
@@ -20,10 +21,13 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "replaced by the model");
   app.add_option("--backend", f.backend, "Request shape: " + protocol::backend_names())
       ->capture_default_str();
-  app.add_option("--model,--served-model-name", f.model,
+  app.add_option("--model", f.model,
                  "Model name sent in requests (default: the first from /v1/models; tgi: "
-                 "model_id of /info; trt-llm: the Triton model, default ensemble); vLLM's "
-                 "--served-model-name means the same");
+                 "model_id of /info; trt-llm: the Triton model, default ensemble); a name the "
+                 "server does not list is checked with one probe request before the load");
+  app.add_option("--served-model-name", f.served_model_name,
+                 "The name sent in requests when --model names the model's repository (vLLM's "
+                 "meaning)");
   add_workload_flags(app, f);
   app.add_option("--duration", f.duration_s, "Send for this many seconds instead of a count");
   app.add_option("--num-warmups", f.num_warmups, "Warm-up requests, excluded from results")
@@ -80,9 +84,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "self-signed server's own)")
       ->check(CLI::ExistingFile);
   app.add_option("--client-threads", f.client_threads, "Client threads (default: all cores)");
-  app.add_option("--connect-timeout", f.connect_timeout_s, "Seconds")->capture_default_str();
-  app.add_option("--first-byte-timeout", f.first_byte_timeout_s, "Seconds")->capture_default_str();
-  app.add_option("--idle-timeout", f.idle_timeout_s, "Seconds of stream silence")
+  app.add_option("--connect-timeout", f.connect_timeout_s,
+                 "Seconds to open a connection (TCP and TLS) before the request fails")
+      ->capture_default_str();
+  app.add_option("--first-byte-timeout", f.first_byte_timeout_s,
+                 "Seconds from sending a request to its response headers before it fails")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", f.idle_timeout_s,
+                 "Seconds of stream silence (no bytes) before a request fails")
       ->capture_default_str();
   app.add_option("--timeout", f.timeout_s, "Seconds per request, end to end")
       ->capture_default_str();

@@ -26,8 +26,10 @@ struct RunFlags : WorkloadFlags {
   int port = 0;          ///< `--port`; 0 = 8000 with `--host`
   std::string endpoint;  ///< "" = the backend's default endpoint
   std::string backend = "openai";
-  std::string model;      ///< "" = the first model of the server's /v1/models
-  double duration_s = 0;  ///< > 0: send for this many seconds instead of a count
+  std::string endpoint_type;      ///< vLLM's older `--endpoint-type`: read as `--backend`
+  std::string model;              ///< "" = the first model of the server's /v1/models
+  std::string served_model_name;  ///< vLLM's `--served-model-name`: the name sent, if given
+  double duration_s = 0;          ///< > 0: send for this many seconds instead of a count
   std::int64_t num_warmups = 0;
   bool ignore_eos = false;
   std::optional<std::int64_t> min_tokens;

@@ -3,6 +3,7 @@
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/vllm_flags.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/protocol/openai.hpp"
@@ -67,10 +68,7 @@ void check_target_flags(const RunFlags& f) {
     throw Exception(Error{"give either --base-url or --host/--port, not both",
                           was_given(f, "--host") ? "--host" : "--port", -1});
   }
-  if (was_given(f, "--port") && f.host.empty()) {
-    throw Exception(Error{"needs --host (or give --base-url)", "--port", -1});
-  }
-  if (f.base_url.empty() && f.host.empty()) {
+  if (f.base_url.empty() && !host_or_port) {
     return;
   }
   const std::string prefix = std::string("--") + kServerFlagPrefix;
@@ -226,8 +224,10 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) 
 /// The target URL (`--base-url`, or http://host:port), or the built-in server's options.
 void resolve_target(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   std::string base_url = f.base_url;
-  if (base_url.empty() && !f.host.empty()) {
-    base_url = fmt::format("http://{}:{}", f.host, f.port > 0 ? f.port : 8000);
+  // vLLM's defaults: --host 127.0.0.1, --port 8000 (either one names a server to measure).
+  if (base_url.empty() && (!f.host.empty() || was_given(f, "--port"))) {
+    base_url = fmt::format("http://{}:{}", f.host.empty() ? "127.0.0.1" : f.host,
+                           f.port > 0 ? f.port : 8000);
   }
   if (base_url.empty()) {
     if (!protocol::default_endpoint(plan.load.backend).starts_with("/v1/")) {
@@ -268,16 +268,25 @@ void resolve_target(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan
 }
 
 /// Every request in flight holds a socket (two with the built-in server in this process): cap
-/// the in-flight count below the descriptor limit rather than fail thousands of connects.
+/// the in-flight count below the descriptor limit rather than fail thousands of connects. The
+/// cap is warned about now when it will bind (every request sent at once), else after the run
+/// and only if the load reached it (`RunPlan::open_file_cap`): at 2 req/s it binds only if
+/// requests last minutes.
 void cap_in_flight(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) {
   const std::int64_t fd_limit = env.open_file_limit;
   const std::int64_t fd_cap = std::max<std::int64_t>(1, (fd_limit - 128) / (plan.builtin ? 2 : 1));
   auto& cap = plan.load.max_concurrency;
   if (fd_limit > 0 && (cap < 0 || cap > fd_cap) && (f.duration_s > 0 || f.num_prompts > fd_cap)) {
-    plan.warnings.push_back(
-        fmt::format("capping requests in flight at {} (open-file limit {}; raise it with ulimit "
-                    "-n)",
-                    fd_cap, fd_limit));
+    const bool all_at_once = std::isinf(plan.report.rate) && f.ramp_up_strategy.empty();
+    if (all_at_once) {
+      plan.warnings.push_back(
+          fmt::format("capping requests in flight at {} (open-file limit {}; raise it with "
+                      "ulimit -n)",
+                      fd_cap, fd_limit));
+    } else {
+      plan.open_file_cap = fd_cap;
+      plan.open_file_limit = fd_limit;
+    }
     cap = fd_cap;
   }
 }
@@ -321,8 +330,40 @@ ResolveEnv ResolveEnv::current() {
   return env;
 }
 
-app::RunPlan resolve_run(const RunFlags& f, const ResolveEnv& env) {
+namespace {
+
+/// `f` with vLLM's meanings: the older `--endpoint-type` read as `--backend` (both given must
+/// agree), and `--served-model-name` as the name sent, `--model` then naming only the model
+/// (vLLM loads its tokenizer from it; llmbench counts with `--tokenizer`).
+RunFlags with_vllm_meanings(const RunFlags& given, std::vector<std::string>& warnings) {
+  RunFlags f = given;
+  if (!f.served_model_name.empty()) {
+    if (!f.model.empty() && f.model != f.served_model_name && f.tokenizer.empty()) {
+      warnings.push_back(fmt::format(
+          "sending model '{}' (--served-model-name); --model {} is not loaded as a tokenizer: "
+          "give --tokenizer for exact token counts",
+          f.served_model_name, f.model));
+    }
+    f.model = f.served_model_name;
+  }
+  if (was_given(f, "--endpoint-type")) {
+    if (was_given(f, "--backend") && f.backend != f.endpoint_type) {
+      throw Exception(
+          Error{fmt::format("says {} and --backend says {}: give one", f.endpoint_type, f.backend),
+                "--endpoint-type", -1});
+    }
+    f.backend = f.endpoint_type;
+  }
+  return f;
+}
+
+}  // namespace
+
+app::RunPlan resolve_run(const RunFlags& given, const ResolveEnv& env) {
   app::RunPlan plan;
+  const RunFlags f = with_vllm_meanings(given, plan.warnings);
+  if (std::string w = vllm_peer_flag_warning(f.given); !w.empty())
+    plan.warnings.push_back(std::move(w));
   plan.requested = run_flags_json(f);
   plan.backend_name = f.backend;
   plan.num_prompts = f.num_prompts;

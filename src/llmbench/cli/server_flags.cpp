@@ -35,7 +35,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& prefix,
                  what + "token budget per step (default: vLLM V1 API server's, 8192 or 2048)");
   app.add_option(name("block-size"), f.block_size,
                  what + "tokens per KV block (default 64 MLA, 16 GQA)");
-  app.add_option(name("gpu-memory-utilization"), f.gpu_memory_utilization)
+  app.add_option(name("gpu-memory-utilization"), f.gpu_memory_utilization,
+                 what + "share of GPU memory for weights, activations and the KV cache (vLLM's)")
       ->default_str(shown(memory_defaults.gpu_memory_utilization));
   app.add_option(name("num-gpu-blocks-override"), f.num_gpu_blocks_override,
                  what + "force the number of KV blocks (to study preemption)");

@@ -7,6 +7,7 @@
 #include "llmbench/cli/console.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/help_sections.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
 
 #include <memory>
@@ -18,6 +19,7 @@ Command add_simulate_command(CLI::App& app) {
       "simulate", "Run a workload through the simulated serving engine in virtual time (no HTTP)");
   auto f = std::make_shared<SimulateFlags>();
   add_simulate_flags(*sub, *f);
+  apply_help_sections(*sub, help_all_requested());
   return [f, sub] {
     f->given = given_flags(*sub);
     const app::SimPlan plan = resolve_simulate(*f, data_dir(), physical_memory_bytes());

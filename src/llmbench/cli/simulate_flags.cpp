@@ -21,10 +21,18 @@ void add_simulate_flags(CLI::App& app, SimulateFlags& f) {
   app.add_option("--result-dir", f.result_dir,
                  "Folder for the results JSON and its <stem>.records.jsonl (one record per "
                  "request, as run writes)");
-  app.add_option("--result-filename", f.result_filename);
+  app.add_option("--result-filename", f.result_filename,
+                 "Results file name (default: simulate-...-date.json); the records go beside it "
+                 "as <stem>.records.jsonl");
   app.add_option("--trace", f.trace_path,
                  "Write the engine steps as a Chrome trace (chrome://tracing, Perfetto)");
   add_window_flag(app, f.window_s);
+  // The output flags `run` shares (STYLE: one flag, one meaning across subcommands).
+  app.add_option("--label", f.label,
+                 "Label of the results, and the prefix of the default file name instead of "
+                 "'simulate' (as run's --label)");
+  app.add_flag("--quiet,--disable-tqdm", f.quiet,
+               "Accepted as run takes it: simulate prints no progress line");
 }
 
 app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_dir,
@@ -73,7 +81,8 @@ app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_di
       .stem = f.result_filename.empty()
                   ? std::string()
                   : std::filesystem::path(f.result_filename).replace_extension().string(),
-      .trace_path = f.trace_path};
+      .trace_path = f.trace_path,
+      .label = f.label};
   return plan;
 }
 

@@ -26,6 +26,8 @@ struct SimulateFlags : WorkloadFlags {
   std::string result_filename;
   std::string trace_path;  ///< `--trace`: Chrome trace of the engine steps ("" = none)
   double window_s = app::kDefaultWindowS;  ///< `--window-s`: seconds per window
+  std::string label;   ///< `--label`: results label and file-name prefix (as `run`'s)
+  bool quiet = false;  ///< `--quiet`: accepted as `run` takes it (simulate prints no progress)
 };
 
 /// Registers every `simulate` flag on `app`, bound to `flags` (which must outlive parsing).

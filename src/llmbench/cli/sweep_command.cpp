@@ -11,6 +11,7 @@
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
+#include "llmbench/cli/help_sections.hpp"
 #include "llmbench/cli/report_command.hpp"
 #include "llmbench/cli/run_plan.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
@@ -541,6 +542,7 @@ Command add_sweep_command(CLI::App& app) {
                                  "knee, SLO search, stability");
   auto f = std::make_shared<SweepFlags>();
   add_sweep_flags(*sub, *f);
+  apply_help_sections(*sub, help_all_requested());
   return [f, sub] {
     f->run.given = given_flags(*sub);
     take_serve_cmd_flags(f->run.given, f->serve);

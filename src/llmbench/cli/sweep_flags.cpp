@@ -48,8 +48,8 @@ std::set<std::string> option_names(Fn&& register_flags) {
 }  // namespace
 
 void add_sweep_flags(CLI::App& app, SweepFlags& f) {
-  add_run_flags(app, f.run);
-  add_engine_flags(app, f.engine, "", "--simulate: ");
+  // The sweep's own flags first, in their own section: `sweep --help` starts with them.
+  const auto first = app.get_options().size();
   app.add_option("--sweep", f.sweep,
                  "AXIS=LIST (1,2,4,8), AXIS=LO:HI:xF or LO:HI:+S (a ladder), or AXIS=LO:HI (the "
                  "range of --slo); repeatable, several axes give their product. Axes: " +
@@ -90,6 +90,10 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
   add_serve_cmd_flags(app, f.serve);
+  const auto options = app.get_options();
+  for (auto i = first; i < options.size(); ++i) options[i]->group("Sweep");
+  add_run_flags(app, f.run);
+  add_engine_flags(app, f.engine, "", "--simulate: ");
 }
 
 void check_sweep_flags(const SweepFlags& f) {

@@ -206,7 +206,8 @@ void add_workload_flags(CLI::App& app, WorkloadFlags& f) {
   app.add_option("--seed", f.seed, "Master seed for sampling, lengths and arrivals")
       ->capture_default_str()
       ->check(non_negative_integer());
-  app.add_option("--random-input-len", f.random_input_len, "random: prompt tokens")
+  app.add_option("--random-input-len,--input-len", f.random_input_len,
+                 "random: prompt tokens (vLLM's --input-len means the same)")
       ->capture_default_str();
   app.add_option("--random-output-len", f.random_output_len, "random: output tokens")
       ->capture_default_str();

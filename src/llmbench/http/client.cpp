@@ -579,9 +579,13 @@ void check_client_options(const Url& url, const ClientOptions& options) {
   const ConnectionPool pool(ioc, url, options);
 }
 
-std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& target,
-                                           const ClientOptions& options,
-                                           std::chrono::milliseconds timeout) {
+namespace {
+
+/// One exchange of `req` on a private io_context: (status, body). Throws `Exception` on
+/// transport failure, naming the URL.
+std::pair<int, std::string> exchange_blocking(const Url& url, Request req,
+                                              const ClientOptions& options,
+                                              std::chrono::milliseconds timeout) {
   net::io_context ioc;
   ClientOptions o = options;
   o.connect_timeout = std::min(o.connect_timeout, timeout);
@@ -590,10 +594,6 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
   o.idle_timeout = timeout;
   o.max_error_body_bytes = 1U << 20U;
   ConnectionPool pool(ioc, url, o);
-  Request req;
-  req.method = "GET";
-  req.target = target;
-  req.accept = "application/json";
   CollectBody handler;
   Outcome outcome;
   std::exception_ptr error;
@@ -606,9 +606,30 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
     std::rethrow_exception(error);
   }
   if (outcome.failure != Failure::None) {
-    throw Exception(Error{outcome.message, url.origin() + target, -1});
+    throw Exception(Error{outcome.message, url.origin() + req.target, -1});
   }
   return {outcome.status, std::move(handler.body)};
+}
+
+}  // namespace
+
+std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& target,
+                                           const ClientOptions& options,
+                                           std::chrono::milliseconds timeout) {
+  Request req;
+  req.method = "GET";
+  req.target = target;
+  req.accept = "application/json";
+  return exchange_blocking(url, std::move(req), options, timeout);
+}
+
+std::pair<int, std::string> post_blocking(const Url& url, const std::string& target,
+                                          const std::string& body, const ClientOptions& options,
+                                          std::chrono::milliseconds timeout) {
+  Request req;
+  req.target = target;
+  req.body = body;
+  return exchange_blocking(url, std::move(req), options, timeout);
 }
 
 }  // namespace llmbench::http

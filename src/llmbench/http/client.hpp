@@ -162,4 +162,10 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
                                            const ClientOptions& options,
                                            std::chrono::milliseconds timeout);
 
+/// As `fetch_blocking`, a POST of the JSON `body` (a probe request before a run), the whole
+/// response collected (a stream included) within `timeout`.
+std::pair<int, std::string> post_blocking(const Url& url, const std::string& target,
+                                          const std::string& body, const ClientOptions& options,
+                                          std::chrono::milliseconds timeout);
+
 }  // namespace llmbench::http

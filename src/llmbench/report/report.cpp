@@ -135,6 +135,9 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
     line_float(out, fmt::format("Mean {} (ms):", m.label), stats.mean);
     line_float(out, fmt::format("Median {} (ms):", m.label), stats.median);
     for (const auto& [q, value] : stats.percentiles) {
+      // P50 is the median, printed once (as vLLM prints it).
+      if (q == 50.0)
+        continue;
       line_float(out, fmt::format("P{} {} (ms):", percentile_label(q), m.label), value);
     }
   }
@@ -221,9 +224,11 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
     throw Exception(Error{"must be a JSON object", "results extra"});
   }
   json j = json::object();
-  // Run information (vLLM: date, backend, model_id, tokenizer_id, num_prompts, request_rate,
-  // burstiness, max_concurrency; the rest is llmbench's).
+  // Run information (vLLM: date, endpoint_type, backend, model_id, tokenizer_id, num_prompts,
+  // request_rate, burstiness, max_concurrency; the rest is llmbench's).
   j["date"] = info.date;
+  j["endpoint_type"] =
+      info.backend;  // vLLM writes both, endpoint_type "for backward compatibility"
   j["backend"] = info.backend;
   j["model_id"] = info.model_id;
   j["tokenizer_id"] = info.tokenizer_id;

@@ -211,10 +211,13 @@ TEST(ResolveRun, TargetConflicts) {
   g.port = 9000;
   g.given = {"--port"};
   EXPECT_EQ(error_source(g), "--port");
-  RunFlags h;  // --port alone would be ignored: the built-in server picks its own port
+  RunFlags h;  // --port alone is vLLM's: a server on 127.0.0.1, not the built-in one
   h.port = 9000;
   h.given = {"--port"};
-  EXPECT_EQ(error_source(h), "--port");
+  EXPECT_EQ(error_source(h), "");
+  const RunPlan plan = resolve_run(h, test_env());
+  EXPECT_FALSE(plan.builtin.has_value());
+  EXPECT_EQ(plan.load.url.origin(), "http://127.0.0.1:9000");
 }
 
 TEST(ResolveRun, ServerFlagsWithATargetAreAConflict) {
@@ -464,6 +467,69 @@ TEST(ResolveRun, DefaultResultStemIsVllmsFileName) {
   f.max_concurrency = -1;
   EXPECT_EQ(app::default_result_stem(f.label, f.backend, INFINITY, f.max_concurrency, "m", t),
             "vllm-infqps-m-20250304-050607");
+}
+
+// The open-file cap on requests in flight is warned about before the run only when it will bind
+// (every request at once); at a finite rate it is kept, and warned about after the run only if
+// the load reached it (RunPlan::open_file_cap).
+TEST(ResolveRun, OpenFileCapIsWarnedAboutOnlyWhenItBinds) {
+  ResolveEnv env = test_env();
+  env.open_file_limit = 1128;  // a cap of 1000 against a remote server
+  RunFlags f = remote();
+  f.num_prompts = 5000;
+  f.request_rate = "2";
+  f.given = {"--num-prompts", "--request-rate"};
+  const RunPlan paced = resolve_run(f, env);
+  EXPECT_EQ(paced.load.max_concurrency, 1000);
+  EXPECT_EQ(paced.open_file_cap, 1000);
+  EXPECT_EQ(paced.open_file_limit, 1128);
+  for (const auto& w : paced.warnings) EXPECT_EQ(w.find("capping"), std::string::npos) << w;
+
+  f.request_rate = "inf";
+  const RunPlan burst = resolve_run(f, env);
+  EXPECT_EQ(burst.load.max_concurrency, 1000);
+  EXPECT_EQ(burst.open_file_cap, 0);
+  ASSERT_EQ(burst.warnings.size(), 1U);
+  EXPECT_NE(burst.warnings[0].find("capping requests in flight at 1000 (open-file limit 1128"),
+            std::string::npos)
+      << burst.warnings[0];
+
+  f.max_concurrency = 64;  // a cap below the limit: nothing to say
+  EXPECT_TRUE(resolve_run(f, env).warnings.empty());
+}
+
+// vllm bench serve's meanings: --served-model-name is the name sent (--model then names the
+// repository), --endpoint-type is --backend, --port alone is a server on 127.0.0.1, and a flag
+// that would change the load is refused, naming it.
+TEST(ResolveRun, VllmMeanings) {
+  RunFlags f;
+  f.model = "Qwen/Qwen3-Next-80B-A3B-Instruct";
+  f.served_model_name = "qwen3-next";
+  f.port = 9001;
+  f.endpoint_type = "openai-chat";
+  f.given = {"--model", "--served-model-name", "--port", "--endpoint-type", "--trust-remote-code"};
+  const RunPlan plan = resolve_run(f, test_env());
+  EXPECT_EQ(plan.load.request.model, "qwen3-next");
+  EXPECT_TRUE(plan.load.request.chat);
+  EXPECT_EQ(plan.load.endpoint, "/v1/chat/completions");
+  EXPECT_FALSE(plan.builtin.has_value());
+  EXPECT_EQ(plan.load.url.host, "127.0.0.1");
+  EXPECT_EQ(plan.load.url.port, 9001);
+  std::string all;
+  for (const auto& w : plan.warnings) all += w + "\n";
+  EXPECT_NE(all.find("sending model 'qwen3-next'"), std::string::npos) << all;
+  EXPECT_NE(all.find("--trust-remote-code (llmbench runs no model code"), std::string::npos) << all;
+  EXPECT_NE(all.find("--endpoint-type (read as --backend"), std::string::npos) << all;
+
+  RunFlags both = remote();
+  both.endpoint_type = "openai-chat";
+  both.backend = "vllm";
+  both.given = {"--endpoint-type", "--backend"};
+  EXPECT_EQ(error_source(both), "--endpoint-type");
+
+  RunFlags lora = remote();
+  lora.given = {"--lora-modules"};
+  EXPECT_EQ(error_source(lora), "--lora-modules");
 }
 
 }  // namespace
