@@ -51,8 +51,12 @@ class VllmDropInTest : public ScratchDirTest {
     }
     std::istringstream in(text);
     std::vector<std::string> out;
+    std::string vllm;
+    std::string bench;
+    std::string serve;
+    in >> vllm >> bench >> serve;  // "vllm bench serve", replaced by "run"
     for (std::string w; in >> w;) {
-      if (w == "\\" || w == "vllm" || w == "bench" || w == "serve")
+      if (w == "\\")
         continue;
       if (w.size() > 1 && w.front() == '"' && w.back() == '"')
         w = w.substr(1, w.size() - 2);
