@@ -185,8 +185,8 @@ struct StabilityRule {
   /// Steady windows needed to judge at all: fewer cannot show a trend (a Mann-Kendall test of 5
   /// windows cannot go below p = 0.028, so a drift would read as stable; of 10, 8e-5).
   std::size_t min_windows = 10;
-  double alpha = 0.01;          ///< Mann-Kendall two-sided significance of a trend
-  double tolerance = 0.10;      ///< least relative change of tok/s or ITL that matters
+  double alpha = 0.01;      ///< Mann-Kendall two-sided significance of a trend
+  double tolerance = 0.10;  ///< least relative change of tok/s or ITL that matters
   /// Least relative change of TTFT over its explained value that matters: TTFT is the noisiest
   /// of the three (a few requests queued move it; a 2 x drift moves it 100%).
   double ttft_tolerance = 0.25;

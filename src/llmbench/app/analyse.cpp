@@ -194,12 +194,11 @@ std::vector<analysis::EngineSample> scrape_samples(const telemetry::ServerMetric
   for (std::size_t i = 0; i < series.t_ns.size() && i < r.size() && i < w.size(); ++i) {
     if (!std::isfinite(r[i]) || !std::isfinite(w[i]))
       continue;
-    out.push_back(analysis::EngineSample{
-        .t_ns = series.t_ns[i] - run_start_ns,
-        .running = r[i],
-        .waiting = w[i],
-        .weight = 1,
-        .late = series.late(i)});
+    out.push_back(analysis::EngineSample{.t_ns = series.t_ns[i] - run_start_ns,
+                                         .running = r[i],
+                                         .waiting = w[i],
+                                         .weight = 1,
+                                         .late = series.late(i)});
   }
   return out;
 }
@@ -239,12 +238,9 @@ json analysis_json(const RunAnalysis& a) {
 }
 
 json verdict_json(const analysis::PointVerdict& v) {
-  return {{"label", analysis::verdict_label(v)},
-          {"valid", v.valid},
-          {"invalid_reasons", v.invalid_reasons},
-          {"steadiness", analysis::to_string(v.steadiness)},
-          {"interrupted", v.interrupted},
-          {"ok", v.ok()}};
+  return {{"label", analysis::verdict_label(v)},  {"valid", v.valid},
+          {"invalid_reasons", v.invalid_reasons}, {"steadiness", analysis::to_string(v.steadiness)},
+          {"interrupted", v.interrupted},         {"ok", v.ok()}};
 }
 
 }  // namespace llmbench::app

@@ -32,7 +32,7 @@ struct Verdicts {
   /// Stable / unstable / saturated / too short over the steady windows (the engine's queue
   /// joins the judgement when it was observed).
   analysis::Stability stability;
-  analysis::SpikeReport spikes;   ///< `analysis::find_spikes`
+  analysis::SpikeReport spikes;  ///< `analysis::find_spikes`
   /// `analysis::batching_failure` over the engine's queue (not evaluated without one).
   analysis::BatchingVerdict batching;
   std::string batching_source;  ///< "engine timeline", "/metrics scrapes" or ""
@@ -76,7 +76,8 @@ struct AnalysisInputs {
 /// Summarizes the records (`metrics::summarize` with the report's options), cuts windows of
 /// `window_s` seconds (TTFT / ITL at the report's percentiles, 99 added: the stability rule
 /// reads it) and applies every verdict: batching over `queue`, stability (with the queue when
-/// the batching rule could read it), spikes, the p99 intervals, validity and the one verdict. Throws `Exception` naming `--window-s` unless 0.001 ≤ window_s ≤ 1e6.
+/// the batching rule could read it), spikes, the p99 intervals, validity and the one verdict.
+/// Throws `Exception` naming `--window-s` unless 0.001 ≤ window_s ≤ 1e6.
 RunAnalysis analyse_run(const AnalysisInputs& inputs);
 
 /// The simulator's steps as queue samples (RUNNING and WAITING after scheduling, weighted by the

@@ -2,8 +2,8 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
-#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/core/name_table.hpp"
+#include "llmbench/metrics/catalog.hpp"
 
 #include <fmt/core.h>
 
