@@ -98,6 +98,7 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
   }
   st.geometric = is_geometric(points);
   std::vector<std::pair<double, double>> curve;
+  curve.reserve(points.size());
   for (const auto& p : points) {
     curve.emplace_back(st.geometric ? std::log2(p.load) : p.load, p.output_throughput);
   }

@@ -210,6 +210,7 @@ SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
       out.others_cores = std::max(0.0, (h1.busy_s - h0.busy_s - out.process_cpu_s) / out.span_s);
   }
   std::vector<double> loads;
+  loads.reserve(samples.size());
   for (const auto& s : samples) loads.push_back(s.host.load1);
   out.load_mean = describe_series(loads).mean;
   if (out.lag_ms.count > 0 && out.lag_ms.p99 >= options.lag_threshold_ms) {
