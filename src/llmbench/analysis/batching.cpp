@@ -11,45 +11,43 @@ BatchingVerdict batching_failure(const std::vector<Window>& windows,
                                  const std::vector<EngineSample>& samples, double capacity,
                                  const BatchingRule& rule) {
   BatchingVerdict v;
-  if (windows.empty() || samples.empty()) {
-    v.reason = "no engine queue observed (no engine timeline or /metrics scrapes)";
+  for (const auto& s : samples) v.late_samples += s.late ? 1 : 0;
+  if (windows.empty() || samples.size() == v.late_samples) {
+    v.reason = samples.empty()
+                   ? "no engine queue observed (no engine timeline or /metrics scrapes)"
+                   : fmt::format("every one of the {} scrapes was served late: no gauge to judge",
+                                 samples.size());
     return v;
   }
   v.evaluated = true;
   if (!(capacity > 0)) {
     capacity = 0;
-    for (const auto& s : samples) capacity = std::max(capacity, s.running);
+    for (const auto& s : samples) {
+      if (!s.late)
+        capacity = std::max(capacity, s.running);
+    }
   }
   v.capacity = capacity;
-  struct Sums {
-    double weight = 0;
-    double running = 0;
-    double waiting = 0;
-    std::size_t n = 0;
-  };
-  std::vector<Sums> sums(windows.size());
-  const TimeNs start = windows.front().start_ns;
-  const TimeNs width = windows.front().end_ns - windows.front().start_ns;
-  for (const auto& s : samples) {
-    if (s.t_ns < start || s.t_ns >= windows.back().end_ns || width <= 0 || !(s.weight > 0))
-      continue;
-    const auto i = std::min(windows.size() - 1, static_cast<std::size_t>((s.t_ns - start) / width));
-    sums[i].weight += s.weight;
-    sums[i].running += s.weight * s.running;
-    sums[i].waiting += s.weight * s.waiting;
-    ++sums[i].n;
-  }
+  const std::vector<EngineWindow> engine = engine_windows(windows, samples);
+  const Warmup warm = find_warmup(windows, engine);
+  v.warmup_windows = warm.warmup;
+  const TimeNs steady_from =
+      warm.warmup > 0 && warm.warmup <= warm.judged.size()
+          ? (warm.warmup < warm.judged.size() ? windows[warm.judged[warm.warmup]].start_ns
+                                              : windows.back().end_ns)
+          : windows.front().start_ns;
   std::size_t run = 0;
   bool fired = false;
   for (std::size_t i = 0; i < windows.size(); ++i) {
     BatchingWindow w{.start_ns = windows[i].start_ns, .end_ns = windows[i].end_ns};
-    w.samples = sums[i].n;
-    if (sums[i].n > 0) {
-      w.mean_running = sums[i].running / sums[i].weight;
-      w.mean_waiting = sums[i].waiting / sums[i].weight;
+    w.samples = engine[i].samples;
+    w.warmup = windows[i].start_ns < steady_from;
+    if (w.samples > 0) {
+      w.mean_running = engine[i].mean_running;
+      w.mean_waiting = engine[i].mean_waiting;
       const double could = std::min(capacity, w.mean_running + w.mean_waiting);
       w.share = could > 0 ? w.mean_running / could : 1.0;
-      w.failed = w.mean_waiting >= rule.min_waiting && w.share < rule.shrink_ratio;
+      w.failed = !w.warmup && w.mean_waiting >= rule.min_waiting && w.share < rule.shrink_ratio;
     }
     run = w.failed ? run + 1 : 0;
     v.longest_failed_run = std::max(v.longest_failed_run, run);
@@ -69,10 +67,16 @@ BatchingVerdict batching_failure(const std::vector<Window>& windows,
         v.longest_failed_run, rule.consecutive);
   } else {
     v.reason = fmt::format(
-        "at most {} window(s) in a row with requests waiting and the batch under {:g} of what it "
-        "could hold (capacity {:g}); the rule needs {}",
+        "at most {} steady window(s) in a row with requests waiting and the batch under {:g} of "
+        "what it could hold (capacity {:g}); the rule needs {}",
         v.longest_failed_run, rule.shrink_ratio, capacity, rule.consecutive);
   }
+  if (v.warmup_windows > 0) {
+    v.reason += fmt::format("; {} warm-up window(s) to {:.1f} s not judged ({})", v.warmup_windows,
+                            ns_to_s(steady_from), warm.note);
+  }
+  if (v.late_samples > 0)
+    v.reason += fmt::format("; {} late scrape(s) left out", v.late_samples);
   return v;
 }
 

@@ -12,6 +12,9 @@
 /// waiting), the batch it holds against the batch it could hold. A window fails when requests
 /// wait through it (mean waiting ≥ `min_waiting`) and u < `shrink_ratio` (a stall is u = 0:
 /// nothing runs while requests wait). The rule fires when `consecutive` windows in a row fail.
+/// Only steady windows are judged: the warm-up (`find_warmup`, windows.hpp: a start-up ramp, in
+/// which a closed loop's requests all arrive at once and are prefilled a few per step, fills the
+/// batch by design) and scrapes served late (`EngineSample::late`) are left out.
 
 #include "llmbench/analysis/windows.hpp"
 
@@ -21,14 +24,6 @@
 #include <vector>
 
 namespace llmbench::analysis {
-
-/// One observation of the engine's queue.
-struct EngineSample {
-  TimeNs t_ns = 0;     ///< ns since run start (a step's start, or a scrape's time)
-  double running = 0;  ///< requests in the running batch
-  double waiting = 0;  ///< requests queued, not scheduled
-  double weight = 1;   ///< a step's duration (any unit), 1 for a scrape
-};
 
 /// The rule's thresholds (ours, stated in docs/sweep.md).
 struct BatchingRule {
@@ -46,6 +41,7 @@ struct BatchingWindow {
   double mean_waiting = std::numeric_limits<double>::quiet_NaN();
   double share = std::numeric_limits<double>::quiet_NaN();  ///< u above; NaN without samples
   bool failed = false;
+  bool warmup = false;  ///< in the start-up transient: shown, never judged
 };
 
 /// The verdict.
@@ -55,6 +51,8 @@ struct BatchingVerdict {
   double capacity = std::numeric_limits<double>::quiet_NaN();  ///< the batch cap used
   std::size_t longest_failed_run = 0;                          ///< most failed windows in a row
   std::size_t first_window = 0;         ///< start of the first run that fired (when fired)
+  std::size_t warmup_windows = 0;       ///< leading windows left out as warm-up
+  std::size_t late_samples = 0;         ///< samples left out as late scrapes
   std::string reason;                   ///< one sentence with the numbers
   std::vector<BatchingWindow> windows;  ///< one per window of the run
 };

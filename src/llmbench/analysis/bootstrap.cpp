@@ -210,6 +210,16 @@ std::vector<Interval> bootstrap_difference(const UnitSample& a, const UnitSample
   return intervals;
 }
 
+double mann_whitney_min_p(std::size_t n_a, std::size_t n_b) noexcept {
+  if (n_a == 0 || n_b == 0)
+    return 1.0;
+  const auto na = static_cast<double>(n_a);
+  const auto nb = static_cast<double>(n_b);
+  const double sd = std::sqrt(na * nb * (na + nb + 1.0) / 12.0);
+  const double z = (na * nb / 2.0 - 0.5) / sd;
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
 RankTest mann_whitney(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<std::pair<double, bool>> pooled{};  // (value, from a)
   for (const double v : a) {

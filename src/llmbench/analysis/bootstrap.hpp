@@ -88,6 +88,12 @@ struct RankTest {
 /// tied (variance 0); all NaN when a sample is empty. NaN values are ignored.
 RankTest mann_whitney(const std::vector<double>& a, const std::vector<double>& b);
 
+/// The smallest two-sided p `mann_whitney` can give for samples of `n_a` and `n_b` values: that
+/// of complete separation without ties (U = 0; z = (n_a·n_b/2 − 1/2)/√(n_a·n_b(n_a + n_b + 1)/12)).
+/// A test that cannot go below α cannot find a difference, whatever the data; 1 when a sample
+/// is empty.
+double mann_whitney_min_p(std::size_t n_a, std::size_t n_b) noexcept;
+
 /// Holm's step-down adjusted p-values, in the order given: the i-th smallest p times (m − i + 1),
 /// made monotone and capped at 1. NaN entries are left NaN and do not count in m.
 std::vector<double> holm_adjust(const std::vector<double>& p_values);

@@ -32,7 +32,9 @@ constexpr std::array<MetricName, 7> kMetrics{{
     {Metric::RequestThroughput, "request_throughput", false, true, false},
 }};
 
-constexpr std::array<std::string_view, 3> kVerdicts{"better", "worse", "no significant difference"};
+constexpr std::array<std::string_view, 5> kVerdicts{"better", "worse", "no significant difference",
+                                                    "not tested (one value per run)",
+                                                    "too few samples to test"};
 
 const MetricName& entry(Metric metric) noexcept {
   return kMetrics[static_cast<std::size_t>(metric)];
@@ -214,15 +216,32 @@ std::vector<MetricComparison> compare_runs(const RunSamples& a, const RunSamples
     out.push_back(std::move(c));
   }
   const auto adjusted = holm_adjust(p_values);
+  // What the test could give at best with these units (docs/compare.md "Power").
+  std::size_t tested_count = 0;
+  double least = 1.0;
+  std::vector<double> min_p(out.size(), kNaN);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (std::isnan(p_values[i]))
+      continue;
+    ++tested_count;
+    min_p[i] = mann_whitney_min_p(out[i].units_a, out[i].units_b);
+    least = std::min(least, min_p[i]);
+  }
   for (std::size_t i = 0; i < out.size(); ++i) {
     auto& c = out[i];
     c.p_adjusted = adjusted[i];
+    if (!std::isnan(min_p[i])) {
+      c.min_attainable_p =
+          std::min(1.0, std::max(min_p[i], static_cast<double>(tested_count) * least));
+    }
     const StatisticComparison& mean = c.statistics.front();
     const bool tested = !std::isnan(c.rank.p_value);
     const bool significant = mean.ci.excludes_zero() && (!tested || (c.p_adjusted < options.alpha));
     if (significant) {
       const bool rose = mean.difference > 0;
       c.verdict = rose == higher_is_better(c.metric) ? Verdict::Better : Verdict::Worse;
+    } else if (tested && !(c.min_attainable_p < options.alpha)) {
+      c.verdict = Verdict::TooFewSamples;
     }
   }
   return out;

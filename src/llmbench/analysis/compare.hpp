@@ -84,8 +84,15 @@ struct MetricSample {
 MetricSample metric_sample(const RunSamples& run, Metric metric, std::size_t block_requests);
 
 /// Whether a metric moved, and which way.
-enum class Verdict : std::uint8_t { Better, Worse, NoSignificantDifference, NotTested };
-/// "better", "worse", "no significant difference", "not tested (one value per run)".
+enum class Verdict : std::uint8_t {
+  Better,
+  Worse,
+  NoSignificantDifference,
+  NotTested,      ///< a throughput: one value per run
+  TooFewSamples,  ///< the test cannot reach significance with these many units, whatever the data
+};
+/// "better", "worse", "no significant difference", "not tested (one value per run)", "too few
+/// samples to test".
 std::string_view to_string(Verdict verdict) noexcept;
 
 /// One statistic of one metric in A and B.
@@ -106,6 +113,11 @@ struct MetricComparison {
   std::vector<StatisticComparison> statistics{};  ///< mean first, then p50, p90, p99 (latencies)
   RankTest rank{};  ///< over one value per block (the mean of its values); NaN for a throughput
   double p_adjusted = std::numeric_limits<double>::quiet_NaN();  ///< Holm-adjusted p
+  /// The smallest Holm-adjusted p the test could give with these units, whatever the data:
+  /// max(p_min, m × the smallest p_min of the m tested metrics), p_min = `mann_whitney_min_p`
+  /// of this metric's units (Holm multiplies the smallest p by m, and never lowers one below
+  /// its own). At or above alpha the verdict is `TooFewSamples`.
+  double min_attainable_p = std::numeric_limits<double>::quiet_NaN();
   Verdict verdict = Verdict::NoSignificantDifference;
   /// The row of `statistic`, or null when the metric does not have it.
   [[nodiscard]] const StatisticComparison* find(Statistic statistic) const noexcept;
@@ -121,7 +133,9 @@ struct CompareOptions {
 
 /// Every metric of `all_metrics()` of `b` against `a`, with verdicts by this file's rule. A
 /// metric without samples on one side gets NaN values and no significant difference; a
-/// throughput gets no interval (NaN) and `NotTested`.
+/// throughput gets no interval (NaN) and `NotTested`; a rank-tested metric whose
+/// `min_attainable_p` is not below alpha gets `TooFewSamples` (its difference and interval are
+/// reported all the same: the effect size either way).
 std::vector<MetricComparison> compare_runs(const RunSamples& a, const RunSamples& b,
                                            const CompareOptions& options);
 

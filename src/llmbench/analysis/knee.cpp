@@ -64,4 +64,95 @@ Knee find_knee(std::vector<std::pair<double, double>> points, const KneeOptions&
   return knee;
 }
 
+namespace {
+
+/// True when the sorted positive loads grow by one factor > 1.25 (each ratio within 25% of the
+/// median ratio): a doubling or `LO:HI:xF` ladder.
+bool is_geometric(const std::vector<LadderPoint>& p) {
+  if (p.size() < 3 || !(p.front().load > 0))
+    return false;
+  std::vector<double> ratios;
+  for (std::size_t i = 1; i < p.size(); ++i) ratios.push_back(p[i].load / p[i - 1].load);
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  if (!(median > 1.25))
+    return false;
+  return std::all_of(ratios.begin(), ratios.end(),
+                     [&](double r) { return std::abs(r / median - 1) <= 0.25; });
+}
+
+}  // namespace
+
+KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name) {
+  KneeStatement st;
+  std::erase_if(points, [](const LadderPoint& p) {
+    return !std::isfinite(p.load) || !std::isfinite(p.output_throughput);
+  });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const auto& a, const auto& b) { return a.load < b.load; });
+  if (points.empty()) {
+    st.text = "no knee: no point with a throughput";
+    st.knee.reason = "no point";
+    return st;
+  }
+  st.geometric = is_geometric(points);
+  std::vector<std::pair<double, double>> curve;
+  curve.reserve(points.size());
+  for (const auto& p : points) {
+    curve.emplace_back(st.geometric ? std::log2(p.load) : p.load, p.output_throughput);
+  }
+  st.knee = find_knee(curve, {.shape = CurveShape::ConcaveIncreasing});
+  if (st.knee.found)
+    st.knee.x = points[st.knee.index].load;
+  const auto top = std::max_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
+    return a.output_throughput < b.output_throughput;
+  });
+  st.saturation_tok_s = top->output_throughput;
+  st.saturation_load = top->load;
+  st.ttft_at_saturation_ms = top->p99_ttft_ms;
+  if (points.size() >= 2) {
+    const double before = points[points.size() - 2].output_throughput;
+    st.last_step_gain = before > 0 ? points.back().output_throughput / before - 1 : std::nan("");
+    st.saturated = st.last_step_gain < kSaturationGain;
+  }
+  const std::string saturation =
+      std::isnan(st.last_step_gain) ? std::string("one point: saturation unknown")
+      : st.saturated ? fmt::format("saturated: the last step ({}={:g}) gained {:+.1f}%", load_name,
+                                   points.back().load, 100 * st.last_step_gain)
+                     : fmt::format(
+                           "not saturated within the points: the last step ({}={:g}) still "
+                           "gained {:+.1f}%",
+                           load_name, points.back().load, 100 * st.last_step_gain);
+  if (!st.knee.found) {
+    st.text =
+        fmt::format("no knee ({}); highest throughput {:.1f} tok/s at {}={:g}; {}", st.knee.reason,
+                    st.saturation_tok_s, load_name, st.saturation_load, saturation);
+    return st;
+  }
+  const LadderPoint& k = points[st.knee.index];
+  st.ttft_at_knee_ms = k.p99_ttft_ms;
+  st.gained_past_knee =
+      k.output_throughput > 0 ? st.saturation_tok_s / k.output_throughput - 1 : std::nan("");
+  std::string past;
+  if (st.saturation_load > k.load && st.gained_past_knee >= kSaturationGain) {
+    past = fmt::format(
+        "past it throughput still grew {:+.1f}% (to {:.1f} tok/s at {}={:g}) while p99 TTFT went "
+        "from {:.1f} to {:.1f} ms",
+        100 * st.gained_past_knee, st.saturation_tok_s, load_name, st.saturation_load,
+        k.p99_ttft_ms, st.ttft_at_saturation_ms);
+  } else {
+    const LadderPoint& last = points.back();
+    past = fmt::format(
+        "throughput stops growing there (at most {:+.1f}% more past it) while p99 TTFT went "
+        "from {:.1f} ms to {:.1f} ms at {}={:g}",
+        100 * std::max(0.0, st.gained_past_knee), k.p99_ttft_ms, last.p99_ttft_ms, load_name,
+        last.load);
+  }
+  st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}; {}", load_name, k.load,
+                        k.output_throughput, st.geometric ? ", Kneedle on log2 load" : "", past,
+                        saturation);
+  return st;
+}
+
 }  // namespace llmbench::analysis

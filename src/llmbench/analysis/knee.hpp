@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,5 +44,38 @@ struct Knee {
 /// knee (the curve has not bent within the points: "not saturated"). Needs ≥ 3 points with
 /// distinct x and y; non-finite points are dropped.
 Knee find_knee(std::vector<std::pair<double, double>> points, const KneeOptions& options);
+
+/// One point of a load ladder (one sweep group), for `describe_knee`.
+struct LadderPoint {
+  double load = std::numeric_limits<double>::quiet_NaN();  ///< concurrency or request rate
+  double output_throughput = std::numeric_limits<double>::quiet_NaN();  ///< tok/s
+  double p99_ttft_ms = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// A step of the ladder that gains less than this share of throughput has stopped growing (the
+/// saturation rule of `--profile auto`, docs/sweep.md).
+inline constexpr double kSaturationGain = 0.10;
+
+/// The throughput knee of a ladder stated with what surrounds it, so that it cannot contradict
+/// the saturation throughput: the knee, the throughput gained past it and the latency paid for
+/// it, and whether the ladder saturated (its last step gained under `kSaturationGain`).
+struct KneeStatement {
+  Knee knee;               ///< Kneedle on output tok/s against the load (see `geometric`)
+  bool geometric = false;  ///< the loads grow by one factor (±25%): Kneedle runs on log2(load)
+  double saturation_tok_s = std::numeric_limits<double>::quiet_NaN();  ///< highest tok/s
+  double saturation_load = std::numeric_limits<double>::quiet_NaN();   ///< its load
+  /// (saturation − knee tok/s) / knee tok/s; NaN without a knee.
+  double gained_past_knee = std::numeric_limits<double>::quiet_NaN();
+  double ttft_at_knee_ms = std::numeric_limits<double>::quiet_NaN();
+  double ttft_at_saturation_ms = std::numeric_limits<double>::quiet_NaN();
+  double last_step_gain = std::numeric_limits<double>::quiet_NaN();  ///< tok/s gain, last step
+  bool saturated = false;  ///< last_step_gain < kSaturationGain
+  std::string text;        ///< one line (without a "Knee:" label)
+};
+
+/// Kneedle (concave) on the ladder, then the statement. "Throughput stops growing" is said only
+/// when less than `kSaturationGain` was gained past the knee; otherwise the gain is stated.
+/// Points with a non-finite load or throughput are left out.
+KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name);
 
 }  // namespace llmbench::analysis

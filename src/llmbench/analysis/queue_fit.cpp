@@ -1,5 +1,7 @@
 #include "llmbench/analysis/queue_fit.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace llmbench::analysis {
@@ -97,6 +99,39 @@ QueueFit fit_knee_model(const std::vector<std::pair<double, double>>& points) {
       rms_relative(pts, [&](double q) { return f.a * (1 - f.b) / (1 + q * (1 - f.b)); });
   f.ok = std::isfinite(f.rms_relative_error);
   return f;
+}
+
+bool within_bound(const QueueFit& fit) noexcept {
+  return fit.ok && fit.rms_relative_error <= kFitErrorBound;
+}
+
+std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model) {
+  std::vector<std::string> found;
+  std::vector<std::string> missed;
+  const auto error = [](const QueueFit& f) {
+    return f.ok ? fmt::format("{:.1f}%", 100 * f.rms_relative_error) : f.reason;
+  };
+  if (within_bound(mm1)) {
+    found.push_back(fmt::format("M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)",
+                                mm1.a, mm1.b, 100 * mm1.rms_relative_error));
+  } else {
+    missed.push_back("M/M/1 " + error(mm1));
+  }
+  if (within_bound(knee_model)) {
+    found.push_back(fmt::format("knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)",
+                                knee_model.a, knee_model.b, 100 * knee_model.rms_relative_error));
+  } else {
+    missed.push_back("knee model " + error(knee_model));
+  }
+  std::string line;
+  for (const auto& f : found) line += (line.empty() ? "" : "; ") + f;
+  if (!missed.empty()) {
+    std::string why;
+    for (const auto& m : missed) why += (why.empty() ? "" : ", ") + m;
+    line += fmt::format("{}no fit within {:g}% ({})", line.empty() ? "queue fits: " : "; ",
+                        100 * kFitErrorBound, why);
+  }
+  return line;
 }
 
 }  // namespace llmbench::analysis

@@ -40,4 +40,16 @@ QueueFit fit_mm1_latency(const std::vector<std::pair<double, double>>& points);
 /// searched on the grid 0.001, 0.002, ..., 0.999.
 QueueFit fit_knee_model(const std::vector<std::pair<double, double>>& points);
 
+/// A fit is reported as a finding only when its rms relative error is at most this (ours,
+/// docs/sweep.md "Queue-model fits"); otherwise "no fit".
+inline constexpr double kFitErrorBound = 0.15;
+
+/// True when `fit` is ok and its error is within `kFitErrorBound`.
+[[nodiscard]] bool within_bound(const QueueFit& fit) noexcept;
+
+/// One console line on both fits: each fit within the bound with its parameters and error, or
+/// "no fit" with the errors that missed it ("queue fits: no fit within 15% (M/M/1 rms error
+/// 86.4%, knee model 323.1%)").
+std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model);
+
 }  // namespace llmbench::analysis

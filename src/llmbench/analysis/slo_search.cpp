@@ -119,9 +119,10 @@ SloSearchResult slo_search(const std::vector<SloConstraint>& constraints, const 
   if (lo == nullptr)
     return r;
   if (!lo->meets) {
-    r.first_failing = o.lo;
+    r.first_failing = lo->load;
     r.reason = fmt::format(
         "LO = {:g} already misses a constraint: no load in the range meets the SLO", o.lo);
+    explain_slo_answer(r, constraints, o);
     return r;
   }
   double good = lo->load;
@@ -129,12 +130,14 @@ SloSearchResult slo_search(const std::vector<SloConstraint>& constraints, const 
   const SloPoint* hi = eval(o.hi);
   if (hi == nullptr) {
     r.best = good;
+    explain_slo_answer(r, constraints, o);
     return r;
   }
   if (hi->meets) {
     r.best = hi->load;
     r.reason =
         fmt::format("HI = {:g} meets every constraint: the answer is at least HI (raise it)", o.hi);
+    explain_slo_answer(r, constraints, o);
     return r;
   }
   double bad = hi->load;
@@ -178,7 +181,138 @@ SloSearchResult slo_search(const std::vector<SloConstraint>& constraints, const 
                            : fmt::format("point budget ({}) spent with the bracket at [{:g}, {:g}]",
                                          o.max_points, good, bad);
   }
+  explain_slo_answer(r, constraints, o);
   return r;
+}
+
+double round_to_resolution(double value, double resolution, bool integer) {
+  if (!std::isfinite(value) || !(value > 0) || !(resolution > 0))
+    return value;
+  double step = std::pow(10.0, std::floor(std::log10(resolution * value)));
+  if (integer)
+    step = std::max(1.0, std::round(step));
+  // The small nudge keeps 2.1 (stored as 2.0999...) from rounding down to 2.0.
+  const double rounded = std::floor(value / step * (1 + 1e-12)) * step;
+  return std::min(value, rounded > 0 ? rounded : value);
+}
+
+namespace {
+
+/// The index of the point measured at `load` (the last one, if measured twice).
+std::optional<std::size_t> point_at(const SloSearchResult& r, const std::optional<double>& load) {
+  if (!load)
+    return std::nullopt;
+  for (std::size_t i = r.points.size(); i-- > 0;) {
+    if (r.points[i].load == *load)
+      return i;
+  }
+  return std::nullopt;
+}
+
+double value_of(const SloPoint& p, const std::string& metric) {
+  const auto it = p.measurement.metrics.find(metric);
+  return it == p.measurement.metrics.end() ? std::nan("") : it->second;
+}
+
+}  // namespace
+
+void explain_slo_answer(SloSearchResult& r, const std::vector<SloConstraint>& constraints,
+                        const SloSearchOptions& o) {
+  r.answer_point = point_at(r, r.best);
+  r.failing_point = point_at(r, r.first_failing);
+  if (r.best)
+    r.answer_rounded = round_to_resolution(*r.best, o.resolution, o.integer);
+  // The binding constraint: the one the first failing point misses by the most, else the
+  // tightest at the answer.
+  const SloPoint* decide = r.failing_point
+                               ? &r.points[*r.failing_point]
+                               : (r.answer_point ? &r.points[*r.answer_point] : nullptr);
+  if (decide != nullptr && !constraints.empty()) {
+    const SloConstraint* tight = nullptr;
+    double lowest = std::numeric_limits<double>::infinity();
+    for (const auto& c : constraints) {
+      const double m = slo_margin(c, value_of(*decide, c.metric));
+      if (tight == nullptr || m < lowest) {
+        tight = &c;
+        lowest = m;
+      }
+    }
+    std::string at;
+    if (r.answer_point) {
+      at += fmt::format("{:g} at the answer", value_of(r.points[*r.answer_point], tight->metric));
+    }
+    if (r.failing_point) {
+      at += fmt::format("{}{:g} at {:g}", at.empty() ? "" : ", ",
+                        value_of(r.points[*r.failing_point], tight->metric),
+                        r.points[*r.failing_point].load);
+    }
+    r.binding = fmt::format("{} ({})", to_string(*tight), at);
+  }
+  // Non-monotonic: a point that meets at a load above one that misses.
+  for (const auto& hi : r.points) {
+    if (!hi.meets || !hi.measurement.ran)
+      continue;
+    for (const auto& lo : r.points) {
+      if (lo.load < hi.load && !lo.meets && lo.measurement.ran) {
+        r.non_monotonic.push_back(fmt::format(
+            "{:g} meets every constraint but the lower load {:g} misses one", hi.load, lo.load));
+      }
+    }
+  }
+  const auto check = [&](const std::optional<std::size_t>& i, std::string_view what) {
+    if (!i || r.points[*i].measurement.valid)
+      return;
+    r.provisional = true;
+    std::string why;
+    for (const auto& reason : r.points[*i].measurement.invalid_reasons)
+      why += (why.empty() ? "" : "; ") + reason;
+    r.provisional_reasons.push_back(
+        fmt::format("{} ({:g}) is invalid: {}", what, r.points[*i].load, why));
+  };
+  check(r.answer_point, "the answer");
+  check(r.failing_point, "the first failing point");
+}
+
+std::vector<std::string> slo_answer_lines(const SloSearchResult& r,
+                                          const std::vector<SloConstraint>& constraints,
+                                          std::string_view axis) {
+  std::vector<std::string> lines;
+  std::string slo;
+  for (const auto& c : constraints) slo += (slo.empty() ? "" : ", ") + to_string(c);
+  if (!r.best) {
+    lines.push_back(fmt::format("SLO {}: no {} in the range meets it ({})", slo, axis, r.reason));
+  } else {
+    lines.push_back(fmt::format(
+        "SLO {}: highest {} meeting it: {:g}{} (measured {:g}{}; {})", slo, axis,
+        r.answer_rounded.value_or(*r.best), r.provisional ? " [provisional]" : "", *r.best,
+        r.first_failing ? fmt::format(", first failing {:g}", *r.first_failing) : std::string(),
+        r.reason));
+  }
+  if (!r.binding.empty())
+    lines.push_back("  binding constraint: " + r.binding);
+  if (r.answer_point) {
+    const SloPoint& p = r.points[*r.answer_point];
+    struct Shown {
+      std::string_view key;
+      std::string_view label;
+    };
+    constexpr Shown kShown[] = {
+        {"output_throughput", "output tok/s"}, {"request_throughput", "req/s"},
+        {"request_goodput", "goodput req/s"},  {"p99_ttft_ms", "p99 TTFT ms"},
+        {"p99_tpot_ms", "p99 TPOT ms"},        {"p99_itl_ms", "p99 ITL ms"},
+        {"p99_e2el_ms", "p99 E2EL ms"}};
+    std::string at;
+    for (const auto& s : kShown) {
+      const double v = value_of(p, std::string(s.key));
+      if (std::isfinite(v))
+        at += fmt::format("{}{} {:.4g}", at.empty() ? "" : ", ", s.label, v);
+    }
+    if (!at.empty())
+      lines.push_back("  at the answer: " + at);
+  }
+  for (const auto& n : r.non_monotonic) lines.push_back("  non-monotonic: " + n);
+  for (const auto& p : r.provisional_reasons) lines.push_back("  provisional: " + p);
+  return lines;
 }
 
 }  // namespace llmbench::analysis

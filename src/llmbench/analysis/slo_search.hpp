@@ -64,6 +64,10 @@ struct SloMeasurement {
   /// The load the point actually ran at when it differs from the one asked for (a value
   /// rounded for the command line); NaN = as asked. The search continues from it.
   double load = std::numeric_limits<double>::quiet_NaN();
+  /// The point's verdict (`judge_point`, verdict.hpp): an answer that rests on an invalid
+  /// point is provisional.
+  bool valid = true;
+  std::vector<std::string> invalid_reasons{};
 };
 
 /// One measured point of the search.
@@ -89,9 +93,24 @@ struct SloSearchResult {
   std::vector<SloPoint> points;
   std::optional<double> best;
   std::optional<double> first_failing;
-  bool converged = false;  ///< the bracket reached the resolution
-  bool stopped = false;    ///< `measure` asked to stop (an interrupted sweep)
-  std::string reason;      ///< one sentence on how it ended
+  bool converged = false;                    ///< the bracket reached the resolution
+  bool stopped = false;                      ///< `measure` asked to stop (an interrupted sweep)
+  std::string reason;                        ///< one sentence on how it ended
+  std::optional<std::size_t> answer_point;   ///< index into `points` of `best`
+  std::optional<std::size_t> failing_point;  ///< index into `points` of `first_failing`
+  /// `best` rounded down to the search's resolution (`round_to_resolution`): the digits the
+  /// search can vouch for.
+  std::optional<double> answer_rounded;
+  /// The constraint that decides the answer: the one the first failing point misses by the
+  /// most (else the tightest at the answer); with its value at both points.
+  std::string binding;
+  /// Points whose verdict contradicts the order of loads (one meets at a load above one that
+  /// misses), one sentence each: the answer is then less certain than its bracket says.
+  std::vector<std::string> non_monotonic;
+  /// True when the answer or the first failing point is invalid (`SloMeasurement::valid`);
+  /// `provisional_reasons` says which and why.
+  bool provisional = false;
+  std::vector<std::string> provisional_reasons;
 };
 
 /// Measures one load; `std::nullopt` stops the search.
@@ -102,5 +121,23 @@ using SloMeasure = std::function<std::optional<SloMeasurement>(double load)>;
 /// --max-points or --sweep).
 SloSearchResult slo_search(const std::vector<SloConstraint>& constraints,
                            const SloSearchOptions& options, const SloMeasure& measure);
+
+/// `value` rounded down to the search's resolution: to a multiple of 10^⌊log10(resolution ×
+/// value)⌋ (21.3572 at 5% → 21; 2.13572 → 2.1), a whole number for a whole-number axis. Rounded
+/// down, so the stated load is one the search measured to meet (or below it).
+double round_to_resolution(double value, double resolution, bool integer);
+
+/// Fills `answer_point`, `failing_point`, `answer_rounded`, `binding`, `non_monotonic` and
+/// `provisional` of `result` from its points (`slo_search` calls it before returning).
+void explain_slo_answer(SloSearchResult& result, const std::vector<SloConstraint>& constraints,
+                        const SloSearchOptions& options);
+
+/// The console lines of an answer: the rounded answer with the measured bracket, the binding
+/// constraint, throughput, goodput and the p99s at the answer (those of `output_throughput`,
+/// `request_throughput`, `request_goodput`, `p99_ttft_ms`, `p99_tpot_ms`, `p99_itl_ms`,
+/// `p99_e2el_ms` its measurement holds), non-monotonic points and the provisional label.
+std::vector<std::string> slo_answer_lines(const SloSearchResult& result,
+                                          const std::vector<SloConstraint>& constraints,
+                                          std::string_view axis);
 
 }  // namespace llmbench::analysis

@@ -81,4 +81,29 @@ Validity validity(const PointFacts& facts, const ValidityRule& rule) {
   return v;
 }
 
+std::size_t samples_for_support(double q, double confidence) {
+  // Doubling then bisection over n: `supported` is monotone in n (more samples below the
+  // quantile only tighten the upper rank).
+  if (!(q > 0 && q < 1) || !(confidence > 0 && confidence < 1))
+    return 0;
+  std::size_t hi = 1;
+  while (!quantile_ci(hi, q, confidence).supported() && hi < (std::size_t{1} << 40)) hi *= 2;
+  std::size_t lo = hi / 2;
+  while (lo + 1 < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (quantile_ci(mid, q, confidence).supported() ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+Extension needed_to_be_valid(const PointFacts& facts, const ValidityRule& rule) {
+  Extension e{.completed = rule.min_completed, .duration_s = rule.min_duration_s, .met = false};
+  for (const auto& [name, ci] : facts.tails) {
+    if (ci.n > 0 && !ci.supported() && name != "itl")
+      e.completed = std::max(e.completed, samples_for_support(ci.q, ci.confidence));
+  }
+  e.met = facts.completed >= e.completed && facts.duration_s >= e.duration_s;
+  return e;
+}
+
 }  // namespace llmbench::analysis

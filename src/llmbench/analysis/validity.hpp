@@ -66,4 +66,20 @@ struct Validity {
 /// Applies `rule` to `facts`.
 Validity validity(const PointFacts& facts, const ValidityRule& rule);
 
+/// The smallest sample whose q-quantile the order-statistic interval bounds from above at
+/// `confidence` (`quantile_ci`'s `supported`): 368 for p99 at 95%.
+std::size_t samples_for_support(double q, double confidence);
+
+/// What a point must reach to be valid under `rule` (the data an extension of the point needs,
+/// `--min-duration` / `--min-requests`): at least `completed` requests and `duration_s` seconds.
+/// Each unsupported tail asks for `samples_for_support` samples of its metric; a per-request
+/// metric (TTFT, TPOT, E2EL) takes that many requests, ITL (several samples per request) none
+/// beyond them. `met` is true when `facts` already reach both.
+struct Extension {
+  std::size_t completed = 0;
+  double duration_s = 0;
+  bool met = false;
+};
+Extension needed_to_be_valid(const PointFacts& facts, const ValidityRule& rule);
+
 }  // namespace llmbench::analysis

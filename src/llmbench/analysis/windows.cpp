@@ -1,5 +1,6 @@
 #include "llmbench/analysis/windows.hpp"
 
+#include "llmbench/analysis/trend.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/metrics/summary.hpp"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 namespace llmbench::analysis {
@@ -53,7 +55,11 @@ class Binner {
     windows_.resize(n);
     ttft_.resize(n);
     itl_.resize(n);
+    itl_decode_.resize(n);
+    itl_prefill_.resize(n);
+    ttft_ratio_.resize(n);
     area_.resize(n, 0.0);
+    queued_area_.resize(n, 0.0);
   }
 
   /// Window of time `t` (times outside the span are clamped to its first or last window).
@@ -65,10 +71,19 @@ class Binner {
   }
 
   void add_tokens(TimeNs t, std::int64_t tokens) { windows_[index(t)].output_tokens += tokens; }
-  void add_ttft(TimeNs t, double ms) { ttft_[index(t)].push_back(ms); }
-  void add_itl(TimeNs t, double ms, std::int64_t count) {
-    auto& v = itl_[index(t)];
+  void add_ttft(TimeNs t, double ms, double ratio) {
+    ttft_[index(t)].push_back(ms);
+    if (std::isfinite(ratio))
+      ttft_ratio_[index(t)].push_back(ratio);
+  }
+  /// `count` ITL samples of `ms` ending at `t`; `prefill`: their gap held another request's
+  /// first chunk.
+  void add_itl(TimeNs t, double ms, std::int64_t count, bool prefill) {
+    const std::size_t i = index(t);
+    auto& v = itl_[i];
     v.insert(v.end(), static_cast<std::size_t>(count), ms);
+    auto& c = prefill ? itl_prefill_[i] : itl_decode_[i];
+    c.insert(c.end(), static_cast<std::size_t>(count), ms);
   }
   void add_done(TimeNs t, bool ok) {
     auto& w = windows_[index(t)];
@@ -79,22 +94,35 @@ class Binner {
   /// and the maximum per window. A request that never ended stays in flight to the span's end.
   void add_in_flight(const std::vector<RequestRecord>& records) {
     std::vector<std::pair<TimeNs, int>> events;
+    std::vector<std::pair<TimeNs, int>> queued;
     for (const auto& r : records) {
       if (!measured(r))
         continue;
       events.emplace_back(r.sent_ns, +1);
       events.emplace_back(r.done_ns >= 0 ? r.done_ns : end_, -1);
+      if (r.scheduled_ns >= 0 && r.scheduled_ns < r.sent_ns) {
+        queued.emplace_back(r.scheduled_ns, +1);
+        queued.emplace_back(r.sent_ns, -1);
+      }
     }
     std::sort(events.begin(), events.end());  // at one instant, ends (-1) before starts
     TimeNs now = start_;
     std::int64_t count = 0;
     for (const auto& [t, delta] : events) {
-      hold(now, t, count);
+      hold(now, t, count, area_, true);
       now = std::max(now, t);
       count += delta;
       auto& w = windows_[index(t)];
       w.max_in_flight =
           std::max(w.max_in_flight, static_cast<std::size_t>(std::max<std::int64_t>(0, count)));
+    }
+    std::sort(queued.begin(), queued.end());
+    now = std::numeric_limits<TimeNs>::min();
+    count = 0;
+    for (const auto& [t, delta] : queued) {
+      hold(std::max(now, start_), t, count, queued_area_, false);
+      now = std::max(now, t);
+      count += delta;
     }
   }
 
@@ -110,19 +138,22 @@ class Binner {
           seconds > 0 ? static_cast<double>(w.output_tokens) / seconds : metrics::kUndefined;
       w.request_throughput =
           seconds > 0 ? static_cast<double>(w.completed) / seconds : metrics::kUndefined;
-      w.mean_in_flight = w.end_ns > w.start_ns
-                             ? area_[i] / static_cast<double>(w.end_ns - w.start_ns)
-                             : metrics::kUndefined;
+      const auto length = static_cast<double>(w.end_ns - w.start_ns);
+      w.mean_in_flight = w.end_ns > w.start_ns ? area_[i] / length : metrics::kUndefined;
+      w.mean_queued = w.end_ns > w.start_ns ? queued_area_[i] / length : metrics::kUndefined;
       w.ttft_ms = metrics::describe(std::move(ttft_[i]), options.percentiles);
       w.itl_ms = metrics::describe(std::move(itl_[i]), options.percentiles);
+      w.itl_decode_ms = metrics::describe(std::move(itl_decode_[i]), options.percentiles);
+      w.itl_prefill_ms = metrics::describe(std::move(itl_prefill_[i]), options.percentiles);
+      w.ttft_ratio = metrics::describe(std::move(ttft_ratio_[i]), options.percentiles);
     }
     return std::move(windows_);
   }
 
  private:
-  /// `count` requests in flight over [from, to): adds count × overlap to each window's area and
-  /// raises the maximum of each window the interval touches.
-  void hold(TimeNs from, TimeNs to, std::int64_t count) {
+  /// `count` requests over [from, to): adds count × overlap to each window's `area` and, for
+  /// the in-flight count (`peak`), raises the maximum of each window the interval touches.
+  void hold(TimeNs from, TimeNs to, std::int64_t count, std::vector<double>& area, bool peak) {
     if (to <= from || count <= 0)
       return;
     for (std::size_t i = index(from); i < windows_.size(); ++i) {
@@ -130,9 +161,10 @@ class Binner {
       const TimeNs w1 = i + 1 == windows_.size() ? std::max(end_, w0) : w0 + width_;
       const TimeNs overlap = std::min(to, w1) - std::max(from, w0);
       if (overlap > 0) {
-        area_[i] += static_cast<double>(count) * static_cast<double>(overlap);
-        windows_[i].max_in_flight =
-            std::max(windows_[i].max_in_flight, static_cast<std::size_t>(count));
+        area[i] += static_cast<double>(count) * static_cast<double>(overlap);
+        if (peak)
+          windows_[i].max_in_flight =
+              std::max(windows_[i].max_in_flight, static_cast<std::size_t>(count));
       }
       if (w1 >= to)
         break;
@@ -146,7 +178,26 @@ class Binner {
   std::vector<Window> windows_;
   std::vector<std::vector<double>> ttft_;
   std::vector<std::vector<double>> itl_;
-  std::vector<double> area_;  ///< ∫ in-flight dt per window (request·ns)
+  std::vector<std::vector<double>> itl_decode_;
+  std::vector<std::vector<double>> itl_prefill_;
+  std::vector<std::vector<double>> ttft_ratio_;
+  std::vector<double> area_;         ///< ∫ in-flight dt per window (request·ns)
+  std::vector<double> queued_area_;  ///< ∫ queued dt per window (request·ns)
+};
+
+/// The first-chunk times of every measured request, sorted: a gap (prev, t] of another
+/// request "held a prefill" when one of them lies in (prev + tolerance, t + tolerance].
+class FirstChunks {
+ public:
+  void add(TimeNs t) { times_.push_back(t); }
+  void sort() { std::sort(times_.begin(), times_.end()); }
+  [[nodiscard]] bool any_in(TimeNs prev, TimeNs t) const {
+    const auto it = std::upper_bound(times_.begin(), times_.end(), prev + kPrefillTolerance);
+    return it != times_.end() && *it <= t + kPrefillTolerance;
+  }
+
+ private:
+  std::vector<TimeNs> times_;
 };
 
 void check_width(const WindowOptions& options) {
@@ -157,23 +208,60 @@ void check_width(const WindowOptions& options) {
   }
 }
 
-/// Completions, failures and TTFTs of the measured requests (TTFT from `request_latency` for
-/// records with chunks, or from `first_token` (per record, −1 = none) for token runs).
+/// Completions, failures and TTFTs of the measured requests: `first_token` is each record's
+/// first output time (−1 = none), the TTFT's end, the TTFT model fitted over them all.
+/// For each record, the prompt tokens of its own prompt plus those of the requests sent before
+/// it that had no first chunk yet when it was sent (the prefill queued ahead of it); −1 for a
+/// record without a send. `first_chunk` is each record's first output time (−1 = none: such a
+/// request stays ahead until it ended).
+std::vector<double> prefill_tokens_ahead(const std::vector<RequestRecord>& records,
+                                         const std::vector<TimeNs>& first_chunk) {
+  // (time, kind, index): kind 0 = a first chunk or an end (leaves the queue), 1 = a send.
+  std::vector<std::tuple<TimeNs, int, std::size_t>> events;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (!measured(r))
+      continue;
+    events.emplace_back(r.sent_ns, 1, i);
+    const TimeNs left = first_chunk[i] >= 0 ? first_chunk[i] : r.done_ns;
+    if (left >= 0)
+      events.emplace_back(left, 0, i);
+  }
+  std::sort(events.begin(), events.end());
+  std::vector<double> out(records.size(), -1.0);
+  double queued = 0;
+  for (const auto& [t, kind, i] : events) {
+    const auto tokens = static_cast<double>(metrics::input_token_count(records[i]));
+    if (kind == 1) {
+      queued += tokens;
+      out[i] = queued;
+    } else {
+      queued -= tokens;
+    }
+  }
+  return out;
+}
+
 void add_requests(Binner& bins, const std::vector<RequestRecord>& records,
-                  const std::vector<TimeNs>* first_token) {
+                  const std::vector<TimeNs>& first_token, const std::vector<TimeNs>& first_chunk) {
+  const std::vector<double> ahead = prefill_tokens_ahead(records, first_chunk);
+  std::vector<std::pair<double, double>> points;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (measured(r) && r.ok() && first_token[i] >= 0)
+      points.emplace_back(ahead[i], ns_to_ms(first_token[i] - r.sent_ns));
+  }
+  const TtftModel model = fit_ttft_model(points);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     if (!measured(r))
       continue;
     bins.add_done(r.done_ns >= 0 ? r.done_ns : r.sent_ns, r.ok());
-    if (!r.ok())
+    if (!r.ok() || first_token[i] < 0)
       continue;
-    if (first_token == nullptr) {
-      if (!r.chunks.empty())
-        bins.add_ttft(r.chunks.front().time_ns, metrics::request_latency(r).ttft_ms);
-    } else if ((*first_token)[i] >= 0) {
-      bins.add_ttft((*first_token)[i], ns_to_ms((*first_token)[i] - r.sent_ns));
-    }
+    const double ttft = ns_to_ms(first_token[i] - r.sent_ns);
+    const double expected = model.expected_ms(ahead[i]);
+    bins.add_ttft(first_token[i], ttft, expected > 0 ? ttft / expected : metrics::kUndefined);
   }
   bins.add_in_flight(records);
 }
@@ -187,6 +275,18 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
   if (span.empty())
     return {};
   Binner bins(span, options.width_ns);
+  FirstChunks firsts;
+  std::vector<TimeNs> first(records.size(), -1);
+  std::vector<TimeNs> any_first(records.size(), -1);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (measured(records[i]) && !records[i].chunks.empty()) {
+      any_first[i] = records[i].chunks.front().time_ns;
+      firsts.add(any_first[i]);
+      if (records[i].ok())
+        first[i] = any_first[i];
+    }
+  }
+  firsts.sort();
   for (const auto& r : records) {
     if (!measured(r) || !r.ok())
       continue;
@@ -203,11 +303,11 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
       if (tokens == 0)
         continue;
       bins.add_itl(chunk.time_ns, ns_to_ms(chunk.time_ns - prev) / static_cast<double>(tokens),
-                   tokens);
+                   tokens, firsts.any_in(prev, chunk.time_ns));
       prev = chunk.time_ns;
     }
   }
-  add_requests(bins, records, nullptr);
+  add_requests(bins, records, first, any_first);
   return std::move(bins).finish(options);
 }
 
@@ -225,6 +325,19 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
   }
   Binner bins(span, options.width_ns);
   std::vector<TimeNs> first(records.size(), -1);
+  for (const auto& run : tokens.runs) {
+    if (!measured(records[run.request]) || run.count <= 0)
+      continue;
+    const TimeNs t = tokens.grids[run.grid][static_cast<std::size_t>(run.first)];
+    TimeNs& f = first[run.request];
+    f = f < 0 ? t : std::min(f, t);
+  }
+  FirstChunks firsts;
+  for (const TimeNs t : first) {
+    if (t >= 0)
+      firsts.add(t);
+  }
+  firsts.sort();
   std::vector<TimeNs> prev(records.size(), -1);
   for (const auto& run : tokens.runs) {
     const auto& r = records[run.request];
@@ -235,31 +348,113 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
       const TimeNs t = grid[static_cast<std::size_t>(k)];
       bins.add_tokens(t, 1);
       TimeNs& last = prev[run.request];
-      if (last < 0) {
-        first[run.request] = t;
-      } else {
-        bins.add_itl(t, ns_to_ms(t - last), 1);
-      }
+      if (last >= 0)
+        bins.add_itl(t, ns_to_ms(t - last), 1, firsts.any_in(last, t));
       last = t;
     }
   }
-  add_requests(bins, records, &first);
+  const std::vector<TimeNs> any_first = first;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].ok())
+      first[i] = -1;
+  }
+  add_requests(bins, records, first, any_first);
   return std::move(bins).finish(options);
+}
+
+// ---- the TTFT a prompt explains ----
+
+double TtftModel::expected_ms(double tokens) const noexcept {
+  return std::max(intercept_ms + slope_ms_per_token * std::max(0.0, tokens), floor_ms);
+}
+
+TtftModel fit_ttft_model(const std::vector<std::pair<double, double>>& points) {
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& p : points) {
+    if (std::isfinite(p.first) && std::isfinite(p.second))
+      pts.push_back(p);
+  }
+  TtftModel m;
+  m.points = pts.size();
+  if (pts.empty())
+    return m;
+  std::vector<double> ttft;
+  ttft.reserve(pts.size());
+  for (const auto& p : pts) ttft.push_back(p.second);
+  std::sort(ttft.begin(), ttft.end());
+  m.floor_ms = metrics::percentile_sorted(ttft, 10);
+  // At most 400 evenly spaced requests: 80k pairwise slopes.
+  constexpr std::size_t kFitPoints = 400;
+  const std::size_t stride = (pts.size() + kFitPoints - 1) / kFitPoints;
+  std::vector<std::pair<double, double>> sample;
+  for (std::size_t i = 0; i < pts.size(); i += stride) sample.push_back(pts[i]);
+  std::vector<double> slopes;
+  for (std::size_t i = 0; i + 1 < sample.size(); ++i) {
+    for (std::size_t j = i + 1; j < sample.size(); ++j) {
+      const double dx = sample[j].first - sample[i].first;
+      if (dx != 0)
+        slopes.push_back((sample[j].second - sample[i].second) / dx);
+    }
+  }
+  m.slope_ms_per_token = slopes.empty() ? 0.0 : std::max(0.0, median_of(std::move(slopes)));
+  std::vector<double> residual;
+  residual.reserve(pts.size());
+  for (const auto& p : pts) residual.push_back(p.second - m.slope_ms_per_token * p.first);
+  m.intercept_ms = median_of(std::move(residual));
+  return m;
+}
+
+// ---- the engine's queue per window, the warm-up ----
+
+std::vector<EngineWindow> engine_windows(const std::vector<Window>& windows,
+                                         const std::vector<EngineSample>& samples) {
+  std::vector<EngineWindow> out(windows.size());
+  if (windows.empty() || samples.empty())
+    return out;
+  struct Sums {
+    double weight = 0;
+    double running = 0;
+    double waiting = 0;
+  };
+  std::vector<Sums> sums(windows.size());
+  const TimeNs start = windows.front().start_ns;
+  const TimeNs width = windows.front().end_ns - windows.front().start_ns;
+  for (const auto& s : samples) {
+    if (s.late || s.t_ns < start || s.t_ns >= windows.back().end_ns || width <= 0 ||
+        !(s.weight > 0))
+      continue;
+    const auto i = std::min(windows.size() - 1, static_cast<std::size_t>((s.t_ns - start) / width));
+    sums[i].weight += s.weight;
+    sums[i].running += s.weight * s.running;
+    sums[i].waiting += s.weight * s.waiting;
+    ++out[i].samples;
+  }
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (out[i].samples > 0) {
+      out[i].mean_running = sums[i].running / sums[i].weight;
+      out[i].mean_waiting = sums[i].waiting / sums[i].weight;
+    }
+  }
+  return out;
+}
+
+std::vector<std::size_t> Warmup::steady() const {
+  return {judged.begin() + static_cast<std::ptrdiff_t>(std::min(warmup, judged.size())),
+          judged.end()};
 }
 
 namespace {
 
-/// max/min − 1 of `values` (all > 0), or NaN when one is not positive or not finite.
-double spread(const std::vector<double>& values) {
-  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  for (const double v : values) {
-    if (!(std::isfinite(v) && v > 0))
-      return metrics::kUndefined;
-  }
-  return *hi / *lo - 1.0;
-}
+/// A warm-up is dropped only when it differs materially from what follows: the means of the
+/// dropped and the kept windows differ by more than this share of the kept mean. MSER alone
+/// trims a few windows of pure noise, and on a noiseless slight trend (a deterministic
+/// simulation) it always points at the end.
+constexpr double kMaterialWarmup = 0.10;
 
+/// The window statistic's value at percentile `q`, NaN without samples or without `q`.
 double stats_percentile(const metrics::Stats& s, double q) {
+  if (s.count == 0)
+    return metrics::kUndefined;
   for (const auto& [p, value] : s.percentiles) {
     if (p == q)
       return value;
@@ -267,42 +462,284 @@ double stats_percentile(const metrics::Stats& s, double q) {
   return metrics::kUndefined;
 }
 
+double mean_of(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  double sum = 0;
+  for (std::size_t i = from; i < to; ++i) sum += v[i];
+  return to > from ? sum / static_cast<double>(to - from) : std::nan("");
+}
+
+/// Whether dropping the first `d` of `finite` removes a material transient: the medians of the
+/// dropped and kept values differ by more than kMaterialWarmup (a few stall windows among the
+/// dropped ones move the mean, MSER's statistic, but not the median), and the means by more
+/// than three standard errors of their difference (the noise of a few small windows).
+bool material(const std::vector<double>& finite, std::size_t d) {
+  if (d == 0 || d >= finite.size())
+    return false;
+  const auto cut = finite.begin() + static_cast<std::ptrdiff_t>(d);
+  const double median_dropped = median_of(std::vector<double>(finite.begin(), cut));
+  const double median_kept = median_of(std::vector<double>(cut, finite.end()));
+  if (!(std::abs(median_dropped - median_kept) > kMaterialWarmup * std::abs(median_kept)))
+    return false;
+  const double dropped = mean_of(finite, 0, d);
+  const double kept = mean_of(finite, d, finite.size());
+  double var = 0;
+  for (std::size_t i = d; i < finite.size(); ++i) var += (finite[i] - kept) * (finite[i] - kept);
+  const auto n_kept = static_cast<double>(finite.size() - d);
+  var /= std::max(1.0, n_kept - 1);
+  const double se = std::sqrt(var * (1 / static_cast<double>(d) + 1 / n_kept));
+  const double diff = std::abs(dropped - kept);
+  return diff > kMaterialWarmup * std::abs(kept) && diff > 3 * se;
+}
+
+/// The MSER truncation of one series over the judged windows, as a count of judged windows
+/// (the series' NaN windows keep their place: the truncation is mapped back to them), kept
+/// only when material; `settled` is false when that material warm-up reaches the cap of half
+/// the series (White's sign of a run that had not settled: the transient may go on beyond it).
+Truncation truncation_of(const std::vector<double>& series) {
+  std::vector<std::size_t> where;
+  std::vector<double> finite;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (std::isfinite(series[i])) {
+      where.push_back(i);
+      finite.push_back(series[i]);
+    }
+  }
+  Truncation t = mser_truncation(finite);
+  const bool keep = material(finite, t.drop);
+  // A material warm-up that runs into the rule's cap (half the windows): the transient may go
+  // on beyond it.
+  t.settled = !(keep && finite.size() >= 2 * 5 && t.drop >= finite.size() / 2);
+  if (!keep)
+    t.drop = 0;
+  if (t.drop > 0 && t.drop <= where.size())
+    t.drop = t.drop < where.size() ? where[t.drop] : series.size();
+  return t;
+}
+
 }  // namespace
 
-Stability stability(const std::vector<Window>& windows, const StabilityRule& rule) {
-  Stability out;
-  std::vector<const Window*> full;
-  for (const auto& w : windows) {
-    if (w.full && w.sending)
-      full.push_back(&w);
+Warmup find_warmup(const std::vector<Window>& windows, const std::vector<EngineWindow>& engine) {
+  Warmup w;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (windows[i].full && windows[i].sending)
+      w.judged.push_back(i);
   }
-  const std::size_t n = std::max<std::size_t>(2, rule.windows);
-  if (full.size() < n) {
-    out.reason =
-        fmt::format("only {} full window(s) before the last send; the rule compares the last {}",
-                    full.size(), n);
-    return out;
-  }
+  const std::size_t n = w.judged.size();
   std::vector<double> throughput;
-  std::vector<double> latency;
-  for (std::size_t i = full.size() - n; i < full.size(); ++i) {
-    throughput.push_back(full[i]->output_throughput);
-    latency.push_back(stats_percentile(full[i]->itl_ms, rule.latency_percentile));
+  std::vector<double> itl;
+  std::vector<double> ttft;
+  for (const std::size_t i : w.judged) {
+    throughput.push_back(windows[i].output_throughput);
+    itl.push_back(windows[i].itl_ms.count > 0 ? windows[i].itl_ms.mean : metrics::kUndefined);
+    // The window's p99 of TTFT over its explained value: the requests a start-up burst queues
+    // last are the few slow ones of a window (its mean hides them), and the spike rule reads
+    // this very series.
+    ttft.push_back(stats_percentile(windows[i].ttft_ratio, 99));
   }
-  out.throughput_spread = spread(throughput);
-  out.latency_spread = spread(latency);
-  const double limit = 100 * rule.tolerance;
-  if (std::isnan(out.throughput_spread) || std::isnan(out.latency_spread)) {
-    out.reason = fmt::format("one of the last {} windows has no output tokens or no ITL sample", n);
+  const auto take = [&](const Truncation& t, std::string_view series) {
+    if (!t.settled && w.settled)
+      w.unsettled = series;
+    w.settled = w.settled && t.settled;
+    if (t.drop > w.warmup) {
+      w.warmup = t.drop;
+      w.note = fmt::format("{} (MSER)", series);
+    }
+  };
+  take(truncation_of(throughput), "output tok/s");
+  take(truncation_of(itl), "mean ITL");
+  take(truncation_of(ttft), "TTFT over its explained value");
+  if (engine.size() == windows.size() && n >= 2) {
+    std::vector<double> later;
+    for (std::size_t k = n / 2; k < n; ++k) later.push_back(engine[w.judged[k]].mean_running);
+    // A ramp window holds a batch under 90% of its later level while requests wait for it.
+    const double target = 0.9 * median_of(later);
+    std::size_t ramp = 0;
+    while (ramp < n / 2 && !(engine[w.judged[ramp]].mean_running >= target) &&
+           engine[w.judged[ramp]].mean_waiting >= 1)
+      ++ramp;
+    if (std::isfinite(target) && ramp > w.warmup) {
+      w.warmup = ramp;
+      w.note = "the engine's batch ramp";
+    }
+  }
+  w.warmup =
+      std::min(w.warmup, n / 2);  // a truncation mapped past NaN windows stays in the first half
+  return w;
+}
+
+// ---- stability ----
+
+std::string_view to_string(Steadiness state) noexcept {
+  for (const auto& s : kSteadinessNames) {
+    if (s.state == state)
+      return s.name;
+  }
+  return "unstable";
+}
+
+namespace {
+
+/// A series' trend over the steady windows, with its level (the mean of its finite values).
+struct SeriesTrend {
+  Trend trend;
+  double level = metrics::kUndefined;
+  /// The Theil-Sen change over the span relative to the level (NaN when the level is 0).
+  [[nodiscard]] double relative() const noexcept {
+    return level > 0 ? trend.change() / level : metrics::kUndefined;
+  }
+};
+
+SeriesTrend series_trend(const std::vector<double>& values) {
+  SeriesTrend s{.trend = trend_test(values)};
+  double sum = 0;
+  std::size_t n = 0;
+  for (const double v : values) {
+    if (std::isfinite(v)) {
+      sum += v;
+      ++n;
+    }
+  }
+  s.level = n > 0 ? sum / static_cast<double>(n) : metrics::kUndefined;
+  return s;
+}
+
+/// Whether a queue series grows without bound over the span: a significant rising trend, a
+/// material growth, and its second half still rising.
+bool queue_grows(const std::vector<double>& values, const StabilityRule& rule, double& growth) {
+  const Trend t = trend_test(values);
+  growth = t.change();
+  if (!(t.p_value < rule.alpha) || !(t.slope > 0))
+    return false;
+  const double start = std::max(0.0, t.fitted_first);
+  if (!(growth >= rule.queue_growth) || !(growth >= rule.queue_growth_rel * start))
+    return false;
+  const std::vector<double> second(values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
+                                   values.end());
+  const Trend late = trend_test(second);
+  return late.slope > 0.5 * t.slope;
+}
+
+}  // namespace
+
+Stability stability(const std::vector<Window>& windows, const std::vector<EngineSample>& engine,
+                    const StabilityRule& rule) {
+  Stability out;
+  const std::vector<EngineWindow> by_window = engine_windows(windows, engine);
+  const bool observed = std::any_of(by_window.begin(), by_window.end(),
+                                    [](const EngineWindow& e) { return e.samples > 0; });
+  const Warmup warm = find_warmup(windows, observed ? by_window : std::vector<EngineWindow>{});
+  const std::vector<std::size_t> steady = warm.steady();
+  out.judged_windows = warm.judged.size();
+  out.warmup_windows = warm.warmup;
+  const std::string excluded =
+      warm.warmup == 0
+          ? std::string()
+          : fmt::format(" after {} warm-up window(s) set by {}", warm.warmup, warm.note);
+  if (steady.size() < std::max<std::size_t>(3, rule.min_windows)) {
+    out.state = Steadiness::TooShort;
+    out.reason =
+        fmt::format("{} steady window(s) of {} full ones before the last send{}; the rule needs {}",
+                    steady.size(), warm.judged.size(), excluded, rule.min_windows);
     return out;
   }
-  const double tp = 100 * out.throughput_spread;
-  const double lat = 100 * out.latency_spread;
-  out.stable = tp <= limit && lat <= limit;
+  out.steady_start_ns = windows[steady.front()].start_ns;
+  std::vector<double> throughput;
+  std::vector<double> itl;
+  std::vector<double> ttft;
+  std::vector<double> outstanding;
+  std::vector<double> waiting;
+  std::size_t waited = 0;
+  for (const std::size_t i : steady) {
+    const Window& w = windows[i];
+    // Output tok/s per request in flight: the server's pace, whatever the offered load (an
+    // open loop's throughput follows its arrivals, which vary by chance).
+    throughput.push_back(w.mean_in_flight > 0 ? w.output_throughput / w.mean_in_flight
+                                              : metrics::kUndefined);
+    itl.push_back(w.itl_ms.count > 0 ? w.itl_ms.mean : metrics::kUndefined);
+    // TTFT over what the prefill queued ahead explains (`TtftModel`): a burst of arrivals
+    // raises TTFT without the server changing; a slower server raises the ratio.
+    ttft.push_back(w.ttft_ratio.count > 0 ? w.ttft_ratio.mean : metrics::kUndefined);
+    outstanding.push_back(w.mean_in_flight + w.mean_queued);
+    if (observed) {
+      waiting.push_back(by_window[i].mean_waiting);
+      waited += by_window[i].mean_waiting >= 1 ? 1 : 0;
+    }
+  }
+  const SeriesTrend tp = series_trend(throughput);
+  const SeriesTrend lat = series_trend(itl);
+  const SeriesTrend first = series_trend(ttft);
+  out.throughput_spread = tp.relative();
+  out.latency_spread = lat.relative();
+  out.ttft_change = first.relative();
+  const std::string span = fmt::format("{} steady window(s) from {:.1f} s{}", steady.size(),
+                                       ns_to_s(out.steady_start_ns), excluded);
+  // Saturation: the queue grows without bound, or the engine holds a standing queue.
+  double growth = 0;
+  if (queue_grows(outstanding, rule, growth)) {
+    out.queue_growth = growth;
+    out.state = Steadiness::Saturated;
+    out.reason = fmt::format(
+        "requests outstanding (in flight + queued in the client) grew by {:.1f} over {}: the "
+        "load is above what the server completes",
+        growth, span);
+    return out;
+  }
+  double engine_growth = 0;
+  if (observed && queue_grows(waiting, rule, engine_growth)) {
+    out.queue_growth = engine_growth;
+    out.state = Steadiness::Saturated;
+    out.reason =
+        fmt::format("requests waiting at the engine grew by {:.1f} over {}", engine_growth, span);
+    return out;
+  }
+  const double share = static_cast<double>(waited) / static_cast<double>(steady.size());
+  if (observed && share >= rule.standing_queue_share) {
+    out.state = Steadiness::Saturated;
+    out.reason = fmt::format(
+        "a standing queue: requests waited at the engine in {} of {}: the server ran at its "
+        "capacity",
+        waited, span);
+    return out;
+  }
+  if (!warm.settled) {
+    out.state = Steadiness::Unstable;
+    out.reason = fmt::format(
+        "not settled: the warm-up rule (MSER) found {} still changing materially in the second "
+        "half of the {} full windows",
+        warm.unsettled, warm.judged.size());
+    return out;
+  }
+  // A material, significant trend in throughput, TTFT or ITL.
+  struct Named {
+    const SeriesTrend* t;
+    std::string_view name;
+    double tolerance;
+  };
+  for (const Named& m : {Named{&tp, "output tok/s per request in flight", rule.tolerance},
+                         Named{&first, "mean TTFT over its explained value", rule.ttft_tolerance},
+                         Named{&lat, "mean ITL", rule.tolerance}}) {
+    const double rel = m.t->relative();
+    if (m.t->trend.p_value < rule.alpha && std::abs(rel) > m.tolerance) {
+      out.state = Steadiness::Unstable;
+      out.reason = fmt::format("{} moved {:+.1f}% over {} (Mann-Kendall p = {:.2g} < {:g})", m.name,
+                               100 * rel, span, m.t->trend.p_value, rule.alpha);
+      return out;
+    }
+  }
+  out.state = Steadiness::Stable;
+  out.stable = true;
   out.reason = fmt::format(
-      "last {} windows: output tok/s max/min {:+.1f}%, p{:g} ITL max/min {:+.1f}% ({} {:g}%)", n,
-      tp, rule.latency_percentile, lat, out.stable ? "both within" : "not both within", limit);
+      "{}: output tok/s per request {:+.1f}%, TTFT/explained {:+.1f}%, mean ITL {:+.1f}% (no "
+      "trend beyond {:g}% ({:g}% for TTFT) at p < {:g}), no growing queue",
+      span, 100 * (std::isfinite(tp.relative()) ? tp.relative() : 0.0),
+      100 * (std::isfinite(first.relative()) ? first.relative() : 0.0),
+      100 * (std::isfinite(lat.relative()) ? lat.relative() : 0.0), 100 * rule.tolerance,
+      100 * rule.ttft_tolerance, rule.alpha);
   return out;
+}
+
+Stability stability(const std::vector<Window>& windows, const StabilityRule& rule) {
+  return stability(windows, {}, rule);
 }
 
 }  // namespace llmbench::analysis

@@ -43,6 +43,7 @@ json spikes_json(const analysis::SpikeReport& r) {
   json list = json::array();
   for (const auto& sp : r.spikes) {
     list.push_back({{"metric", analysis::to_string(sp.metric)},
+                    {"prefill_step", sp.prefill_step},
                     {"window", sp.window},
                     {"start_s", ns_to_s(sp.start_ns)},
                     {"end_s", ns_to_s(sp.end_ns)},
@@ -54,13 +55,27 @@ json spikes_json(const analysis::SpikeReport& r) {
                     {"samples", sp.samples},
                     {"completed", sp.completed}});
   }
+  const auto& in = r.interference;
   return {{"rule",
            {{"multiple", rule.multiple},
+            {"iqr_multiple", rule.iqr_multiple},
             {"percentile", rule.percentile},
-            {"baseline", "median over the windows of the window percentile"},
+            {"baseline",
+             "median over the steady windows of the window percentile, per class: ITL in gaps "
+             "without / with a prefill, TTFT over the TTFT its prompt length explains"},
             {"min_windows", rule.min_windows}}},
+          {"summary", analysis::spike_summary(r, rule)},
+          {"count", r.spikes.size()},
+          {"warmup_windows", r.warmup_windows},
           {"itl_baseline_ms", finite_or_null(r.itl_baseline_ms)},
+          {"itl_prefill_baseline_ms", finite_or_null(r.itl_prefill_baseline_ms)},
           {"ttft_baseline_ms", finite_or_null(r.ttft_baseline_ms)},
+          {"ttft_ratio_baseline", finite_or_null(r.ttft_ratio_baseline)},
+          {"prefill_interference",
+           {{"found", in.found},
+            {"with_prefill_ms", finite_or_null(in.with_prefill_ms)},
+            {"without_prefill_ms", finite_or_null(in.without_prefill_ms)},
+            {"windows", in.windows}}},
           {"list", std::move(list)}};
 }
 
@@ -71,6 +86,7 @@ json batching_json(const Verdicts& v) {
   for (const auto& w : b.windows) {
     windows.push_back({{"start_s", ns_to_s(w.start_ns)},
                        {"samples", w.samples},
+                       {"warmup", w.warmup},
                        {"mean_running", finite_or_null(w.mean_running)},
                        {"mean_waiting", finite_or_null(w.mean_waiting)},
                        {"share", finite_or_null(w.share)},
@@ -86,6 +102,8 @@ json batching_json(const Verdicts& v) {
           {"fired", b.fired},
           {"capacity", finite_or_null(b.capacity)},
           {"longest_failed_run", b.longest_failed_run},
+          {"warmup_windows", b.warmup_windows},
+          {"late_samples", b.late_samples},
           {"reason", b.reason},
           {"windows", std::move(windows)}};
 }
@@ -103,7 +121,8 @@ json windows_json(const std::vector<analysis::Window>& windows) {
            {"output_throughput", finite_or_null(w.output_throughput)},
            {"request_throughput", finite_or_null(w.request_throughput)},
            {"mean_in_flight", finite_or_null(w.mean_in_flight)},
-           {"max_in_flight", w.max_in_flight}};
+           {"max_in_flight", w.max_in_flight},
+           {"mean_queued", finite_or_null(w.mean_queued)}};
     add_stats(j, "ttft", w.ttft_ms);
     add_stats(j, "itl", w.itl_ms);
     out.push_back(std::move(j));
@@ -126,22 +145,27 @@ RunAnalysis analyse_run(const AnalysisInputs& in) {
   a.windows = in.tokens != nullptr ? analysis::time_windows(in.records, *in.tokens, options)
                                    : analysis::time_windows(in.records, options);
   Verdicts& v = a.verdicts;
-  v.stability = analysis::stability(a.windows, analysis::StabilityRule{});
+  v.batching = analysis::batching_failure(a.windows, in.queue.samples, in.queue.capacity,
+                                          analysis::BatchingRule{});
+  v.batching_source = v.batching.evaluated ? in.queue.source : std::string();
+  // The engine's queue, where the batching rule could read it, also decides saturation (a
+  // standing or growing queue) and the start-up ramp left out as warm-up.
+  v.stability = v.batching.evaluated
+                    ? analysis::stability(a.windows, in.queue.samples, analysis::StabilityRule{})
+                    : analysis::stability(a.windows, analysis::StabilityRule{});
   v.spikes = analysis::find_spikes(a.windows, analysis::SpikeRule{});
   v.tails = tail_cis(a.summary, [&](const metrics::SummaryOptions& o) {
     metrics::SummaryOptions again = in.report.summary;
     again.percentiles = o.percentiles;
     return summarize(again);
   });
-  v.batching = analysis::batching_failure(a.windows, in.queue.samples, in.queue.capacity,
-                                          analysis::BatchingRule{});
-  v.batching_source = v.batching.evaluated ? in.queue.source : std::string();
   analysis::PointFacts facts{.duration_s = a.summary.duration_s,
                              .completed = a.summary.completed,
                              .failed = a.summary.failed,
                              .tails = {}};
   for (const auto& t : v.tails) facts.tails.emplace_back(t.metric, t.ci);
   v.validity = analysis::validity(facts, in.validity);
+  v.verdict = analysis::judge_point(facts, in.validity, v.stability, in.interrupted);
   return a;
 }
 
@@ -170,8 +194,11 @@ std::vector<analysis::EngineSample> scrape_samples(const telemetry::ServerMetric
   for (std::size_t i = 0; i < series.t_ns.size() && i < r.size() && i < w.size(); ++i) {
     if (!std::isfinite(r[i]) || !std::isfinite(w[i]))
       continue;
-    out.push_back(analysis::EngineSample{
-        .t_ns = series.t_ns[i] - run_start_ns, .running = r[i], .waiting = w[i], .weight = 1});
+    out.push_back(analysis::EngineSample{.t_ns = series.t_ns[i] - run_start_ns,
+                                         .running = r[i],
+                                         .waiting = w[i],
+                                         .weight = 1,
+                                         .late = series.late(i)});
   }
   return out;
 }
@@ -179,23 +206,41 @@ std::vector<analysis::EngineSample> scrape_samples(const telemetry::ServerMetric
 json analysis_json(const RunAnalysis& a) {
   const analysis::StabilityRule rule;
   const Verdicts& v = a.verdicts;
+  const auto& st = v.stability;
   json out{{"window_s", a.window_s},
            {"windows", windows_json(a.windows)},
-           {"stable", v.stability.stable},
+           {"stable", st.stable},
            {"stability",
-            {{"reason", v.stability.reason},
-             {"throughput_spread", finite_or_null(v.stability.throughput_spread)},
-             {"latency_spread", finite_or_null(v.stability.latency_spread)},
+            {{"state", analysis::to_string(st.state)},
+             {"reason", st.reason},
+             {"throughput_spread", finite_or_null(st.throughput_spread)},
+             {"latency_spread", finite_or_null(st.latency_spread)},
+             {"ttft_change", finite_or_null(st.ttft_change)},
+             {"queue_growth", finite_or_null(st.queue_growth)},
+             {"judged_windows", st.judged_windows},
+             {"warmup_windows", st.warmup_windows},
+             {"steady_start_s", ns_to_s(st.steady_start_ns)},
              {"rule",
-              {{"windows", rule.windows},
+              {{"min_windows", rule.min_windows},
+               {"alpha", rule.alpha},
                {"tolerance", rule.tolerance},
-               {"throughput", "output_throughput"},
-               {"latency",
-                fmt::format("p{}_itl_ms", metrics::percentile_label(rule.latency_percentile))}}}}}};
+               {"ttft_tolerance", rule.ttft_tolerance},
+               {"queue_growth", rule.queue_growth},
+               {"queue_growth_rel", rule.queue_growth_rel},
+               {"standing_queue_share", rule.standing_queue_share},
+               {"warmup", "MSER truncation of output tok/s and mean ITL; the engine's batch ramp"},
+               {"trend", "Mann-Kendall test, Theil-Sen change over the steady windows"}}}}}};
   out["spikes"] = spikes_json(v.spikes);
   out["batching"] = batching_json(v);
   out["p99_ci"] = tail_cis_json(v.tails);
+  out["verdict"] = verdict_json(v.verdict);
   return out;
+}
+
+json verdict_json(const analysis::PointVerdict& v) {
+  return {{"label", analysis::verdict_label(v)},  {"valid", v.valid},
+          {"invalid_reasons", v.invalid_reasons}, {"steadiness", analysis::to_string(v.steadiness)},
+          {"interrupted", v.interrupted},         {"ok", v.ok()}};
 }
 
 }  // namespace llmbench::app

@@ -22,6 +22,15 @@ namespace {
 
 using nlohmann::json;
 
+/// `j` with the counts vLLM's keys leave out: `cancelled` (apart from `failed`),
+/// `zero_output_completions` and the TTFT basis (`metrics::kTtftBasis`).
+json with_counts(json j, const metrics::Summary& s) {
+  j["cancelled"] = s.cancelled;
+  j["zero_output_completions"] = s.zero_output_completions;
+  j["ttft_basis"] = metrics::kTtftBasis;
+  return j;
+}
+
 std::string local_date(std::chrono::system_clock::time_point t) {
   return fmt::format("{:%Y%m%d-%H%M%S}", fmt::localtime(std::chrono::system_clock::to_time_t(t)));
 }
@@ -91,7 +100,7 @@ json run_document(const RunResult& r) {
   json metadata = json::object();
   for (const auto& [key, value] : plan.output.metadata) metadata[key] = value;
   info.extra["metadata"] = metadata;
-  json doc = report::results_json(summary, info);
+  json doc = with_counts(report::results_json(summary, info), summary);
   // vLLM writes `--metadata KEY=VALUE` at the top level: so does llmbench, for every key that is
   // not one of its own (those stay under "metadata" only).
   for (const auto& [key, value] : metadata.items()) {
@@ -163,7 +172,7 @@ json simulate_document(const RunResult& r) {
                 {"sim_timeline", timeline_json(r.simulation->timeline)},
                 {"label", plan.output.label.empty() ? json(nullptr) : json(plan.output.label)}};
   info.extra.update(analysis_json(r.analysis));
-  return report::results_json(r.summary(), info);
+  return with_counts(report::results_json(r.summary(), info), r.summary());
 }
 
 }  // namespace

@@ -145,8 +145,10 @@ loadgen::LoadResult run_load(const loadgen::LoadOptions& load, const Schedule& s
     const auto cancelled =
         std::count_if(result.records.begin(), result.records.end(),
                       [](const auto& r) { return r.error_kind == metrics::ErrorKind::Cancelled; });
-    log::warn("interrupted: {} requests finished, {} in flight were cancelled (counted as failed)",
-              static_cast<std::int64_t>(result.records.size()) - cancelled, cancelled);
+    log::warn(
+        "interrupted: {} requests finished, {} in flight were cancelled (counted apart from "
+        "failed)",
+        static_cast<std::int64_t>(result.records.size()) - cancelled, cancelled);
   }
   return result;
 }
@@ -323,8 +325,11 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
                                           .report = plan.report,
                                           .window_s = plan.window_s,
                                           .queue = queue,
-                                          .validity = plan.validity});
-  r.exit_code = (r.summary().failed > 0 || r.interrupted) ? 1 : 0;
+                                          .validity = plan.validity,
+                                          .interrupted = r.interrupted});
+  // Cancelled requests are not failures (they are counted apart), but a run that had to cancel
+  // any did not finish its work: it still exits 1.
+  r.exit_code = (r.summary().failed > 0 || r.summary().cancelled > 0 || r.interrupted) ? 1 : 0;
   if (observer != nullptr)
     observer->analysed(r);
   warn_load_accuracy(r);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace llmbench::app {
 
 RunTelemetry::RunTelemetry(const TelemetryPlan& plan, const loadgen::LoadOptions& load)
@@ -65,6 +67,12 @@ RunTelemetryData RunTelemetry::finish(const loadgen::LoadResult& result) {
         "delay: {} (telemetry.client in the results)",
         fmt::join(d.client.reasons, "; "));
   }
+  if (d.client.host_contended) {
+    log::warn(
+        "the host's CPU was taken by others during the run, so latencies may include "
+        "their delay: {} (telemetry.client.host_reasons in the results)",
+        fmt::join(d.client.host_reasons, "; "));
+  }
   if (gpu_) {
     std::int64_t tokens = 0;
     for (const auto& r : result.records) {
@@ -80,8 +88,11 @@ RunTelemetryData RunTelemetry::finish(const loadgen::LoadResult& result) {
                 series.failures + static_cast<std::int64_t>(series.t_ns.size()),
                 scraper_->options().url_text, series.last_error);
     }
+    auto summary = telemetry::summarize_server_metrics(series);
+    if (!summary.timing.warning.empty())
+      log::warn("{}", summary.timing.warning);
     d.server_metrics = ScrapeData{.series = series,
-                                  .summary = telemetry::summarize_server_metrics(series),
+                                  .summary = std::move(summary),
                                   .url = scraper_->options().url_text,
                                   .interval_ms = scraper_->options().interval.count()};
   }

@@ -2,8 +2,8 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
-#include "llmbench/metrics/catalog.hpp"
 #include "llmbench/core/name_table.hpp"
+#include "llmbench/metrics/catalog.hpp"
 
 #include <fmt/core.h>
 
@@ -87,7 +87,11 @@ std::vector<std::string> row_cells(const analysis::MetricComparison& m,
                                : fmt::format("[{}, {}]", number(s.ci.low * d.factor, true),
                                              number(s.ci.high * d.factor, true)),
           first ? p_value(m.p_adjusted) : "",
-          first ? std::string(analysis::to_string(m.verdict)) : ""};
+          first ? (m.verdict == analysis::Verdict::TooFewSamples
+                       ? fmt::format("too few samples to test (smallest attainable p {:.3f})",
+                                     m.min_attainable_p)
+                       : std::string(analysis::to_string(m.verdict)))
+                : ""};
 }
 
 constexpr std::array<std::string_view, 9> kHeader{
@@ -229,6 +233,7 @@ json compare_json(const std::vector<RunComparison>& comparisons,
            {"z", finite_or_null(m.rank.z)},
            {"p_value", finite_or_null(m.rank.p_value)},
            {"p_adjusted", finite_or_null(m.p_adjusted)},
+           {"min_attainable_p", finite_or_null(m.min_attainable_p)},
            {"verdict", analysis::to_string(m.verdict)},
            {"statistics", std::move(stats)}});
     }

@@ -7,6 +7,7 @@
 #include "llmbench/telemetry/series_stats.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
@@ -66,9 +67,11 @@ void add_load_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
     copt.load_lines.emplace_back("Event-loop lag p99 / max (ms):",
                                  fmt::format("{:.2f} / {:.2f}", lag.p99, lag.max));
   }
+  // Always, as the results JSON has it (a server's own counts can disagree with the prompt
+  // even without a local tokenizer: the dataset's stated lengths).
+  copt.load_lines.emplace_back("Prompt token mismatches:",
+                               std::to_string(r.summary().prompt_token_mismatches));
   if (!r.run_plan->names.tokenizer.empty()) {
-    copt.load_lines.emplace_back("Prompt token mismatches:",
-                                 std::to_string(r.summary().prompt_token_mismatches));
     copt.load_lines.emplace_back("Output tokens counted locally:",
                                  std::to_string(r.summary().output_tokens_counted_locally));
   }
@@ -128,26 +131,26 @@ void print_timeline(const std::vector<sim::TimelineBucket>& timeline) {
 
 std::pair<std::string, std::string> stability_line(const app::RunResult& r) {
   const auto& s = r.verdicts().stability;
-  return {fmt::format("Stable ({:g} s windows):", r.analysis.window_s),
-          s.stable ? "yes" : "no: " + s.reason};
+  return {fmt::format("Stability ({:g} s windows):", r.analysis.window_s),
+          fmt::format("{}: {}", analysis::to_string(s.state), s.reason)};
 }
 
 std::pair<std::string, std::string> spike_line(const app::RunResult& r) {
   const analysis::SpikeRule rule;
-  const auto& spikes = r.verdicts().spikes.spikes;
-  std::string value = spikes.empty() ? "none" : std::to_string(spikes.size());
-  constexpr std::size_t kListed = 5;  // the results list every one
-  for (const auto& sp : spikes) {
-    if (&sp - spikes.data() == kListed) {
-      value += ", ...";
-      break;
-    }
-    value += fmt::format("{} {} {:.1f}x at {:.1f}-{:.1f} s", &sp == spikes.data() ? ":" : ",",
-                         sp.metric == analysis::SpikeMetric::Itl ? "ITL" : "TTFT", sp.ratio,
-                         ns_to_s(sp.start_ns), ns_to_s(sp.end_ns));
-  }
-  return {fmt::format("P{:g} spikes (> {:g}x median window):", rule.percentile, rule.multiple),
-          value};
+  const auto& spikes = r.verdicts().spikes;
+  std::string value = analysis::spike_summary(spikes, rule);
+  const std::string interference = analysis::interference_line(spikes, rule);
+  if (!interference.empty())
+    value += "; " + interference;
+  return {fmt::format("P{:g} spikes:", rule.percentile), value};
+}
+
+std::pair<std::string, std::string> verdict_line(const app::RunResult& r) {
+  const auto& v = r.verdicts().verdict;
+  std::string value = analysis::verdict_label(v);
+  if (!v.invalid_reasons.empty())
+    value += fmt::format(" ({})", fmt::join(v.invalid_reasons, "; "));
+  return {"Verdict:", value};
 }
 
 std::pair<std::string, std::string> batching_line(const app::RunResult& r) {
@@ -164,6 +167,15 @@ void print_result(const app::RunResult& r) {
     add_engine_lines(r, copt);
   else
     add_load_lines(r, copt);
+  const auto& summary = r.summary();
+  if (summary.cancelled > 0)
+    copt.load_lines.emplace_back("Cancelled requests:", std::to_string(summary.cancelled));
+  if (summary.zero_output_completions > 0) {
+    copt.load_lines.emplace_back("Zero-output completions:",
+                                 std::to_string(summary.zero_output_completions));
+  }
+  copt.load_lines.emplace_back("TTFT basis:", std::string(metrics::kTtftBasis));
+  copt.load_lines.push_back(verdict_line(r));
   copt.load_lines.push_back(stability_line(r));
   copt.load_lines.push_back(spike_line(r));
   if (r.verdicts().batching.evaluated)

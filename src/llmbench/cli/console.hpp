@@ -15,10 +15,14 @@
 
 namespace llmbench::cli {
 
-/// The console line of the stability verdict: label and value ("yes" / "no: <reason>").
+/// The console line of the stability verdict: label and value ("<state>: <reason>").
 std::pair<std::string, std::string> stability_line(const app::RunResult& r);
-/// The console line of the spikes: label and value ("none" or the count and each window).
+/// The console line of the spikes: label and value (`analysis::spike_summary`: "none" or the
+/// count, the worst and when; then the prefill interference when found).
 std::pair<std::string, std::string> spike_line(const app::RunResult& r);
+/// The console line of the run's one verdict (`analysis::verdict_label`, then every invalid
+/// reason).
+std::pair<std::string, std::string> verdict_line(const app::RunResult& r);
 /// The console line of the batching verdict ("no: ..." / "FIRED: ..."); label "" when it was
 /// not evaluated.
 std::pair<std::string, std::string> batching_line(const app::RunResult& r);

@@ -328,6 +328,15 @@ analysis::SloMeasurement slo_measurement(const Sweep& sweep,
     }
     m.metrics[c.metric] = *value;
   }
+  // What the answer line shows beside the constraints (analysis::slo_answer_lines).
+  for (const char* key : {"output_throughput", "request_throughput", "request_goodput",
+                          "p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms"}) {
+    const auto value = result.metric(key);
+    if (value && std::isfinite(*value) && m.metrics.count(key) == 0)
+      m.metrics[key] = *value;
+  }
+  m.valid = row.valid;
+  m.invalid_reasons = row.invalid_reasons;
   return m;
 }
 
@@ -392,12 +401,16 @@ void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>&
       {"converged", result.converged},
       {"stopped", result.stopped},
       {"reason", result.reason},
+      {"answer_rounded", result.answer_rounded ? json(*result.answer_rounded) : json(nullptr)},
+      {"binding", result.binding},
+      {"non_monotonic", result.non_monotonic},
+      {"provisional", result.provisional},
+      {"provisional_reasons", result.provisional_reasons},
       {"points", points}};
+  const auto answer = analysis::slo_answer_lines(result, constraints, axis_info(axis).name);
+  lines.insert(lines.end(), answer.begin(), answer.end());
   lines.push_back(
-      fmt::format("SLO {}: highest {} meeting it: {} ({}); {} point(s), samples per point: {}",
-                  fmt::join(names.begin(), names.end(), ", "), axis_info(axis).name,
-                  result.best ? axis_value(axis, *result.best).text : std::string("none"),
-                  result.reason, result.points.size(), samples));
+      fmt::format("  {} point(s), samples per point: {}", result.points.size(), samples));
   // How sure the answer is: the p99 interval of each constrained p99 at the answer's point.
   for (std::size_t i = 0; i < result.points.size() && result.best; ++i) {
     if (result.points[i].load != *result.best || i >= sweep.rows().size())

@@ -127,6 +127,7 @@ PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
                .p99_ci = app::tail_cis_json(v.tails),
                .batching_failed = v.batching.fired,
                .gpus = result.gpus()};
+  row.verdict = v.verdict;
   for (const auto key : kPointMetrics) row.metrics[std::string(key)] = metric_json(result, key);
   return row;
 }
@@ -153,6 +154,10 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
     p.update(row.metrics);
     p["stable"] = row.stable;
     p["stability"] = row.stability_reason;
+    if (row.status != PointStatus::Failed) {
+      p["verdict"] = analysis::verdict_label(row.verdict);
+      p["steadiness"] = analysis::to_string(row.verdict.steadiness);
+    }
     p["samples"] = row.samples;
     p["trials"] = row.trials;
     p["earlier_results"] = row.earlier_results;
@@ -176,7 +181,7 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
   for (const auto& axis : axes) out += "," + std::string(axis_name(axis));
   out += ",status";
   for (const auto key : kPointMetrics) out += "," + std::string(key);
-  out += ",stable,samples,results_file,error,valid,trials\n";
+  out += ",stable,samples,results_file,error,valid,trials,verdict\n";
   for (const auto& row : rows) {
     out += std::to_string(row.index);
     for (const auto& v : row.values) out += "," + csv_field(v.text);
@@ -184,9 +189,10 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Poin
     for (const auto key : kPointMetrics) {
       out += "," + csv_number(row.metrics.value(std::string(key), json(nullptr)));
     }
-    out += fmt::format(",{},{},{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
-                       csv_field(row.results_file), csv_field(row.error),
-                       row.valid ? "true" : "false", row.trials);
+    out += fmt::format(
+        ",{},{},{},{},{},{},{}\n", row.stable ? "true" : "false", row.samples,
+        csv_field(row.results_file), csv_field(row.error), row.valid ? "true" : "false", row.trials,
+        row.status == PointStatus::Failed ? "" : csv_field(analysis::verdict_label(row.verdict)));
   }
   return out;
 }
@@ -226,12 +232,10 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
   }
   json out = json::array();
   for (const auto& [key, members] : groups) {
-    std::vector<std::pair<double, double>> tput;
     std::vector<std::pair<double, double>> latency;
     double saturation = std::nan("");
     for (const PointRow* row : members) {
       const double t = metric(*row, "output_throughput");
-      tput.emplace_back(row->values[load].number, t);
       latency.emplace_back(t, metric(*row, "p99_ttft_ms"));
       if (std::isfinite(t) && !(t <= saturation))
         saturation = t;
@@ -247,13 +251,22 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     const auto notes = analysis::fit_knee_model(depth_curve);
     const auto fit_json = [](const analysis::QueueFit& f, const char* a, const char* b) {
       return json{{"ok", f.ok},
+                  {"within_bound", analysis::within_bound(f)},
+                  {"error_bound", analysis::kFitErrorBound},
                   {a, finite_or_null(f.a)},
                   {b, finite_or_null(f.b)},
                   {"rms_relative_error", finite_or_null(f.rms_relative_error)},
                   {"points", f.points},
                   {"reason", f.reason}};
     };
-    const auto tk = analysis::find_knee(tput, {.shape = analysis::CurveShape::ConcaveIncreasing});
+    std::vector<analysis::LadderPoint> ladder;
+    for (const PointRow* row : members) {
+      ladder.push_back({.load = row->values[load].number,
+                        .output_throughput = metric(*row, "output_throughput"),
+                        .p99_ttft_ms = metric(*row, "p99_ttft_ms")});
+    }
+    const auto statement = analysis::describe_knee(ladder, load_name);
+    const auto& tk = statement.knee;
     const auto lk = analysis::find_knee(latency, {.shape = analysis::CurveShape::ConvexIncreasing});
     json g{{"group", key},
            {"load_axis", load_name},
@@ -262,7 +275,13 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
             {{"found", tk.found},
              {"load", tk.found ? json(tk.x) : json(nullptr)},
              {"output_throughput", tk.found ? json(tk.y) : json(nullptr)},
+             {"gained_past_knee", std::isfinite(statement.gained_past_knee)
+                                      ? json(statement.gained_past_knee)
+                                      : json(nullptr)},
+             {"log2_load", statement.geometric},
              {"reason", tk.reason}}},
+           {"saturated", statement.saturated},
+           {"statement", statement.text},
            {"latency_knee",
             {{"found", lk.found},
              {"output_throughput", lk.found ? json(lk.x) : json(nullptr)},
@@ -277,21 +296,11 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
               "request_throughput = mu (1 - rho) / (1 + Q (1 - rho)), Q = "
               "max_concurrent_requests"}}}};
     out.push_back(std::move(g));
-    std::string line = key.empty() ? "Knee:" : fmt::format("Knee ({}):", key);
-    line += tk.found ? fmt::format(" throughput stops growing at {}={:g} ({:.1f} tok/s)", load_name,
-                                   tk.x, tk.y)
-                     : " no throughput knee (" + tk.reason + ")";
-    line += fmt::format("; saturation {:.1f} tok/s", saturation);
+    std::string line = key.empty() ? "Knee: " : fmt::format("Knee ({}): ", key);
+    line += statement.text;
     line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
                      : "; no latency knee";
-    if (mm1.ok) {
-      line += fmt::format("; M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)", mm1.a,
-                          mm1.b, 100 * mm1.rms_relative_error);
-    }
-    if (notes.ok) {
-      line += fmt::format("; knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)", notes.a,
-                          notes.b, 100 * notes.rms_relative_error);
-    }
+    line += "; " + analysis::fits_line(mm1, notes);
     lines.push_back(std::move(line));
   }
   return out;
@@ -339,8 +348,8 @@ std::string table_header(const std::vector<SweepAxis>& axes) {
   for (const auto& axis : axes) {
     out += fmt::format(" {:>{}}", axis_name(axis), column_width(axis));
   }
-  out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}", "status", "done",
-                     "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p99", "ITL p99", "stable");
+  out += fmt::format(" {:>22} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8}", "verdict", "done",
+                     "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p99", "ITL p99");
   return out;
 }
 
@@ -350,14 +359,16 @@ std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row) {
     out += fmt::format(" {:>{}}", row.values[i].text, column_width(axes[i]));
   }
   if (row.status == PointStatus::Failed)
-    return out + fmt::format(" {:>11} {}", "failed", row.error);
-  out += fmt::format(" {:>11} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6}",
-                     to_string(row.status), row.samples, cell(metric(row, "request_throughput"), 2),
+    return out + fmt::format(" {:>22} {}", "failed", row.error);
+  // The one verdict (analysis::judge_point), never "ok" for an invalid point.
+  std::string verdict = analysis::verdict_label(row.verdict);
+  if (row.trials > 1)
+    verdict += fmt::format(" /{}", row.trials);
+  out += fmt::format(" {:>22} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8}", verdict, row.samples,
+                     cell(metric(row, "request_throughput"), 2),
                      cell(metric(row, "output_throughput"), 1),
                      cell(metric(row, "median_ttft_ms"), 1), cell(metric(row, "p99_ttft_ms"), 1),
-                     cell(metric(row, "p99_tpot_ms"), 2), cell(metric(row, "p99_itl_ms"), 2),
-                     std::string(row.stable ? "yes" : "no") +
-                         (row.trials > 1 ? fmt::format("/{}", row.trials) : std::string()));
+                     cell(metric(row, "p99_tpot_ms"), 2), cell(metric(row, "p99_itl_ms"), 2));
   return out;
 }
 

@@ -6,6 +6,7 @@
 /// finishes).
 
 #include "llmbench/analysis/validity.hpp"
+#include "llmbench/analysis/verdict.hpp"
 #include "llmbench/app/result.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 
@@ -60,6 +61,8 @@ struct PointRow {
   std::vector<std::string> invalid_reasons;  ///< every rule the point broke
   nlohmann::json p99_ci = nullptr;           ///< the results' `p99_ci`
   bool batching_failed = false;              ///< the batching-failure rule fired
+  /// The point's one verdict (`analysis::judge_point`): the table, JSON and CSV print its label.
+  analysis::PointVerdict verdict{};
   /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
   /// cannot see the server's GPUs), so its "per GPU" is per server.
   double gpus = 1;

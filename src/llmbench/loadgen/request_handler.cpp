@@ -184,6 +184,8 @@ void RecordingHandler::apply_delta(const protocol::Delta& d, TimeNs t) {
     rec_.server_prompt_ms = d.timings_prompt_ms;
   if (d.timings_predicted_ms >= 0)
     rec_.server_predicted_ms = d.timings_predicted_ms;
+  if (d.timings_prompt_n >= 0)
+    timings_prompt_n_ = d.timings_prompt_n;
   // llama.cpp reports its prompt-cache reuse as `timings.cache_n`; usage's cached_tokens wins.
   if (d.timings_cache_n >= 0 && d.timings_cache_n <= kMaxTokenCount && !cached_from_usage_ &&
       (rec_.input_tokens < 0 || d.timings_cache_n <= rec_.input_tokens)) {
@@ -338,14 +340,30 @@ void RecordingHandler::finish(const http::Outcome& outcome, TimeNs now_ns) {
     classify(outcome);  // else it failed while the response arrived
   }
   if (rec_.ok() && rec_.chunks.empty()) {
-    // vLLM's benchmark client fails such a response too ("never received a valid chunk").
-    rec_.error_kind = ErrorKind::EmptyOutput;
-    rec_.error_message =
-        stream_ ? fmt::format(
-                      "HTTP {} stream of {} event(s) with no generated "
-                      "output",
-                      rec_.http_status, chunk_events_)
-                : fmt::format("HTTP {} body with no generated output", rec_.http_status);
+    // A normal end (`[DONE]` or a finish_reason) with `usage.completion_tokens` 0 is a
+    // successful reply of zero tokens: vLLM answers so when the model stops at once. It counts
+    // as completed and gives no TTFT, TPOT or ITL. A reply that claims tokens it never
+    // streamed, or says neither, still fails (vLLM's benchmark client fails both: "never
+    // received a valid chunk").
+    const bool normal_end = saw_done_ || !rec_.finish_reason.empty() || !stream_;
+    if (!(normal_end && rec_.output_tokens == 0)) {
+      rec_.error_kind = ErrorKind::EmptyOutput;
+      const std::string what =
+          stream_ ? fmt::format("HTTP {} stream of {} event(s)", rec_.http_status, chunk_events_)
+                  : fmt::format("HTTP {} body", rec_.http_status);
+      rec_.error_message =
+          rec_.output_tokens > 0
+              ? fmt::format("{} claims {} completion token(s) but carried no generated output",
+                            what, rec_.output_tokens)
+              : fmt::format("{} with no generated output{}", what,
+                            rec_.output_tokens < 0 ? " and no usage" : "");
+    }
+  }
+  // llama.cpp builds without `timings.cache_n` (b4748) still say how many prompt tokens they
+  // evaluated (`timings.prompt_n`): the rest of the prompt came from the slot's cache.
+  if (rec_.ok() && rec_.cached_tokens < 0 && timings_prompt_n_ >= 0 && rec_.input_tokens >= 0 &&
+      timings_prompt_n_ <= rec_.input_tokens) {
+    rec_.cached_tokens = rec_.input_tokens - timings_prompt_n_;
   }
   if (rec_.ok() && per_chunk_usage_ && !rec_.chunks.empty() && stream_) {
     rec_.output_tokens_local = chunk_token_sum_;

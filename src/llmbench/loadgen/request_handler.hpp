@@ -119,10 +119,11 @@ class RecordingHandler final : public http::ResponseHandler {
   bool error_status_ = false;
   bool saw_done_ = false;
   bool stop_ = false;
-  bool per_chunk_usage_ = true;     // every output chunk so far carried usage
-  bool usage_rejected_ = false;     // completion_tokens failed the plausibility check
-  bool keep_answer_ = false;        // multi-turn: keep the answer text for the next turn
-  bool cached_from_usage_ = false;  // cached_tokens came from usage (beats timings.cache_n)
+  bool per_chunk_usage_ = true;         // every output chunk so far carried usage
+  bool usage_rejected_ = false;         // completion_tokens failed the plausibility check
+  bool keep_answer_ = false;            // multi-turn: keep the answer text for the next turn
+  bool cached_from_usage_ = false;      // cached_tokens came from usage (beats timings.cache_n)
+  std::int64_t timings_prompt_n_ = -1;  // llama.cpp timings.prompt_n: prompt tokens evaluated
   const protocol::Redactor* redactor_ = &kNoSecrets;
   const tokenizer::Tokenizer* tok_ = nullptr;  // local counting when set
   tokenizer::Scratch* scratch_ = nullptr;

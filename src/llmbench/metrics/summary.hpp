@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmbench::metrics {
@@ -25,6 +26,14 @@ struct Slo {
 /// Parses "ttft:500 tpot:50 e2el:10000" items (one per vector element); throws `Exception` naming
 /// `--goodput` and the bad item on an unknown key or a non-positive/non-numeric value.
 Slo parse_slo(const std::vector<std::string>& items);
+
+/// What TTFT is measured on (docs/metrics.md "Definitions"), stated in the results
+/// (`ttft_basis`) and the report, since servers differ in what they send first: the first
+/// event that carried generated output (text, a tool call, or tokens per its usage), from
+/// `sent`; a role-only or empty-content first delta does not count, nor a stripped special token.
+inline constexpr std::string_view kTtftBasis =
+    "first output chunk carrying generated text or tokens, from sent (a role-only or "
+    "empty-content first delta does not count)";
 
 /// Per-request derived latencies in ms; NaN where undefined (e.g. TPOT with N < 2).
 struct RequestLatency {
@@ -68,9 +77,16 @@ inline constexpr std::size_t kTopErrorsPerKind = 3;
 
 /// Everything the console and JSON reports print for a run.
 struct Summary {
-  std::size_t total = 0;      ///< non-warm-up requests recorded
+  std::size_t total = 0;      ///< non-warm-up requests recorded (completed + failed + cancelled)
   std::size_t completed = 0;  ///< ok non-warm-up requests
-  std::size_t failed = 0;
+  std::size_t failed = 0;     ///< requests that failed (cancelled ones are not failures)
+  /// Requests the client cancelled (an interrupt, the end of a `--duration` run): neither
+  /// completed nor failed by the server, counted apart.
+  std::size_t cancelled = 0;
+  /// Completed requests the server closed normally with zero completion tokens (vLLM returns
+  /// `finish_reason` stop and `usage.completion_tokens` 0 when the model stops at once): they
+  /// count as completed and give no TTFT, TPOT or ITL.
+  std::size_t zero_output_completions = 0;
   std::map<std::string, std::size_t> failures_by_kind;  ///< `to_string(ErrorKind)` → count
   /// `to_string(ErrorKind)` → its most frequent messages (at most `kTopErrorsPerKind`, the most
   /// frequent first, ties in message order), so a console shows why requests failed.

@@ -86,7 +86,65 @@ std::vector<ThreadCpu> thread_cpu(const std::vector<SelfSample>& samples,
   return out;
 }
 
+/// The evidence that others took the host's CPU ("" when there is none).
+std::string host_evidence(const SelfMonitorSummary& s, const SelfMonitorOptions& options) {
+  std::vector<std::string> parts;
+  if (s.host_steal_fraction >= options.steal_threshold)
+    parts.push_back(fmt::format("{:.0f}% of the CPU time stolen by the hypervisor",
+                                100 * s.host_steal_fraction));
+  if (s.others_cores >= options.others_threshold * s.cores)
+    parts.push_back(
+        fmt::format("other processes used {:.2f} of {} cores", s.others_cores, s.cores));
+  if (s.load_mean >= s.cores)
+    parts.push_back(fmt::format("load average {:.1f} on {} cores", s.load_mean, s.cores));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+/// Files a lag `reason`: the client's own when its threads were busy or the host shows no sign
+/// of others, else the host's.
+void attribute_lag(SelfMonitorSummary& s, const std::string& reason,
+                   const SelfMonitorOptions& options) {
+  const std::string host = host_evidence(s, options);
+  if (s.client_busy || host.empty()) {
+    s.reasons.push_back(reason);
+    s.client_saturated = true;
+    return;
+  }
+  s.host_contended = true;
+  s.host_reasons.push_back(fmt::format(
+      "{}, while the client threads used only {:.2f} cores: the host's CPU was taken by others "
+      "({})",
+      reason, s.client_cores, host));
+}
+
 }  // namespace
+
+HostCpu parse_host_cpu(const std::string& stat_line, const std::string& loadavg_line,
+                       double ticks_per_s) {
+  HostCpu h;
+  std::istringstream in(stat_line);
+  std::string label;
+  in >> label;
+  if (label == "cpu" && ticks_per_s > 0) {
+    std::vector<double> f;
+    double v = 0;
+    while (f.size() < 8 && in >> v) f.push_back(v);
+    if (f.size() >= 4) {
+      f.resize(8, 0.0);  // older kernels lack iowait, irq, softirq or steal
+      // user nice system idle iowait irq softirq steal
+      h.busy_s = (f[0] + f[1] + f[2] + f[5] + f[6]) / ticks_per_s;
+      h.steal_s = f[7] / ticks_per_s;
+      h.total_s = (f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7]) / ticks_per_s;
+    }
+  }
+  std::istringstream load(loadavg_line);
+  double l = 0;
+  if (load >> l)
+    h.load1 = l;
+  return h;
+}
 
 void name_this_thread(const std::string& name) {
   set_thread_name(name);
@@ -107,6 +165,7 @@ SelfSample read_self_sample() {
     s.threads[tid] = ThreadTime{.name = first_line(entry.path() / "comm"),
                                 .cpu_s = thread_cpu_s(entry.path() / "stat", ticks)};
   }
+  s.host = parse_host_cpu(first_line("/proc/stat"), first_line("/proc/loadavg"), ticks);
   return s;
 }
 
@@ -139,13 +198,28 @@ SelfMonitorSummary summarize_self(const std::vector<SelfSample>& samples,
     out.reasons.push_back(
         fmt::format("the client threads used {:.2f} of {} cores", out.client_cores, out.cores));
   }
-  if (out.lag_ms.count > 0 && out.lag_ms.p99 >= options.lag_threshold_ms) {
-    out.reasons.push_back(
-        fmt::format("the monitor thread woke up to {:.1f} ms late (p99): the host's CPUs were "
-                    "saturated",
-                    out.lag_ms.p99));
+  out.client_busy = !out.reasons.empty();
+  out.client_saturated = out.client_busy;
+  // The host's share: steal against all CPU time, other processes' busy cores against ours.
+  const HostCpu& h0 = samples.front().host;
+  const HostCpu& h1 = samples.back().host;
+  const double total = h1.total_s - h0.total_s;
+  if (total > 0) {
+    out.host_steal_fraction = (h1.steal_s - h0.steal_s) / total;
+    if (out.span_s > 0)
+      out.others_cores = std::max(0.0, (h1.busy_s - h0.busy_s - out.process_cpu_s) / out.span_s);
   }
-  out.client_saturated = !out.reasons.empty();
+  std::vector<double> loads;
+  loads.reserve(samples.size());
+  for (const auto& s : samples) loads.push_back(s.host.load1);
+  out.load_mean = describe_series(loads).mean;
+  if (out.lag_ms.count > 0 && out.lag_ms.p99 >= options.lag_threshold_ms) {
+    attribute_lag(out,
+                  fmt::format("the monitor thread woke up to {:.1f} ms late (p99): the host's "
+                              "CPUs were saturated",
+                              out.lag_ms.p99),
+                  options);
+  }
   return out;
 }
 
@@ -155,11 +229,11 @@ void add_event_loop_lag(SelfMonitorSummary& summary, std::span<const float> lags
   summary.event_loop_lag_ms = describe_series(lags);
   const auto& s = summary.event_loop_lag_ms;
   if (s.count > 0 && s.p99 >= options.lag_threshold_ms) {
-    summary.reasons.push_back(
-        fmt::format("the client's event loops ran up to {:.1f} ms late (p99; max {:.1f} ms): "
-                    "chunks waited that long before their time was taken",
-                    s.p99, s.max));
-    summary.client_saturated = true;
+    attribute_lag(summary,
+                  fmt::format("the client's event loops ran up to {:.1f} ms late (p99; max {:.1f} "
+                              "ms): chunks waited that long before their time was taken",
+                              s.p99, s.max),
+                  options);
   }
 }
 
@@ -207,9 +281,17 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
                      {"max", finite_or_null(loop.max)}};
   return {{"client_saturated", summary.client_saturated},
           {"reasons", summary.reasons},
+          {"host_contended", summary.host_contended},
+          {"host_reasons", summary.host_reasons},
+          {"host",
+           {{"steal_fraction", finite_or_null(summary.host_steal_fraction)},
+            {"others_cores", finite_or_null(summary.others_cores)},
+            {"load_mean", finite_or_null(summary.load_mean)}}},
           {"rule",
            {{"busy_threshold", options.busy_threshold},
             {"lag_threshold_ms", options.lag_threshold_ms},
+            {"steal_threshold", options.steal_threshold},
+            {"others_threshold", options.others_threshold},
             {"excluded_name_prefixes", options.excluded_name_prefixes}}},
           {"interval_ms", options.interval.count()},
           {"cores", summary.cores},

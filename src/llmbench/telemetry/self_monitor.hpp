@@ -13,6 +13,12 @@
 /// - the monitor's p99 wake-up lag was ≥ `lag_threshold_ms` (10 ms),
 /// - the loadgen workers' p99 event-loop lag was ≥ `lag_threshold_ms` (`add_event_loop_lag`):
 ///   a chunk that arrived waited that long before the client read its time.
+/// A lag is the client's own only when its threads were busy (the first two rules); a lag while
+/// the client's threads were not busy and the host's CPU was taken by others (steal time from
+/// a hypervisor ≥ `steal_threshold` of the host's CPU time, other processes using ≥
+/// `others_threshold` of the cores, or a load average ≥ the cores; /proc/stat and /proc/loadavg,
+/// proc(5)) is reported as `host_contended` instead, and `client_saturated` stays false: the
+/// client did not lag on its own work.
 /// Threads whose name starts with one of `excluded_name_prefixes` (the built-in server's
 /// `llmb-http-*` workers and `llmb-engine`, the telemetry samplers' `llmb-telem-*`) are reported
 /// but not counted as client threads. Thread names: core/thread_name.hpp.
@@ -42,10 +48,26 @@ void name_this_thread(const std::string& name);
 struct SelfMonitorOptions {
   std::chrono::milliseconds interval{250};
   std::vector<std::string> excluded_name_prefixes{"llmb-http", "llmb-engine", "llmb-telem"};
-  double busy_threshold = 0.9;   ///< fraction of one core (a thread) or of all cores
-  double lag_threshold_ms = 10;  ///< p99 wake-up lag
-  unsigned int cores = 0;        ///< 0 = `sysconf(_SC_NPROCESSORS_ONLN)`
+  double busy_threshold = 0.9;    ///< fraction of one core (a thread) or of all cores
+  double lag_threshold_ms = 10;   ///< p99 wake-up lag
+  unsigned int cores = 0;         ///< 0 = `sysconf(_SC_NPROCESSORS_ONLN)`
+  double steal_threshold = 0.10;  ///< share of the host's CPU time stolen by the hypervisor
+  double others_threshold = 0.5;  ///< share of the cores used by processes other than ours
 };
+
+/// The host's CPU counters at one sample (/proc/stat's `cpu` line, in seconds, cumulative; NaN
+/// when unreadable) and the 1-minute load average (/proc/loadavg).
+struct HostCpu {
+  double busy_s = std::numeric_limits<double>::quiet_NaN();   ///< user+nice+system+irq+softirq
+  double steal_s = std::numeric_limits<double>::quiet_NaN();  ///< taken by the hypervisor
+  double total_s = std::numeric_limits<double>::quiet_NaN();  ///< every field but guest ones
+  double load1 = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Parses /proc/stat's first line ("cpu  user nice system idle iowait irq softirq steal ...", in
+/// clock ticks of `ticks_per_s`) and /proc/loadavg's first field. Fields missing: NaN.
+HostCpu parse_host_cpu(const std::string& stat_line, const std::string& loadavg_line,
+                       double ticks_per_s);
 
 /// One thread's cumulative CPU time at one sample.
 struct ThreadTime {
@@ -60,6 +82,7 @@ struct SelfSample {
   /// How late the monitor woke against its schedule, ms (NaN for the samples at start and stop).
   double lag_ms = std::numeric_limits<double>::quiet_NaN();
   std::map<int, ThreadTime> threads{};  ///< by tid
+  HostCpu host{};                       ///< the whole host's CPU at this sample
 };
 
 /// One thread over the run.
@@ -83,8 +106,18 @@ struct SelfMonitorSummary {
   /// The loadgen workers' event-loop lag, ms (`add_event_loop_lag`; count 0 until then).
   SeriesStats event_loop_lag_ms{};
   std::vector<ThreadCpu> threads{};  ///< by CPU time, largest first
+  /// Over the span: the host's CPU stolen by the hypervisor (share of its CPU time), the cores
+  /// used by processes other than this one, and the mean 1-minute load average (NaN when the
+  /// host counters could not be read).
+  double host_steal_fraction = std::numeric_limits<double>::quiet_NaN();
+  double others_cores = std::numeric_limits<double>::quiet_NaN();
+  double load_mean = std::numeric_limits<double>::quiet_NaN();
+  bool client_busy = false;  ///< a client thread or the client threads together were busy
   bool client_saturated = false;
   std::vector<std::string> reasons{};  ///< one line per rule that fired
+  /// Lag while the client was not busy and the host's CPU was taken by others.
+  bool host_contended = false;
+  std::vector<std::string> host_reasons{};
 };
 
 /// Applies the file comment's rule to `samples` (in time order).

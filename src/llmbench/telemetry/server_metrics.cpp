@@ -93,9 +93,10 @@ ConceptValues map_concepts(const Exposition& exposition) {
   return out;
 }
 
-void ServerMetricsSeries::add(TimeNs t_ns_abs, const Exposition& exposition) {
+void ServerMetricsSeries::add(TimeNs t_ns_abs, const Exposition& exposition, TimeNs latency) {
   const std::size_t index = t_ns.size();
   t_ns.push_back(t_ns_abs);
+  latency_ns.push_back(latency);
   for (const auto& s : exposition.samples) {
     auto& values = raw[s.series_key()];
     if (values.empty())
@@ -110,8 +111,66 @@ void ServerMetricsSeries::add(TimeNs t_ns_abs, const Exposition& exposition) {
     if (!mapped.sources[c].empty())
       concept_sources[c] = std::string(mapped.sources[c]);
   }
+  // A since-start ratio of counters: recover its numerator, difference both, and give the
+  // concept each interval's mean (NaN on the first scrape or when the denominator did not move).
+  for (const auto& rc : kRatioCounters) {
+    double ratio = std::nan("");
+    double den = std::nan("");
+    for (const auto& smp : exposition.samples) {
+      if (smp.name == rc.ratio)
+        ratio = smp.value;
+      else if (smp.name == rc.denominator)
+        den = smp.value;
+    }
+    auto& [nums, dens] = ratio_counters[std::string(rc.ratio)];
+    if (std::isnan(ratio) && std::isnan(den) && nums.empty())
+      continue;
+    nums.resize(index, std::nan(""));
+    dens.resize(index, std::nan(""));
+    nums.push_back(ratio * den);
+    dens.push_back(den);
+    const auto c = static_cast<std::size_t>(rc.concept_id);
+    double mean = std::nan("");
+    if (index > 0 && dens[index] > dens[index - 1])
+      mean = (nums[index] - nums[index - 1]) / (dens[index] - dens[index - 1]);
+    concepts[c].back() = mean;
+    if (!std::isnan(den))
+      concept_sources[c] = fmt::format("{} x {}, differenced", rc.ratio, rc.denominator);
+  }
+  std::erase_if(ratio_counters, [](const auto& kv) { return kv.second.first.empty(); });
   if (engine == Engine::Unknown)
     engine = detect_engine(exposition);
+}
+
+bool ServerMetricsSeries::late(std::size_t i) const noexcept {
+  return asked_interval_ms > 0 && i < latency_ns.size() &&
+         ns_to_ms(latency_ns[i]) > 0.5 * asked_interval_ms;
+}
+
+ScrapeTiming scrape_timing(const ServerMetricsSeries& series) {
+  ScrapeTiming t{.asked_ms = series.asked_interval_ms};
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < series.t_ns.size(); ++i)
+    gaps.push_back(ns_to_ms(series.t_ns[i] - series.t_ns[i - 1]));
+  std::vector<double> latencies;
+  for (std::size_t i = 0; i < series.latency_ns.size(); ++i) {
+    latencies.push_back(ns_to_ms(series.latency_ns[i]));
+    t.late_scrapes += series.late(i) ? 1 : 0;
+  }
+  const SeriesStats g = describe_series(gaps);
+  t.median_gap_ms = g.p50;
+  t.p90_gap_ms = g.p90;
+  t.median_latency_ms = describe_series(latencies).p50;
+  t.interval_late = t.asked_ms > 0 && t.median_gap_ms > 1.5 * t.asked_ms;
+  if (t.interval_late || t.late_scrapes > 0) {
+    t.warning = fmt::format(
+        "/metrics scrapes ran late: median gap {:.0f} ms for {:.0f} ms asked (p90 {:.0f} ms), "
+        "median answer {:.0f} ms; {} of {} scrape(s) answered after half the interval and their "
+        "gauges are marked late (left out of the batching rule)",
+        t.median_gap_ms, t.asked_ms, t.p90_gap_ms, t.median_latency_ms, t.late_scrapes,
+        series.t_ns.size());
+  }
+  return t;
 }
 
 ServerMetricsSummary summarize_server_metrics(const ServerMetricsSeries& series) {
@@ -127,7 +186,18 @@ ServerMetricsSummary summarize_server_metrics(const ServerMetricsSeries& series)
     if (series.concept_sources[c].empty())
       continue;
     ConceptSummary s{.info = &kConceptNames[c], .source = series.concept_sources[c]};
-    if (kConceptNames[c].counter) {
+    const RatioCounter* rc = nullptr;
+    for (const auto& r : kRatioCounters) {
+      if (static_cast<std::size_t>(r.concept_id) == c &&
+          series.ratio_counters.count(std::string(r.ratio)) > 0)
+        rc = &r;
+    }
+    if (rc != nullptr) {
+      const auto& [nums, dens] = series.ratio_counters.at(std::string(rc->ratio));
+      const double dd = counter_increase(dens);
+      s.run_mean = dd > 0 ? counter_increase(nums) / dd : std::nan("");
+      s.gauge = describe_series(series.concepts[c]);
+    } else if (kConceptNames[c].counter) {
       s.increase = counter_increase(series.concepts[c]);
       s.rate_per_s = span_s > 0 ? s.increase / span_s : std::nan("");
       increases[c] = s.increase;
@@ -142,6 +212,7 @@ ServerMetricsSummary summarize_server_metrics(const ServerMetricsSeries& series)
   };
   out.prefix_cache_hit_rate = ratio(Concept::PrefixCacheHits, Concept::PrefixCacheQueries);
   out.spec_decode_acceptance_rate = ratio(Concept::SpecAcceptedTokens, Concept::SpecDraftTokens);
+  out.timing = scrape_timing(series);
   return out;
 }
 
@@ -165,7 +236,10 @@ json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsS
   json concepts = json::object();
   for (const auto& s : summary.concepts) {
     json j = {{"source", s.source}, {"counter", s.info->counter}};
-    if (s.info->counter) {
+    if (!std::isnan(s.run_mean)) {
+      j.update(stats_json(s.gauge));
+      j["mean_over_run"] = finite_or_null(s.run_mean);
+    } else if (s.info->counter) {
       j["increase"] = finite_or_null(s.increase);
       j["rate_per_s"] = finite_or_null(s.rate_per_s);
     } else {
@@ -173,7 +247,19 @@ json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsS
     }
     concepts[std::string(s.info->name)] = j;
   }
+  json late = json::array();
+  for (std::size_t i = 0; i < series.t_ns.size(); ++i) late.push_back(series.late(i));
+  const ScrapeTiming& tm = summary.timing;
   return {{"engine", engine_name(summary.engine)},
+          {"timing",
+           {{"asked_interval_ms", tm.asked_ms},
+            {"median_gap_ms", finite_or_null(tm.median_gap_ms)},
+            {"p90_gap_ms", finite_or_null(tm.p90_gap_ms)},
+            {"median_latency_ms", finite_or_null(tm.median_latency_ms)},
+            {"late_scrapes", tm.late_scrapes},
+            {"interval_late", tm.interval_late},
+            {"warning", tm.warning}}},
+          {"late", late},
           {"scrapes", summary.scrapes},
           {"failures", summary.failures},
           {"last_error", series.last_error},
@@ -189,7 +275,9 @@ json server_metrics_json(const ServerMetricsSeries& series, const ServerMetricsS
 
 // ---- sampler ----
 
-ServerMetricsSampler::ServerMetricsSampler(ScrapeOptions options) : options_(std::move(options)) {}
+ServerMetricsSampler::ServerMetricsSampler(ScrapeOptions options) : options_(std::move(options)) {
+  series_.asked_interval_ms = static_cast<double>(options_.interval.count());
+}
 
 ServerMetricsSampler::~ServerMetricsSampler() {
   stop();
@@ -205,7 +293,7 @@ void ServerMetricsSampler::scrape_once() {
     if (status != 200) {
       failure = fmt::format("GET {} answered HTTP {}", options_.url_text, status);
     } else if (auto parsed = parse_exposition(body, options_.url_text)) {
-      series_.add(t, *parsed);
+      series_.add(t, *parsed, steady_now_ns() - t);
       return;
     } else {
       failure = parsed.error().what();

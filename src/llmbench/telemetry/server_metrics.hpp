@@ -25,11 +25,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace llmbench::telemetry {
@@ -225,6 +227,23 @@ inline constexpr MetricMapping kMetricMap[] = {
      .concept_id = Concept::GenerationTokens},
 };
 
+/// A "counter" that is a since-start ratio of two counters: llama.cpp's
+/// `llamacpp:n_busy_slots_per_decode` is n_busy_slots_total / n_decode_total (its README:
+/// "Average number of busy slots per llama_decode() call"), so its value is the mean over the
+/// server's whole life, runs before this one included. Its numerator is recovered as ratio ×
+/// denominator and both are differenced between scrapes: the run's mean batch is Δnumerator /
+/// Δdenominator, each scrape interval's is the same over that interval.
+struct RatioCounter {
+  std::string_view ratio;        ///< the exposed ratio
+  std::string_view denominator;  ///< the counter it divides by
+  Concept concept_id;            ///< the concept it feeds (differenced)
+};
+inline constexpr RatioCounter kRatioCounters[] = {
+    {.ratio = "llamacpp:n_busy_slots_per_decode",
+     .denominator = "llamacpp:n_decode_total",
+     .concept_id = Concept::BatchSize},
+};
+
 /// The engine an exposition looks like: `llmbench` when any sample is named `llmbench:*`
 /// (`llmbench serve` with the engine model; with fixed timing it serves vLLM names only and
 /// reads as `vllm`), else the engine whose prefix (`vllm:`, `sglang:`, `tgi_`, `llamacpp:`) the
@@ -254,10 +273,36 @@ struct ServerMetricsSeries {
   Engine engine = Engine::Unknown;
   std::int64_t failures = 0;  ///< scrapes that failed (transport, HTTP status or parse)
   std::string last_error;     ///< the last failure, for the one warning
+  /// How long each scrape took, request to last byte (ns; 0 when not measured).
+  std::vector<TimeNs> latency_ns;
+  /// The interval asked for (ms; 0 = unknown): a scrape that took more than half of it is
+  /// `late` (its gauges could be from any moment of that long a span).
+  double asked_interval_ms = 0;
+  /// Per `kRatioCounters` entry present: the recovered numerator and the denominator per
+  /// scrape (NaN where a scrape lacked them).
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ratio_counters;
 
-  /// Appends one successful scrape taken at `t_ns`.
-  void add(TimeNs t_ns_abs, const Exposition& exposition);
+  /// Appends one successful scrape taken at `t_ns_abs` that took `latency_ns` to answer.
+  void add(TimeNs t_ns_abs, const Exposition& exposition, TimeNs latency = 0);
+  /// True when scrape `i` took more than half the asked interval.
+  [[nodiscard]] bool late(std::size_t i) const noexcept;
 };
+
+/// How the scrapes kept to the interval asked (docs/telemetry.md "Late scrapes"): the gaps
+/// between consecutive scrape starts and the scrapes that answered late.
+struct ScrapeTiming {
+  double asked_ms = 0;
+  double median_gap_ms = std::numeric_limits<double>::quiet_NaN();
+  double p90_gap_ms = std::numeric_limits<double>::quiet_NaN();
+  double median_latency_ms = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t late_scrapes = 0;  ///< took more than half the asked interval
+  /// The achieved interval was far above the one asked: median gap > 1.5 × asked.
+  bool interval_late = false;
+  std::string warning{};  ///< one sentence when `interval_late` or any scrape was late, else ""
+};
+
+/// The timing of `series`' scrapes.
+[[nodiscard]] ScrapeTiming scrape_timing(const ServerMetricsSeries& series);
 
 /// The summary of one concept over the run: the stats of a gauge, the increase (and its rate
 /// over the scraped span) of a counter.
@@ -267,6 +312,9 @@ struct ConceptSummary {
   SeriesStats gauge{};   ///< gauges only
   double increase = std::numeric_limits<double>::quiet_NaN();    ///< counters only
   double rate_per_s = std::numeric_limits<double>::quiet_NaN();  ///< increase / scraped span
+  /// A concept from a `RatioCounter`: Δnumerator / Δdenominator over the run (the run's own
+  /// mean, whatever ran before it); NaN otherwise. `gauge` then holds the per-interval means.
+  double run_mean = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// The server-metrics summary: the engine, scrape counts, each concept present, and two ratios
@@ -280,6 +328,7 @@ struct ServerMetricsSummary {
   double prefix_cache_hit_rate = std::numeric_limits<double>::quiet_NaN();
   /// Δ spec_decode_accepted_tokens / Δ spec_decode_draft_tokens.
   double spec_decode_acceptance_rate = std::numeric_limits<double>::quiet_NaN();
+  ScrapeTiming timing;  ///< the achieved interval and the late scrapes
 };
 
 /// Summarizes `series` (all of it).
@@ -288,7 +337,9 @@ struct ServerMetricsSummary {
 /// The results JSON `telemetry.server_metrics` object: url, engine, interval, scrape and failure
 /// counts, `t_ms` (times relative to `run_start_ns`, ms), `series` (each concept present),
 /// `raw` (every raw series, NaN as null), `counter_increases` (each raw counter's increase), and
-/// `summary` (per concept: gauge stats or increase and rate; the two ratios).
+/// `summary` (per concept: gauge stats or increase and rate, `mean_over_run` for a ratio
+/// counter; the two ratios), `timing` (asked and achieved interval, late scrapes) and `late`
+/// (per scrape: its gauges are marked as taken late).
 [[nodiscard]] nlohmann::json server_metrics_json(const ServerMetricsSeries& series,
                                                  const ServerMetricsSummary& summary,
                                                  TimeNs run_start_ns);

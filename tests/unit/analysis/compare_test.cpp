@@ -181,6 +181,33 @@ TEST(CompareRuns, ErrorRateAndThroughputDirections) {
   EXPECT_TRUE(std::isnan(reqs.rank.p_value));
 }
 
+TEST(CompareRuns, TwentyAgainstFortyRequestsAreTooFewToTest) {
+  // A real llama.cpp comparison: 20 requests against 40, TPOT 2.2 x. Blocks of ceil(sqrt(n))
+  // requests give 4 and 6 units; Mann-Whitney can reach p = 0.0142 at best (complete
+  // separation), Holm over the 5 tested metrics 0.071: no data could be significant at 0.05,
+  // so "no significant difference" would be a false comfort.
+  EXPECT_NEAR(mann_whitney_min_p(4, 6), 0.01423, 1e-4);
+  const auto rows =
+      compare_runs(synthetic_run(1, 10, 20, 0), synthetic_run(2, 22, 40, 0), CompareOptions{});
+  const auto& tpot = rows[static_cast<std::size_t>(Metric::Tpot)];
+  EXPECT_EQ(tpot.units_a, 4U);
+  EXPECT_EQ(tpot.units_b, 6U);
+  EXPECT_NEAR(tpot.min_attainable_p, 5 * 0.01423, 1e-3);
+  EXPECT_EQ(tpot.verdict, Verdict::TooFewSamples);
+  EXPECT_EQ(to_string(tpot.verdict), "too few samples to test");
+  // The effect size and its interval are reported all the same: +120%, the interval above 0.
+  const auto* mean = tpot.find(Statistic::Mean);
+  ASSERT_NE(mean, nullptr);
+  EXPECT_NEAR(mean->relative, 1.2, 0.2);
+  EXPECT_GT(mean->ci.low, 0.0);
+  // With enough requests the same change is tested and found.
+  const auto big =
+      compare_runs(synthetic_run(1, 10, 200, 0), synthetic_run(2, 22, 400, 0), CompareOptions{});
+  EXPECT_EQ(big[static_cast<std::size_t>(Metric::Tpot)].verdict, Verdict::Worse);
+  EXPECT_LT(big[static_cast<std::size_t>(Metric::Tpot)].min_attainable_p, 0.05);
+  EXPECT_EQ(to_string(Verdict::NotTested), "not tested (one value per run)");
+}
+
 TEST(MetricNames, RoundTrip) {
   for (const Metric m : all_metrics()) {
     EXPECT_EQ(metric_from_string(to_string(m)), m);

@@ -89,5 +89,59 @@ TEST(Kneedle, NoKneeOnALineOrACurveThatHasNotBent) {
   EXPECT_FALSE(find_knee({{1, 5}, {2, 5}, {3, 5}}, kConcave).found);
 }
 
+TEST(KneeStatement, NeverSaysThroughputStopsWhenItStillGrew) {
+  // The sweep that said "throughput stops growing at max-concurrency=128 (2,794 tok/s);
+  // saturation 4,151 tok/s": the statement now says how much it still grew past the knee.
+  const std::vector<LadderPoint> ladder{
+      {.load = 16, .output_throughput = 900, .p99_ttft_ms = 90},
+      {.load = 32, .output_throughput = 1700, .p99_ttft_ms = 120},
+      {.load = 64, .output_throughput = 2500, .p99_ttft_ms = 300},
+      {.load = 128, .output_throughput = 2794, .p99_ttft_ms = 1029},
+      {.load = 256, .output_throughput = 4151, .p99_ttft_ms = 40120}};
+  const auto st = describe_knee(ladder, "max-concurrency");
+  EXPECT_TRUE(st.geometric);
+  EXPECT_DOUBLE_EQ(st.saturation_tok_s, 4151);
+  EXPECT_FALSE(st.saturated);  // the last doubling gained 49%
+  EXPECT_THAT(st.text, ::testing::Not(HasSubstr("stops growing")));
+  EXPECT_THAT(st.text, HasSubstr("not saturated within the points: the last step "
+                                 "(max-concurrency=256) still gained +48.6%"));
+  // On log2 load this ladder has not bent: no knee is claimed at all.
+  EXPECT_FALSE(st.knee.found);
+  // A ladder with a real bend that still grows past it states the gain and the latency paid.
+  std::vector<LadderPoint> bent{{.load = 1, .output_throughput = 100, .p99_ttft_ms = 50},
+                                {.load = 2, .output_throughput = 200, .p99_ttft_ms = 50},
+                                {.load = 4, .output_throughput = 400, .p99_ttft_ms = 55},
+                                {.load = 8, .output_throughput = 800, .p99_ttft_ms = 60},
+                                {.load = 16, .output_throughput = 900, .p99_ttft_ms = 400},
+                                {.load = 32, .output_throughput = 1000, .p99_ttft_ms = 900},
+                                {.load = 64, .output_throughput = 1120, .p99_ttft_ms = 2000}};
+  const auto b = describe_knee(bent, "max-concurrency");
+  ASSERT_TRUE(b.knee.found) << b.knee.reason;
+  EXPECT_DOUBLE_EQ(b.knee.x, 8);
+  EXPECT_NEAR(b.gained_past_knee, 0.4, 1e-12);
+  EXPECT_THAT(b.text, HasSubstr("knee at max-concurrency=8 (800.0 tok/s, Kneedle on log2 load); "
+                                "past it throughput still grew +40.0% (to 1120.0 tok/s at "
+                                "max-concurrency=64) while p99 TTFT went from 60.0 to 2000.0 ms"));
+  EXPECT_THAT(b.text, ::testing::Not(HasSubstr("stops growing")));
+}
+
+TEST(KneeStatement, ASaturatedLadderStopsGrowingAtItsKnee) {
+  std::vector<LadderPoint> ladder;
+  for (int c = 1; c <= 256; c *= 2) {
+    ladder.push_back({.load = static_cast<double>(c),
+                      .output_throughput = 10.0 * std::min(c, 32),
+                      .p99_ttft_ms = c <= 32 ? 50.0 : 50.0 * c / 32});
+  }
+  const auto st = describe_knee(ladder, "max-concurrency");
+  ASSERT_TRUE(st.knee.found);
+  EXPECT_DOUBLE_EQ(st.knee.x, 32);
+  EXPECT_TRUE(st.saturated);
+  EXPECT_DOUBLE_EQ(st.gained_past_knee, 0);
+  EXPECT_THAT(st.text, HasSubstr("knee at max-concurrency=32 (320.0 tok/s, Kneedle on log2 load)"));
+  EXPECT_THAT(st.text, HasSubstr("throughput stops growing there"));
+  EXPECT_THAT(st.text, HasSubstr("400.0 ms at max-concurrency=256"));
+  EXPECT_THAT(st.text, HasSubstr("saturated: the last step (max-concurrency=256) gained +0.0%"));
+}
+
 }  // namespace
 }  // namespace llmbench::analysis

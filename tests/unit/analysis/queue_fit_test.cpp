@@ -1,7 +1,9 @@
 #include "llmbench/analysis/queue_fit.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace llmbench::analysis {
@@ -37,6 +39,25 @@ TEST(QueueFit, KneeModelRecoversMuAndRho) {
   EXPECT_NEAR(f.b, 0.9, 1e-9);
   EXPECT_NEAR(f.a, 2000, 1e-6);
   EXPECT_NEAR(f.rms_relative_error, 0, 1e-9);
+}
+
+TEST(QueueFit, AFitIsReportedOnlyWithinItsErrorBound) {
+  std::vector<std::pair<double, double>> mm1;
+  for (double x = 1; x <= 9; x += 1) mm1.emplace_back(x, 50 / (1 - x / 10));
+  const QueueFit good = fit_mm1_latency(mm1);
+  EXPECT_TRUE(within_bound(good));
+  // A ladder whose throughput still rises: the knee model misses it by far.
+  std::vector<std::pair<double, double>> rising;
+  for (double q = 1; q <= 256; q *= 2) rising.emplace_back(q, 10 * q);
+  const QueueFit bad = fit_knee_model(rising);
+  ASSERT_TRUE(bad.ok);
+  EXPECT_GT(bad.rms_relative_error, kFitErrorBound);
+  EXPECT_FALSE(within_bound(bad));
+  const std::string line = fits_line(good, bad);
+  EXPECT_THAT(line, ::testing::StartsWith("M/M/1 fit: L0 50.0 ms, Xmax 10.00 req/s"));
+  EXPECT_THAT(line, ::testing::HasSubstr("; no fit within 15% (knee model "));
+  const std::string none = fits_line(fit_mm1_latency({{1, 10}}), bad);
+  EXPECT_THAT(none, ::testing::StartsWith("queue fits: no fit within 15% (M/M/1 needs at least 2"));
 }
 
 }  // namespace

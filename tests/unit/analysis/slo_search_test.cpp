@@ -138,5 +138,65 @@ TEST(SloConstraints, ErrorsNameTheFlagAndThePosition) {
                Exception);
 }
 
+TEST(SloAnswer, RoundedToTheResolutionWithItsBindingConstraint) {
+  EXPECT_DOUBLE_EQ(round_to_resolution(21.3572, 0.05, false), 21);
+  EXPECT_DOUBLE_EQ(round_to_resolution(2.13572, 0.05, false), 2.1);
+  EXPECT_DOUBLE_EQ(round_to_resolution(213.572, 0.01, false), 213);
+  EXPECT_DOUBLE_EQ(round_to_resolution(37, 0.05, true), 37);
+  EXPECT_DOUBLE_EQ(round_to_resolution(370, 0.05, true), 370);
+  int calls = 0;
+  const SloMeasure measure = [&calls](double load) -> std::optional<SloMeasurement> {
+    ++calls;
+    return SloMeasurement{.metrics = {{"p99_ttft_ms", 100 + 50 * load * load},
+                                      {"p99_tpot_ms", 10 + 5 * load},
+                                      {"output_throughput", 100 * load},
+                                      {"request_goodput", load}},
+                          .samples = 400};
+  };
+  const auto constraints = parse_slo_constraints("p99_ttft_ms<=2000,p99_tpot_ms<=80");
+  const auto r = slo_search(constraints, {.lo = 1, .hi = 10, .resolution = 0.05}, measure);
+  ASSERT_TRUE(r.best);
+  ASSERT_TRUE(r.answer_rounded);
+  EXPECT_LE(*r.answer_rounded, *r.best);
+  // 6.108 at 5%: 5% of it is 0.31, so tenths are the last digit the search vouches for.
+  EXPECT_DOUBLE_EQ(*r.answer_rounded, std::floor(*r.best * 10) / 10);
+  EXPECT_THAT(r.binding, ::testing::StartsWith("p99_ttft_ms<=2000 ("));  // TTFT binds, not TPOT
+  EXPECT_FALSE(r.provisional);
+  EXPECT_TRUE(r.non_monotonic.empty());
+  const auto lines = slo_answer_lines(r, constraints, "request-rate");
+  ASSERT_GE(lines.size(), 3U);
+  EXPECT_THAT(lines[0], HasSubstr("highest request-rate meeting it: 6.1 (measured 6.1"));
+  EXPECT_THAT(lines[1], HasSubstr("binding constraint: p99_ttft_ms<=2000"));
+  EXPECT_THAT(lines[2], HasSubstr("at the answer: output tok/s "));
+  EXPECT_THAT(lines[2], HasSubstr("goodput req/s "));
+}
+
+TEST(SloAnswer, InvalidPointsMakeItProvisionalAndDisorderIsReported) {
+  // Points shorter than the validity rule, and a noisy server: 21.99 misses, 27.7 meets.
+  const SloMeasure measure = [](double load) -> std::optional<SloMeasurement> {
+    const bool meets = load < 21.9 || load > 27;
+    return SloMeasurement{.metrics = {{"p99_ttft_ms", meets ? 1000.0 : 3000.0}},
+                          .samples = 50,
+                          .valid = false,
+                          .invalid_reasons = {"measured for 5.00 s, under the minimum 10 s"}};
+  };
+  SloSearchResult r;
+  r.points = {
+      SloPoint{.load = 21.36, .measurement = *measure(21.36), .margin = 0.5, .meets = true},
+      SloPoint{.load = 21.99, .measurement = *measure(21.99), .margin = -0.5, .meets = false},
+      SloPoint{.load = 27.7, .measurement = *measure(27.7), .margin = 0.5, .meets = true}};
+  r.best = 21.36;
+  r.first_failing = 21.99;
+  explain_slo_answer(r, parse_slo_constraints("p99_ttft_ms<=2000"),
+                     {.lo = 1, .hi = 30, .resolution = 0.05});
+  EXPECT_DOUBLE_EQ(*r.answer_rounded, 21);
+  ASSERT_EQ(r.non_monotonic.size(), 1U);
+  EXPECT_EQ(r.non_monotonic[0], "27.7 meets every constraint but the lower load 21.99 misses one");
+  EXPECT_TRUE(r.provisional);
+  ASSERT_EQ(r.provisional_reasons.size(), 2U);
+  EXPECT_THAT(r.provisional_reasons[0], HasSubstr("the answer (21.36) is invalid: measured for"));
+  EXPECT_EQ(r.binding, "p99_ttft_ms<=2000 (1000 at the answer, 3000 at 21.99)");
+}
+
 }  // namespace
 }  // namespace llmbench::analysis

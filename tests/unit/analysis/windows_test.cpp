@@ -1,6 +1,7 @@
 #include "llmbench/analysis/windows.hpp"
 
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/rng.hpp"
 #include "llmbench/metrics/summary.hpp"
 
 #include <gmock/gmock.h>
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -174,56 +176,150 @@ TEST(TimeWindows, RefusesAWidthOfZeroAndGivesNoWindowWithoutARequest) {
   EXPECT_TRUE(time_windows({}, WindowOptions{}).empty());
 }
 
-/// Full 1 s windows with the given output tok/s and p99 ITL.
-std::vector<Window> windows_of(const std::vector<std::pair<double, double>>& values) {
+/// `n` full, sending 1 s windows whose output tok/s, mean ITL, mean TTFT and requests in
+/// flight are given by `at(i)` (a tuple), each with 50 ITL and 5 TTFT samples.
+template <typename At>
+std::vector<Window> series(std::size_t n, At at) {
   std::vector<Window> out;
-  for (const auto& [throughput, p99] : values) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [throughput, itl, ttft, in_flight] = at(i);
     Window w;
+    w.start_ns = static_cast<TimeNs>(i) * 1000 * kMs;
+    w.end_ns = w.start_ns + 1000 * kMs;
     w.output_throughput = throughput;
-    w.itl_ms.count = 10;
-    w.itl_ms.percentiles = {{50, p99 / 2}, {99, p99}};
+    w.itl_ms.count = 50;
+    w.itl_ms.mean = itl;
+    w.ttft_ms.count = 5;
+    w.ttft_ms.mean = ttft;
+    w.mean_in_flight = in_flight;
     out.push_back(w);
   }
   return out;
 }
 
-TEST(Stability, LastThreeWindowsWithinTenPercent) {
-  // A ramp-up window first: only the last three count.
-  const auto verdict =
-      stability(windows_of({{20, 30}, {100, 10}, {105, 10.5}, {108, 10.9}}), StabilityRule{});
-  EXPECT_TRUE(verdict.stable) << verdict.reason;
-  EXPECT_DOUBLE_EQ(verdict.throughput_spread, 108.0 / 100.0 - 1);
-  EXPECT_DOUBLE_EQ(verdict.latency_spread, 10.9 / 10.0 - 1);
+/// Independent uniform factors in [1 − a, 1 + a], one per window (seeded core Rng).
+struct Noise {
+  Rng rng;
+  double operator()(double a) { return 1 + a * (2 * rng.uniform01() - 1); }
+};
+
+TEST(Stability, NoisyWindowsWithoutATrendAreStable) {
+  // A Poisson run at 2 req/s: each window's throughput varies ±75% by chance, nothing trends.
+  // Twenty such runs: none is called anything but stable.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Noise noise{Rng(seed, "stability-test")};
+    const auto w = series(30, [&](std::size_t) {
+      return std::tuple{100 * noise(0.75), 10 * noise(0.3), 50 * noise(0.5), 4 * noise(0.5)};
+    });
+    const auto v = stability(w, StabilityRule{});
+    EXPECT_EQ(v.state, Steadiness::Stable) << "seed " << seed << ": " << v.reason;
+    EXPECT_EQ(v.judged_windows, 30U);
+  }
 }
 
-TEST(Stability, ThroughputOrLatencyOutsideTheToleranceIsUnstable) {
-  const auto throughput = stability(windows_of({{100, 10}, {100, 10}, {115, 10}}), StabilityRule{});
-  EXPECT_FALSE(throughput.stable);
-  EXPECT_THAT(throughput.reason, HasSubstr("+15.0%"));
-  const auto latency = stability(windows_of({{100, 10}, {100, 12}, {100, 10}}), StabilityRule{});
-  EXPECT_FALSE(latency.stable);
-  EXPECT_DOUBLE_EQ(latency.latency_spread, 0.2);
-  // A wider tolerance accepts the same windows.
-  EXPECT_TRUE(
-      stability(windows_of({{100, 10}, {100, 12}, {100, 10}}), StabilityRule{.tolerance = 0.25})
-          .stable);
+TEST(Stability, AGrowingQueueIsSaturatedWhateverTheThroughput) {
+  // An open loop above capacity: throughput flat at the server's rate, requests outstanding
+  // (and TTFT) growing by one per second.
+  Noise noise{Rng(3, "stability-test")};
+  const auto w = series(20, [&](std::size_t i) {
+    const double k = static_cast<double>(i);
+    return std::tuple{100 * noise(0.02), 10.0, 100 + 50 * k, 10 + k};
+  });
+  const auto v = stability(w, StabilityRule{});
+  EXPECT_EQ(v.state, Steadiness::Saturated) << v.reason;
+  EXPECT_NEAR(v.queue_growth, 19, 0.5);  // the Theil-Sen line over the 20 windows
+  EXPECT_THAT(v.reason, HasSubstr("outstanding"));
+  // The client's own queue counts too (an open loop capped by --max-concurrency).
+  auto capped = series(20, [](std::size_t) { return std::tuple{100.0, 10.0, 100.0, 16.0}; });
+  for (std::size_t i = 0; i < capped.size(); ++i)
+    capped[i].mean_queued = 2.0 * static_cast<double>(i);
+  EXPECT_EQ(stability(capped, StabilityRule{}).state, Steadiness::Saturated);
 }
 
-TEST(Stability, TooFewFullWindowsOrNoOutputIsUnstable) {
-  auto windows = windows_of({{100, 10}, {100, 10}, {100, 10}});
-  windows.back().full = false;  // a short last window is not compared
-  const auto few = stability(windows, StabilityRule{});
-  EXPECT_FALSE(few.stable);
-  EXPECT_THAT(few.reason, HasSubstr("only 2 full window(s)"));
-  // Nor is the drain after the last send.
-  auto drain = windows_of({{100, 10}, {100, 10}, {100, 10}, {40, 30}});
-  drain.back().sending = false;
-  EXPECT_TRUE(stability(drain, StabilityRule{}).stable);
-  drain.back().sending = true;
-  EXPECT_FALSE(stability(drain, StabilityRule{}).stable);
-  const auto idle = stability(windows_of({{100, 10}, {0, 10}, {100, 10}}), StabilityRule{});
-  EXPECT_FALSE(idle.stable);
-  EXPECT_TRUE(std::isnan(idle.throughput_spread));
+TEST(Stability, AThroughputOrLatencyTrendIsUnstable) {
+  const auto falling = series(20, [](std::size_t i) {
+    return std::tuple{100 - 2.0 * static_cast<double>(i), 10.0, 50.0, 8.0};
+  });
+  const auto v = stability(falling, StabilityRule{});
+  EXPECT_EQ(v.state, Steadiness::Unstable) << v.reason;
+  // A series that falls all along never settles: its warm-up would run past half the run.
+  EXPECT_THAT(v.reason, HasSubstr("not settled"));
+  // A fall in the second half of a flat run: no warm-up explains it.
+  const auto dip = series(30, [](std::size_t i) {
+    const double k = static_cast<double>(i);
+    return std::tuple{i < 18 ? 100.0 : 100 - 2.5 * (k - 17), 10.0, 50.0, 8.0};
+  });
+  const auto d = stability(dip, StabilityRule{});
+  EXPECT_EQ(d.state, Steadiness::Unstable) << d.reason;
+  // A trend smaller than the tolerance is no instability, however significant.
+  const auto slight = series(20, [](std::size_t i) {
+    return std::tuple{100 - 0.2 * static_cast<double>(i), 10.0, 50.0, 8.0};
+  });
+  EXPECT_EQ(stability(slight, StabilityRule{}).state, Steadiness::Stable);
+}
+
+TEST(Stability, AStartUpRampIsLeftOutByTheWarmUpRule) {
+  // Four windows of ramp, then flat: MSER drops the ramp, and what is left is stable.
+  Noise noise{Rng(4, "stability-test")};
+  const auto w = series(20, [&](std::size_t i) {
+    const double tp = i < 4 ? 25.0 * static_cast<double>(i + 1) : 100 * noise(0.05);
+    return std::tuple{tp, i < 4 ? 30.0 : 10.0, 50.0, 8.0};
+  });
+  const auto v = stability(w, StabilityRule{});
+  EXPECT_EQ(v.state, Steadiness::Stable) << v.reason;
+  EXPECT_GE(v.warmup_windows, 3U);
+  EXPECT_LE(v.warmup_windows, 5U);
+  EXPECT_EQ(v.steady_start_ns, static_cast<TimeNs>(v.warmup_windows) * 1000 * kMs);
+  // A ramp that lasts past half the run: not settled.
+  const auto long_ramp = series(24, [](std::size_t i) {
+    return std::tuple{10.0 * static_cast<double>(i + 1), 10.0, 50.0, 8.0};
+  });
+  EXPECT_EQ(stability(long_ramp, StabilityRule{}).state, Steadiness::Unstable);
+}
+
+TEST(Stability, TooFewWindowsAndTheDrainAreNotJudged) {
+  auto w = series(14, [](std::size_t) { return std::tuple{100.0, 10.0, 50.0, 8.0}; });
+  EXPECT_EQ(stability(w, StabilityRule{}).state, Steadiness::Stable);
+  for (std::size_t i = 8; i < w.size(); ++i) w[i].sending = false;  // the drain
+  const auto v = stability(w, StabilityRule{});
+  EXPECT_EQ(v.state, Steadiness::TooShort) << v.reason;
+  EXPECT_EQ(v.judged_windows, 8U);
+  EXPECT_FALSE(v.stable);
+  // Five windows drifting all along: a trend test that short cannot see it, so it is too
+  // short, never stable.
+  const auto drifting = series(5, [](std::size_t i) {
+    return std::tuple{100.0 - 10.0 * static_cast<double>(i), 10.0, 50.0, 8.0};
+  });
+  EXPECT_EQ(stability(drifting, StabilityRule{}).state, Steadiness::TooShort);
+}
+
+TEST(Stability, AStandingQueueAtTheEngineIsSaturated) {
+  const auto w = series(12, [](std::size_t) { return std::tuple{100.0, 10.0, 50.0, 64.0}; });
+  std::vector<EngineSample> engine;
+  for (std::size_t i = 0; i < 12; ++i) {
+    engine.push_back(
+        {.t_ns = static_cast<TimeNs>(i) * 1000 * kMs + 500 * kMs, .running = 16, .waiting = 48});
+  }
+  EXPECT_EQ(stability(w, StabilityRule{}).state, Steadiness::Stable);
+  const auto v = stability(w, engine, StabilityRule{});
+  EXPECT_EQ(v.state, Steadiness::Saturated) << v.reason;
+  EXPECT_THAT(v.reason, HasSubstr("standing queue"));
+  // Late scrapes are left out: nothing observed, the client's view alone.
+  for (auto& e : engine) e.late = true;
+  EXPECT_EQ(stability(w, engine, StabilityRule{}).state, Steadiness::Stable);
+}
+
+TEST(TtftModel, ExplainsTtftByThePromptLength) {
+  std::vector<std::pair<double, double>> points;
+  for (int i = 1; i <= 50; ++i) points.emplace_back(100.0 * i, 20 + 0.5 * i * 100);
+  const TtftModel m = fit_ttft_model(points);
+  EXPECT_NEAR(m.slope_ms_per_token, 0.5, 1e-9);
+  EXPECT_NEAR(m.intercept_ms, 20, 1e-9);
+  EXPECT_NEAR(m.expected_ms(4000), 2020, 1e-6);
+  // All one length: the median TTFT.
+  const TtftModel flat = fit_ttft_model({{10, 5}, {10, 7}, {10, 6}});
+  EXPECT_DOUBLE_EQ(flat.slope_ms_per_token, 0);
+  EXPECT_DOUBLE_EQ(flat.expected_ms(10), 6);
 }
 
 }  // namespace

@@ -84,6 +84,70 @@ TEST(ReplyKinds, TwoHundredWithoutOutputIsEmptyOutput) {
   EXPECT_EQ(body.error_kind, ErrorKind::EmptyOutput);
 }
 
+// A model that stops at once: vLLM closes the stream normally (finish_reason "stop") with
+// usage.completion_tokens 0. That is a successful reply of zero tokens, not a failure; it gives
+// no TTFT, TPOT or ITL. One that claims tokens it never streamed, or says neither usage nor
+// content, still fails.
+TEST(ReplyKinds, ANormallyClosedZeroTokenReplyIsASuccessfulZeroOutputRequest) {
+  const std::string role =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
+  const std::string stop =
+      "data: "
+      "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":\"stop\"}]}\n\n";
+  const auto usage = [](int n) {
+    return "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":" +
+           std::to_string(n) + "}}\n\n";
+  };
+  const auto zero = run(200, {{10, role}, {11, stop}, {12, usage(0)}, {13, kDone}});
+  ASSERT_TRUE(zero.ok()) << zero.error_message;
+  EXPECT_EQ(zero.output_tokens, 0);
+  EXPECT_TRUE(zero.chunks.empty());
+  EXPECT_EQ(zero.finish_reason, "stop");
+  // Non-streamed, the same answer.
+  const auto body = run(200,
+                        {{10, R"({"choices":[{"index":0,"text":"","finish_reason":"stop"}],)"
+                              R"("usage":{"prompt_tokens":3,"completion_tokens":0}})"}},
+                        false);
+  ASSERT_TRUE(body.ok()) << body.error_message;
+  // It completed, and is in no latency but E2EL.
+  RequestRecord ok = run(200, {{10, text("a")}, {20, text("b")}, {30, kDone}});
+  RequestRecord z = zero;
+  z.id = 1;
+  const auto s = metrics::summarize({ok, z}, {});
+  EXPECT_EQ(s.completed, 2U);
+  EXPECT_EQ(s.failed, 0U);
+  EXPECT_EQ(s.zero_output_completions, 1U);
+  EXPECT_EQ(s.ttft_ms.count, 1U);
+  EXPECT_EQ(s.tpot_ms.count, 1U);
+  EXPECT_EQ(s.itl_ms.count, 1U);
+  EXPECT_EQ(s.e2el_ms.count, 2U);
+  EXPECT_EQ(s.total_output_tokens, 2);
+
+  // Claims 4 tokens, streams none: a failure.
+  const auto claims = run(200, {{10, role}, {11, stop}, {12, usage(4)}, {13, kDone}});
+  EXPECT_EQ(claims.error_kind, ErrorKind::EmptyOutput);
+  EXPECT_NE(claims.error_message.find("claims 4 completion token(s)"), std::string::npos)
+      << claims.error_message;
+  // Neither usage nor content: a failure.
+  const auto neither = run(200, {{10, role}, {11, stop}, {13, kDone}});
+  EXPECT_EQ(neither.error_kind, ErrorKind::EmptyOutput);
+  EXPECT_NE(neither.error_message.find("and no usage"), std::string::npos) << neither.error_message;
+  // Zero tokens but a stream cut short: the stream's failure, not a success.
+  http::Outcome cut;
+  cut.status = 200;
+  cut.body_complete = false;
+  RequestRecord rec;
+  protocol::Decoder decoder;
+  RecordingHandler handler(rec, decoder, true, kStart);
+  handler.on_sent(kStart);
+  handler.on_headers(200, kStart + 1'000'000);
+  handler.on_body(role + usage(0), kStart + 10'000'000);
+  handler.finish(cut, kStart + 11'000'000);
+  EXPECT_EQ(rec.error_kind, ErrorKind::StreamError);
+  // The TTFT basis is stated.
+  EXPECT_NE(std::string(metrics::kTtftBasis).find("role-only"), std::string::npos);
+}
+
 TEST(ReplyKinds, WrongShapeIsAParseErrorNamingTheField) {
   auto rec = run(200, {{10, "data: {\"choices\":\"x\"}\n\n"}, {11, kDone}});
   EXPECT_EQ(rec.error_kind, ErrorKind::Parse);

@@ -253,5 +253,31 @@ TEST(RecordingHandler, CachedTokensFromLlamaCppTimings) {
   EXPECT_EQ(both.rec.cached_tokens, 16);
 }
 
+// llama.cpp builds without timings.cache_n (b4748) say how many prompt tokens they evaluated:
+// the rest of the prompt came from the slot's cache.
+TEST(RecordingHandler, CachedTokensFromLlamaCppPromptN) {
+  Driver d;
+  d.run(200, {{10, chat(R"({"content":"a"})")},
+              {11, R"(data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":1},)"
+                   R"("timings":{"prompt_n":8,"prompt_ms":1.5,"predicted_n":1}})"
+                   "\n\ndata: [DONE]\n\n"}});
+  ASSERT_TRUE(d.rec.ok()) << d.rec.error_message;
+  EXPECT_EQ(d.rec.cached_tokens, 32);
+  // A whole prompt evaluated: nothing cached (0, not unknown).
+  Driver cold;
+  cold.run(200, {{10, chat(R"({"content":"a"})")},
+                 {11, R"(data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":1},)"
+                      R"("timings":{"prompt_n":40}})"
+                      "\n\ndata: [DONE]\n\n"}});
+  EXPECT_EQ(cold.rec.cached_tokens, 0);
+  // Without the prompt's size nothing can be said.
+  Driver unknown;
+  unknown.run(200, {{10, chat(R"({"content":"a"})")},
+                    {11, R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],)"
+                         R"("timings":{"prompt_n":8}})"
+                         "\n\ndata: [DONE]\n\n"}});
+  EXPECT_EQ(unknown.rec.cached_tokens, -1);
+}
+
 }  // namespace
 }  // namespace llmbench::loadgen

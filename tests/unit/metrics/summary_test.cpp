@@ -427,6 +427,26 @@ TEST(Summarize, ZeroTokenCompletionCountsButHasNoTtft) {
   EXPECT_DOUBLE_EQ(s.e2el_ms.min, 15.0);
   EXPECT_EQ(s.good_requests, 1u);  // no first token → fails a TTFT SLO
   EXPECT_EQ(s.total_output_tokens, 4);
+  EXPECT_EQ(s.zero_output_completions, 1u);
+}
+
+TEST(Summarize, CancelledRequestsAreCountedApartFromFailures) {
+  // Ctrl-C or the end of a --duration run cancels what is in flight: that is the client's
+  // doing, not a failure of the server, so it is neither completed nor failed.
+  std::vector<RequestRecord> rs{make_record(0, 0, {{100, 2}, {200, 2}}), make_record(1, 0, {}),
+                                make_record(2, 0, {{100, 1}}), make_record(3, 0, {})};
+  rs[1].error_kind = ErrorKind::Http5xx;
+  rs[1].error_message = "HTTP 503";
+  rs[2].error_kind = ErrorKind::Cancelled;
+  rs[3].error_kind = ErrorKind::Cancelled;
+  const Summary s = summarize(rs, SummaryOptions{});
+  EXPECT_EQ(s.total, 4u);
+  EXPECT_EQ(s.completed, 1u);
+  EXPECT_EQ(s.failed, 1u);
+  EXPECT_EQ(s.cancelled, 2u);
+  EXPECT_EQ(s.failures_by_kind.size(), 1u);
+  EXPECT_EQ(s.failures_by_kind.at("http_5xx"), 1u);
+  EXPECT_EQ(s.failures_by_kind.count("cancelled"), 0u);
 }
 
 TEST(Summarize, UnknownChunkTokensAreFilledFromUsage) {

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <string>
 #include <thread>
 
 namespace llmbench::telemetry {
@@ -53,6 +54,59 @@ TEST(SelfMonitor, ABusyClientThreadAndLateWakeupsMeanSaturated) {
   EXPECT_EQ(j["client_saturated"], true);
   EXPECT_EQ(j["series"]["process_cpu_cores"], nlohmann::json::parse("[null, 2.0, 2.0]"));
   EXPECT_DOUBLE_EQ(j["series"]["client_cpu_cores"][2].get<double>(), 0.95);
+}
+
+TEST(SelfMonitor, HostCountersAreReadFromProcStat) {
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice, in ticks of 100 Hz.
+  const HostCpu h =
+      parse_host_cpu("cpu  100 20 30 800 10 5 5 40 0 0", "3.25 2.00 1.00 2/300 42", 100);
+  EXPECT_DOUBLE_EQ(h.busy_s, 1.6);
+  EXPECT_DOUBLE_EQ(h.steal_s, 0.4);
+  EXPECT_DOUBLE_EQ(h.total_s, 10.1);
+  EXPECT_DOUBLE_EQ(h.load1, 3.25);
+  EXPECT_TRUE(std::isnan(parse_host_cpu("intr 1 2", "", 100).busy_s));
+  // The live host has the line.
+  EXPECT_GT(read_self_sample().host.total_s, 0);
+}
+
+TEST(SelfMonitor, LagWhileOthersTakeTheHostIsTheHostsNotTheClients) {
+  // The client used 0.2 of 4 cores, yet its loops woke 30 ms late: the hypervisor stole 40% of
+  // the CPU time and other processes kept 3 cores busy. That is the host, not the client.
+  auto a = at(0, 0, NAN, {{10, {"llmbench", 0}}});
+  auto b = at(1, 0.2, 30, {{10, {"llmbench", 0.2}}});
+  auto c = at(2, 0.4, 30, {{10, {"llmbench", 0.4}}});
+  a.host = {.busy_s = 0, .steal_s = 0, .total_s = 0, .load1 = 6};
+  b.host = {.busy_s = 3.2, .steal_s = 1.6, .total_s = 4, .load1 = 6};
+  c.host = {.busy_s = 6.4, .steal_s = 3.2, .total_s = 8, .load1 = 6};
+  const auto s = summarize_self({a, b, c}, four_cores());
+  EXPECT_DOUBLE_EQ(s.host_steal_fraction, 0.4);
+  EXPECT_DOUBLE_EQ(s.others_cores, 3.0);
+  EXPECT_DOUBLE_EQ(s.load_mean, 6);
+  EXPECT_FALSE(s.client_saturated);
+  EXPECT_TRUE(s.reasons.empty());
+  EXPECT_TRUE(s.host_contended);
+  ASSERT_EQ(s.host_reasons.size(), 1U);
+  EXPECT_NE(s.host_reasons[0].find("the host's CPU was taken by others (40% of the CPU time "
+                                   "stolen by the hypervisor, other processes used 3.00 of 4 "
+                                   "cores, load average 6.0 on 4 cores)"),
+            std::string::npos)
+      << s.host_reasons[0];
+  // The same lag with the client's own thread busy is the client's.
+  auto d = at(1, 0.95, 30, {{10, {"llmbench", 0.95}}});
+  d.host = b.host;
+  auto e = at(2, 1.9, 30, {{10, {"llmbench", 1.9}}});
+  e.host = c.host;
+  const auto own = summarize_self({a, d, e}, four_cores());
+  EXPECT_TRUE(own.client_saturated);
+  EXPECT_FALSE(own.host_contended);
+  // And lag with no sign of others stays the client's (nothing else explains it).
+  auto quiet_b = b;
+  quiet_b.host = {.busy_s = 0.2, .steal_s = 0, .total_s = 4, .load1 = 0.5};
+  auto quiet_c = c;
+  quiet_c.host = {.busy_s = 0.4, .steal_s = 0, .total_s = 8, .load1 = 0.5};
+  const auto quiet = summarize_self({a, quiet_b, quiet_c}, four_cores());
+  EXPECT_TRUE(quiet.client_saturated);
+  EXPECT_FALSE(quiet.host_contended);
 }
 
 TEST(SelfMonitor, AllCoresBusyIsSaturatedAndAnIdleClientIsNot) {

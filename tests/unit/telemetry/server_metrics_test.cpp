@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace llmbench::telemetry {
 namespace {
@@ -111,6 +113,68 @@ TEST(ServerMetrics, MapsARealLlamaCppScrape) {
   EXPECT_EQ(value(v, Concept::PromptTokens), 3);
   EXPECT_EQ(value(v, Concept::GenerationTokens), 16);
   EXPECT_EQ(e.type_of("llamacpp:tokens_predicted_total"), MetricType::Counter);
+}
+
+/// A recorded scrape series of a real llama.cpp `llama-server` (b4748, 4 slots, scraped every
+/// second, data/llamacpp_b4748_series/): 16 requests at concurrency 4 ran before (132 decodes,
+/// `n_busy_slots_per_decode` 3.87879 since start), then 8 requests one at a time, 32 tokens
+/// each: every decode of this run held exactly one busy slot. The since-start ratio reads 3.5
+/// down to 1.98 through it; differenced with `n_decode_total` it gives the run's true batch, 1.
+TEST(ServerMetrics, LlamaCppBusySlotsRatioIsDifferencedIntoTheRunsMeanBatch) {
+  ServerMetricsSeries series;
+  series.asked_interval_ms = 1000;
+  for (int i = 2; i <= 14; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "llamacpp_b4748_series/%02d.prom", i);
+    series.add(static_cast<TimeNs>(i) * 1'000'000'000, load(name), 2'000'000);
+  }
+  const auto s = summarize_server_metrics(series);
+  const ConceptSummary* batch = nullptr;
+  for (const auto& c : s.concepts) {
+    if (c.info->concept_id == Concept::BatchSize)
+      batch = &c;
+  }
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(batch->source,
+            "llamacpp:n_busy_slots_per_decode x llamacpp:n_decode_total, differenced");
+  EXPECT_NEAR(batch->run_mean, 1.0, 1e-5);  // (1.97938 x 388 − 3.87879 x 132) / (388 − 132)
+  // Each interval in which the server decoded: one slot.
+  EXPECT_NEAR(batch->gauge.mean, 1.0, 1e-4);
+  EXPECT_NEAR(batch->gauge.max, 1.0, 1e-4);
+  EXPECT_EQ(batch->gauge.count, 11U);  // 12 intervals, one without a decode
+  // What the since-start ratio itself would have said.
+  std::vector<double> ratio;
+  for (const auto& v : series.raw.at("llamacpp:n_busy_slots_per_decode")) ratio.push_back(v);
+  EXPECT_GT(describe_series(ratio).mean, 2.2);
+  const auto j = server_metrics_json(series, s, 0);
+  EXPECT_NEAR(j["summary"]["concepts"]["batch_size"]["mean_over_run"].get<double>(), 1.0, 1e-5);
+  EXPECT_FALSE(j["timing"]["interval_late"].get<bool>());
+  EXPECT_EQ(j["timing"]["late_scrapes"], 0);
+}
+
+/// Scrapes a busy server answered late (a median gap of 1,373 ms for 500 ms asked): reported,
+/// and the gauges of each scrape that took over half the interval marked late.
+TEST(ServerMetrics, ScrapesServedLateAreReportedAndMarked) {
+  ServerMetricsSeries series;
+  series.asked_interval_ms = 500;
+  const auto e = load("llamacpp.prom");
+  TimeNs t = 0;
+  for (int i = 0; i < 6; ++i) {
+    const TimeNs took = i % 2 == 0 ? 1'300'000'000 : 20'000'000;
+    series.add(t, e, took);
+    t += took + 73'000'000;
+  }
+  const ScrapeTiming timing = scrape_timing(series);
+  EXPECT_EQ(timing.late_scrapes, 3);
+  EXPECT_TRUE(timing.interval_late);
+  EXPECT_DOUBLE_EQ(timing.median_gap_ms, 1373);
+  EXPECT_NE(timing.warning.find("median gap 1373 ms for 500 ms asked"), std::string::npos)
+      << timing.warning;
+  EXPECT_TRUE(series.late(0));
+  EXPECT_FALSE(series.late(1));
+  const auto j = server_metrics_json(series, summarize_server_metrics(series), 0);
+  EXPECT_EQ(j["late"], nlohmann::json::parse("[true, false, true, false, true, false]"));
+  EXPECT_TRUE(j["timing"]["interval_late"].get<bool>());
 }
 
 TEST(ServerMetrics, FirstNameOfTheTableWinsForAConcept) {

@@ -150,6 +150,10 @@ class SummaryBuilder {
       return false;
     }
     ++s_.total;
+    if (record.error_kind == ErrorKind::Cancelled) {
+      ++s_.cancelled;  // the client's doing, not a failure of the server
+      return false;
+    }
     if (!record.ok()) {
       ++s_.failed;
       const std::string kind(to_string(record.error_kind));
@@ -166,6 +170,7 @@ class SummaryBuilder {
   void add(const RequestRecord& record, std::int64_t output_tokens, const RequestLatency& latency) {
     s_.total_output_tokens += output_tokens;
     s_.total_input_tokens += input_token_count(record);
+    s_.zero_output_completions += output_tokens == 0 ? 1 : 0;
     if (record.input_tokens >= 0 && record.input_tokens_local >= 0 &&
         record.input_tokens != record.input_tokens_local) {
       ++s_.prompt_token_mismatches;
