@@ -255,6 +255,7 @@ json sweep_data(const SweepData& s, std::size_t first_run) {
          {"label", point_name(p)},
          {"name", config.empty() ? load_text : std::string(config).append(" · ").append(load_text)},
          {"status", status},
+         {"verdict", p.value("verdict", status)},
          {"error", p.value("error", "")},
          {"x", round6(load)},
          {"config", std::find(configs.begin(), configs.end(), json(config)) - configs.begin()},

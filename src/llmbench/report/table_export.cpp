@@ -270,7 +270,10 @@ Table summary_table_of(const ReportInputs& inputs) {
       row.push_back(values != nullptr && values->contains(axis) ? axis_cell((*values)[axis])
                                                                 : json(""));
     }
-    row.emplace_back(r.point != nullptr ? r.point->value("status", "") : std::string("ok"));
+    // A sweep point's one verdict where its sweep wrote one (docs/sweep.md, "Verdict (one
+    // per run and per point)"): never "ok" for a point the sweep found invalid.
+    row.emplace_back(r.point != nullptr ? r.point->value("verdict", r.point->value("status", ""))
+                                        : std::string("ok"));
     for (auto& c : config_cells(r, configs[i], describe_config(diffs, i, diffs.size())))
       row.push_back(std::move(c));
     for (const auto key : kSummaryColumns) {
@@ -328,7 +331,8 @@ Table compact_table_of(const ReportInputs& inputs) {
       if (b.tone != Tone::Good)
         verdict += (verdict.empty() ? "" : ", ") + b.text;
     }
-    const std::string status = r.point != nullptr ? r.point->value("status", "") : "ok";
+    const std::string status =
+        r.point != nullptr ? r.point->value("verdict", r.point->value("status", "")) : "ok";
     row.emplace_back(status != "ok" ? status : verdict.empty() ? std::string("ok") : verdict);
     for (const auto& [key, label] : metrics) {
       json v = r.results != nullptr ? cell(*r.results, key) : json(nullptr);
