@@ -4,6 +4,7 @@
 #include "llmbench/sim/scheduler.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace llmbench::sim {
 
@@ -57,6 +58,10 @@ void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
   }
   *list = List{};
   drop_empty_front();
+}
+
+std::int64_t LaneWakes::first_step() const noexcept {
+  return lists_.empty() ? std::numeric_limits<std::int64_t>::max() : base_;
 }
 
 // ---- DecodeLane ----
@@ -150,6 +155,35 @@ void DecodeLane::try_enter(RequestState* r) {
 
 void DecodeLane::remove(RequestState* r) {
   leave(r, step_ - 1);  // the tokens of the steps applied so far were emitted
+}
+
+std::int64_t DecodeLane::steady_steps(std::int64_t free_blocks, std::int64_t block_size,
+                                      std::int64_t max_steps) const {
+  if (members_.empty() || max_steps <= 0)
+    return 0;
+  // A member samples its last token in step entry + (output_len − output − 1), whatever block
+  // wake-ups come before (counters are as of its entry): that step is formed the ordinary way.
+  std::int64_t horizon = step_ + max_steps;
+  for (const RequestState* r : members_)
+    horizon = std::min(horizon, r->lane.entry_step + (r->output_len - r->num_output_tokens - 1));
+  // Its blocks: the first when the room of its entry is used up, then one every block_size steps.
+  needs_.clear();
+  for (const RequestState* r : members_) {
+    const std::int64_t first = r->lane.entry_step + (r->num_kv_slots - r->num_computed_tokens);
+    for (std::int64_t s = first; s < horizon; s += block_size) needs_.push_back(s);
+  }
+  if (static_cast<std::int64_t>(needs_.size()) > free_blocks) {
+    // The (free_blocks + 1)-th block needed could not be had without a preemption.
+    const auto nth = needs_.begin() + free_blocks;
+    std::nth_element(needs_.begin(), nth, needs_.end());
+    horizon = std::min(horizon, *nth);
+  }
+  return std::max<std::int64_t>(0, horizon - step_);
+}
+
+void DecodeLane::skip_steps(std::int64_t k) noexcept {
+  step_ += k;
+  context_ += k * static_cast<std::int64_t>(members_.size());
 }
 
 void DecodeLane::take_runs(std::vector<LaneRun>& out) {

@@ -58,6 +58,8 @@ class LaneWakes {
   void remove(std::int64_t step, RequestState* r);
   /// Moves the list of `step` into `out` (cleared first), in push order, unlinked.
   void take(std::int64_t step, std::vector<RequestState*>& out);
+  /// The earliest step with a queued wake-up; INT64_MAX when none is queued.
+  [[nodiscard]] std::int64_t first_step() const noexcept;
 
  private:
   struct List {
@@ -113,6 +115,21 @@ class DecodeLane {
   void remove(RequestState* r);
   /// Moves the lane runs that ended since the last call into `out` (its old content dropped).
   void take_runs(std::vector<LaneRun>& out);
+  /// Steps from the one being formed next that would schedule the lane alone and report
+  /// nothing, at most `max_steps`: before the first step in which a member samples its last
+  /// token (that step must report it), and before the first step at which the new blocks the
+  /// members need (each one block every `block_size` steps once its room is used up) would
+  /// outnumber `free_blocks` (that step could preempt). The members that need a block before
+  /// then get it from `skip_steps`' caller. 0 for an empty lane. O(members × steps / block).
+  [[nodiscard]] std::int64_t steady_steps(std::int64_t free_blocks, std::int64_t block_size,
+                                          std::int64_t max_steps) const;
+  /// The step of the first queued block wake-up; INT64_MAX when none is queued.
+  [[nodiscard]] std::int64_t next_block_wake() const noexcept { return block_wakes_.first_step(); }
+  /// The lane's step counter (steps applied).
+  [[nodiscard]] std::int64_t step() const noexcept { return step_; }
+  /// Applies `k` steps before the next block wake-up at once: every member computes and samples
+  /// `k` more tokens (its counters advance when it leaves, as after `k` `step_applied` calls).
+  void skip_steps(std::int64_t k) noexcept;
 
  private:
   /// Removes `r` (counters advanced to `step_`, its wake-up dequeued), reporting its run up to
@@ -126,9 +143,10 @@ class DecodeLane {
   LaneWakes block_wakes_;       ///< members by the step before which they need a block
   LaneWakes finish_wakes_;      ///< members by the step in which they finish
   std::vector<RequestState*> due_;
-  std::vector<LaneRun> runs_;  ///< runs ended since the last `take_runs`
-  std::int64_t context_ = 0;   ///< Σ (computed + 1) over the members, as of `step_`
-  std::int64_t step_ = 0;      ///< steps applied
+  std::vector<LaneRun> runs_;                ///< runs ended since the last `take_runs`
+  mutable std::vector<std::int64_t> needs_;  ///< scratch of `steady_steps`
+  std::int64_t context_ = 0;                 ///< Σ (computed + 1) over the members, as of `step_`
+  std::int64_t step_ = 0;                    ///< steps applied
 };
 
 }  // namespace llmbench::sim
