@@ -24,29 +24,6 @@ std::size_t role_index(PoolRole role) noexcept {
 
 }  // namespace
 
-/// The router's view of the engines at `now`.
-class ClusterSimulation::Impl::Targets final : public RouteTargets {
- public:
-  Targets(Impl& impl, TimeNs now) : impl_(impl), now_(now) {}
-  [[nodiscard]] std::int64_t requests(std::size_t engine) const override {
-    return impl_.engines_[engine].assigned;
-  }
-  [[nodiscard]] std::int64_t tokens(std::size_t engine) const override {
-    return impl_.engines_[engine].assigned_tokens;
-  }
-  [[nodiscard]] std::int64_t cached_tokens(std::size_t engine,
-                                           const std::vector<std::uint64_t>& hashes,
-                                           std::int64_t prompt_len) const override {
-    // Steady steps may have evicted cached blocks (new decode blocks): bring them up to now.
-    impl_.sync_steady(impl_.engines_[engine].unit, now_);
-    return impl_.engines_[engine].core->cached_prefix_tokens(hashes, prompt_len);
-  }
-
- private:
-  Impl& impl_;
-  TimeNs now_;
-};
-
 RecordsMode parse_records_mode(std::string_view name) {
   for (const auto& row : kRecordsModes)
     if (row.name == name)
@@ -103,12 +80,26 @@ ClusterSimulation::Impl::Impl(const ClusterSpec& spec, std::vector<ResolvedGroup
           if (version < 0 || static_cast<std::size_t>(version) == v)
             candidates_[role_index(rg.spec.role)][v].push_back(engines_.size());
         engines_.push_back(std::move(e));
+        assigned_.push_back(0);
+        assigned_tokens_.push_back(0);
       }
       unit.run_ranks.resize(unit.engines.size());
       unit.sums.resize(unit.engines.size());
       units_.push_back(std::move(unit));
     }
   }
+}
+
+RouteTargets ClusterSimulation::Impl::route_targets(TimeNs now) {
+  return RouteTargets{
+      .requests = assigned_,
+      .tokens = assigned_tokens_,
+      .cached_tokens = [this, now](std::size_t engine, const std::vector<std::uint64_t>& hashes,
+                                   std::int64_t prompt_len) {
+        // Steady steps may have evicted cached blocks (new decode blocks): bring them to now.
+        sync_steady(engines_[engine].unit, now);
+        return engines_[engine].core->cached_prefix_tokens(hashes, prompt_len);
+      }};
 }
 
 void ClusterSimulation::Impl::push(ClusterEvent e) {
@@ -192,7 +183,7 @@ void ClusterSimulation::Impl::route_front(std::int64_t slot, TimeNs now) {
       role != PoolRole::Decode && cache_block_size_ > 0
           ? request_block_hashes(q, cache_block_size_, static_cast<std::uint64_t>(s.index))
           : std::vector<std::uint64_t>{};
-  const Targets targets(*this, now);
+  const RouteTargets targets = route_targets(now);
   const RouteQuery query{
       .conversation = q.conversation, .hashes = &hashes, .prompt_len = q.prompt_len};
   const std::size_t set =
@@ -228,8 +219,8 @@ void ClusterSimulation::Impl::route_front(std::int64_t slot, TimeNs now) {
     wake(eng.unit, now);
     eng.core->add_request_hashed(now, slot, q.prompt_len, out, hashes);
   }
-  ++eng.assigned;
-  eng.assigned_tokens += q.prompt_len + q.output_len;
+  ++assigned_[e];
+  assigned_tokens_[e] += q.prompt_len + q.output_len;
 }
 
 void ClusterSimulation::Impl::prefill_done(std::int64_t slot, std::size_t engine, TimeNs now) {
@@ -243,15 +234,15 @@ void ClusterSimulation::Impl::prefill_done(std::int64_t slot, std::size_t engine
   // transfers): latency + prompt tokens × KV bytes per token / bandwidth.
   const auto& cands =
       candidates_[role_index(PoolRole::Decode)][static_cast<std::size_t>(s.version)];
-  const Targets targets(*this, now);
+  const RouteTargets targets = route_targets(now);
   const RouteQuery query{
       .conversation = s.request.conversation, .hashes = nullptr, .prompt_len = 0};
   const std::size_t set =
       role_index(PoolRole::Decode) * candidates_[0].size() + static_cast<std::size_t>(s.version);
   const std::size_t d = router_.pick(spec_.router.decode_policy, set, cands, targets, query);
   ClusterEngine& dec = engines_[d];
-  ++dec.assigned;
-  dec.assigned_tokens += s.request.prompt_len + s.request.output_len;
+  ++assigned_[d];
+  assigned_tokens_[d] += s.request.prompt_len + s.request.output_len;
   const double per_token =
       spec_.kv_transfer.bytes_per_token > 0
           ? spec_.kv_transfer.bytes_per_token
@@ -280,8 +271,9 @@ void ClusterSimulation::Impl::on_kv_arrival(const ClusterEvent& e) {
   const std::uint64_t seed = splitmix64(options_.seed ^ static_cast<std::uint64_t>(s.index));
   const std::int64_t out = engine_outputs(dec.group, s.request.output_len, seed);
   if (!dec.core->fits(s.request.prompt_len, out)) {
-    --dec.assigned;
-    dec.assigned_tokens -= s.request.prompt_len + s.request.output_len;
+    --assigned_[static_cast<std::size_t>(e.engine)];
+    assigned_tokens_[static_cast<std::size_t>(e.engine)] -=
+        s.request.prompt_len + s.request.output_len;
     reject(e.target, now);
     return;
   }

@@ -27,6 +27,13 @@ std::size_t bucket_of(double v) noexcept {
   return (static_cast<std::size_t>(exponent - kMinExponent) << kSubBits) | sub;
 }
 
+/// The lowest value of bucket `b` (b ≥ 1).
+double bucket_low(std::size_t b) noexcept {
+  const int exponent = static_cast<int>(b >> kSubBits) + kMinExponent;
+  const double sub = static_cast<double>(b & ((1U << kSubBits) - 1));
+  return std::ldexp(1.0 + sub / (1U << kSubBits), exponent);
+}
+
 /// The middle of bucket `b`'s value range.
 double bucket_mid(std::size_t b) noexcept {
   const int exponent = static_cast<int>(b >> kSubBits) + kMinExponent;
@@ -55,6 +62,57 @@ void StreamingHistogram::add(double value, double count) noexcept {
     zeros_ += count;
   else
     buckets_[bucket_of(value)] += count;
+}
+
+void StreamingHistogram::add_linear(double first, double step, std::int64_t n,
+                                    double count) noexcept {
+  if (n <= 0 || !(count > 0) || std::isnan(first) || std::isnan(step))
+    return;
+  if (n == 1) {
+    add(first, count);
+    return;
+  }
+  if (step < 0) {  // the same values, ascending
+    first += static_cast<double>(n - 1) * step;
+    step = -step;
+  }
+  first = std::max(first, 0.0);
+  const double nd = static_cast<double>(n);
+  const double last = first + (nd - 1) * step;
+  if (count_ == 0) {
+    min_ = first;
+    max_ = last;
+  } else {
+    min_ = std::min(min_, first);
+    max_ = std::max(max_, last);
+  }
+  count_ += nd * count;
+  // Σ (a + i·b) = n·a + b·n(n − 1)/2; Σ (a + i·b)² = n·a² + a·b·n(n − 1) + b²·(n − 1)n(2n − 1)/6.
+  sum_ += count * (nd * first + step * nd * (nd - 1) / 2);
+  sum_sq_ += count * (nd * first * first + first * step * nd * (nd - 1) +
+                      step * step * (nd - 1) * nd * (2 * nd - 1) / 6);
+  std::int64_t i = 0;
+  if (first == 0) {
+    const std::int64_t zeros = step == 0 ? n : 1;
+    zeros_ += static_cast<double>(zeros) * count;
+    i = zeros;
+  }
+  while (i < n) {
+    const double v = first + static_cast<double>(i) * step;
+    const std::size_t b = bucket_of(v);
+    // The values left in bucket b: those below the next bucket's lower bound.
+    std::int64_t next = n;
+    if (step > 0 && b + 1 < kBuckets) {
+      const double upper = bucket_low(b + 1);
+      next = std::min<std::int64_t>(
+          n, std::max<std::int64_t>(i + 1,
+                                    static_cast<std::int64_t>(std::ceil((upper - first) / step))));
+      while (next > i + 1 && bucket_of(first + static_cast<double>(next - 1) * step) != b) --next;
+      while (next < n && bucket_of(first + static_cast<double>(next) * step) == b) ++next;
+    }
+    buckets_[b] += static_cast<double>(next - i) * count;
+    i = next;
+  }
 }
 
 void StreamingHistogram::merge(const StreamingHistogram& other) noexcept {

@@ -23,6 +23,9 @@ class StreamingHistogram {
   StreamingHistogram();
   /// Adds `value` (≥ 0; NaN is ignored) with weight `count` > 0 (a value seen `count` times).
   void add(double value, double count = 1.0) noexcept;
+  /// Adds the `n` values first + i·step (i = 0 … n − 1), each with weight `count`: the same
+  /// sums and counts as `n` calls of `add`, in O(buckets spanned).
+  void add_linear(double first, double step, std::int64_t n, double count) noexcept;
   /// Adds every value of `other`.
   void merge(const StreamingHistogram& other) noexcept;
   [[nodiscard]] double count() const noexcept { return count_; }

@@ -93,7 +93,7 @@ void ClusterSimulation::Impl::on_step_end(const ClusterEvent& e) {
   if (e.gen != u.gen)
     return;  // the end of a steady run that an arrival cut short
   if (u.state == UnitState::Steady) {
-    apply_steady(unit, static_cast<std::int64_t>(u.run_ns.size()));
+    apply_steady(unit, u.run_steps);
     after_step(unit, now);
     return;
   }
@@ -127,8 +127,8 @@ void ClusterSimulation::Impl::on_step_end(const ClusterEvent& e) {
     }
     for (const FinishedRequest& f : out.finished) {
       ClusterSlot& s = slots_[static_cast<std::size_t>(f.id)];
-      --eng.assigned;
-      eng.assigned_tokens -= s.request.prompt_len + s.request.output_len;
+      --assigned_[idx];
+      assigned_tokens_[idx] -= s.request.prompt_len + s.request.output_len;
       ++eng.stats.requests;
       if (eng.role != PoolRole::Decode) {
         eng.stats.input_tokens += s.request.prompt_len;
@@ -149,12 +149,15 @@ void ClusterSimulation::Impl::after_step(int unit, TimeNs now) {
   ClusterUnit& u = units_[static_cast<std::size_t>(unit)];
   bool live = false;
   std::int64_t steps = std::numeric_limits<std::int64_t>::max();
-  for (const std::size_t idx : u.engines) {
-    const EngineCore& core = *engines_[idx].core;
+  for (std::size_t i = 0; i < u.engines.size(); ++i) {
+    const EngineCore& core = *engines_[u.engines[i]].core;
+    u.run_ranks[i] = SteadyRun{};
     if (core.num_live() == 0)
       continue;
     live = true;
-    steps = std::min(steps, options_.steady_runs ? core.steady_run().steps : std::int64_t{0});
+    if (options_.steady_runs)
+      u.run_ranks[i] = core.steady_run();
+    steps = std::min(steps, u.run_ranks[i].steps);
   }
   if (!live) {
     u.state = UnitState::Idle;
@@ -189,48 +192,65 @@ double ClusterSimulation::Impl::price_steady_step(ClusterUnit& u, std::int64_t j
                     : g.model->step_cost_of_sums(u.sums.front()).total_s();
 }
 
+TimeNs ClusterSimulation::Impl::run_elapsed(const ClusterUnit& u, std::int64_t j) noexcept {
+  if (j <= 0)
+    return 0;
+  if (!u.run_affine)
+    return u.run_ends[static_cast<std::size_t>(j - 1)];
+  const auto n = static_cast<double>(j);
+  return static_cast<TimeNs>(std::llround(n * u.run_p0_ns + u.run_slope_ns * n * (n - 1) / 2));
+}
+
 void ClusterSimulation::Impl::start_steady(int unit, std::int64_t steps, TimeNs now) {
   ClusterUnit& u = units_[static_cast<std::size_t>(unit)];
-  for (std::size_t i = 0; i < u.engines.size(); ++i) {
-    const EngineCore& core = *engines_[u.engines[i]].core;
-    u.run_ranks[i] = core.num_live() > 0 ? core.steady_run() : SteadyRun{};
-  }
+  // `run_ranks` holds each engine's steady run as `after_step` found it (idle ranks: none).
   // Step j's context grows by the lane's size each step. Every step-time term is convex in it
   // (sums of maxima of affine terms), so when the step time at the last step lies on the line
-  // through the first two, it lies on that line at every step: price two points and draw it.
-  u.run_ns.resize(static_cast<std::size_t>(steps));
+  // through the first two, it lies on that line at every step: two prices give the whole run,
+  // in closed form. Otherwise each step is priced and rounded as the engine would.
   const double p0 = price_steady_step(u, 0);
-  bool affine = false;
-  double slope = 0;
+  u.run_affine = false;
   if (steps >= 3) {
-    slope = price_steady_step(u, 1) - p0;
+    const double slope = price_steady_step(u, 1) - p0;
     const double last = price_steady_step(u, steps - 1);
     const double line = p0 + static_cast<double>(steps - 1) * slope;
-    affine = std::abs(last - line) <= 1e-9 * std::max(last, 1e-12);
+    if (std::abs(last - line) <= 1e-9 * std::max(last, 1e-12)) {
+      u.run_affine = true;
+      u.run_p0_ns = p0 * 1e9;
+      u.run_slope_ns = slope * 1e9;
+    }
   }
-  TimeNs total = 0;
-  for (std::int64_t j = 0; j < steps; ++j) {
-    const double s = j == 0   ? p0
-                     : affine ? p0 + static_cast<double>(j) * slope
-                              : price_steady_step(u, j);
-    const TimeNs d = step_ns(s);
-    u.run_ns[static_cast<std::size_t>(j)] = d;
-    total += d;
+  u.run_steps = steps;
+  if (!u.run_affine) {
+    u.run_ends.resize(static_cast<std::size_t>(steps));
+    TimeNs end = 0;
+    for (std::int64_t j = 0; j < steps; ++j) {
+      end += step_ns(j == 0 ? p0 : price_steady_step(u, j));
+      u.run_ends[static_cast<std::size_t>(j)] = end;
+    }
   }
   u.run_start_ns = now;
   ++u.gen;
   u.state = UnitState::Steady;
-  push(ClusterEvent{
-      .time_ns = now + total, .kind = ClusterEventKind::StepEnd, .target = unit, .gen = u.gen});
+  push(ClusterEvent{.time_ns = now + run_elapsed(u, steps),
+                    .kind = ClusterEventKind::StepEnd,
+                    .target = unit,
+                    .gen = u.gen});
 }
 
 std::pair<std::int64_t, TimeNs> ClusterSimulation::Impl::steps_before(const ClusterUnit& u,
                                                                       TimeNs now) const {
-  std::int64_t j = 0;
-  TimeNs end = u.run_start_ns;
-  const auto k = static_cast<std::int64_t>(u.run_ns.size());
-  while (j < k && end < now) end += u.run_ns[static_cast<std::size_t>(j++)];
-  return {j, end};
+  // Step j starts at run_elapsed(j): the first j whose start is at or after `now`.
+  std::int64_t lo = 0;
+  std::int64_t hi = u.run_steps;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (u.run_start_ns + run_elapsed(u, mid) < now)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return {lo, u.run_start_ns + run_elapsed(u, lo)};
 }
 
 void ClusterSimulation::Impl::cut_steady(int unit, TimeNs now) {
@@ -253,8 +273,17 @@ void ClusterSimulation::Impl::sync_steady(int unit, TimeNs now) {
     return;
   apply_steady(unit, j);
   // The run goes on from the end of the steps applied; its end event stays valid.
+  if (u.run_affine) {
+    // Step j becomes step 0; the end stays where it was (the sum is rounded from the new start,
+    // a difference of at most 1 ns, which the end event does not see).
+    u.run_p0_ns += static_cast<double>(j) * u.run_slope_ns;
+  } else {
+    const TimeNs base = u.run_ends[static_cast<std::size_t>(j - 1)];
+    u.run_ends.erase(u.run_ends.begin(), u.run_ends.begin() + j);
+    for (auto& e : u.run_ends) e -= base;
+  }
   u.run_start_ns = end;
-  u.run_ns.erase(u.run_ns.begin(), u.run_ns.begin() + j);
+  u.run_steps -= j;
   for (auto& r : u.run_ranks) r.context += j * r.seqs;
 }
 
@@ -262,22 +291,31 @@ void ClusterSimulation::Impl::apply_steady(int unit, std::int64_t steps) {
   if (steps <= 0)
     return;
   ClusterUnit& u = units_[static_cast<std::size_t>(unit)];
-  const bool records = options_.records != RecordsMode::None;
-  TimeNs end = u.run_start_ns;
-  for (std::int64_t j = 0; j < steps; ++j) {
-    const TimeNs d = u.run_ns[static_cast<std::size_t>(j)];
-    end += d;
-    const double ms = ns_to_ms(d);
-    for (std::size_t i = 0; i < u.engines.size(); ++i) {
-      const std::int64_t seqs = u.run_ranks[i].seqs;
-      if (seqs <= 0)
-        continue;
-      add_itl(u.group, ms, seqs);
-      if (records)
-        engines_[u.engines[i]].ring.push(end);
-    }
+  const ResolvedGroup& g = groups_[static_cast<std::size_t>(u.group)];
+  const double tau = g.tokens_per_step();
+  const int version = group_version_[static_cast<std::size_t>(u.group)];
+  // Per-token ITL of the run's steps (a line when affine, else step by step), once per rank.
+  for (std::size_t i = 0; i < u.engines.size(); ++i) {
+    const std::int64_t seqs = u.run_ranks[i].seqs;
+    if (seqs <= 0)
+      continue;
+    const double weight = static_cast<double>(seqs) * tau;
+    const auto add = [&](StreamingHistogram& h) {
+      if (u.run_affine) {
+        h.add_linear(u.run_p0_ns * 1e-6 / tau, u.run_slope_ns * 1e-6 / tau, steps, weight);
+      } else {
+        for (std::int64_t j = 0; j < steps; ++j)
+          h.add(ns_to_ms(run_elapsed(u, j + 1) - run_elapsed(u, j)) / tau, weight);
+      }
+    };
+    add(result_.overall.itl_ms);
+    if (version >= 0)
+      add(result_.versions[static_cast<std::size_t>(version)].latency.itl_ms);
+    if (options_.records != RecordsMode::None)
+      for (std::int64_t j = 1; j <= steps; ++j)
+        engines_[u.engines[i]].ring.push(u.run_start_ns + run_elapsed(u, j));
   }
-  const double busy = ns_to_s(end - u.run_start_ns);
+  const double busy = ns_to_s(run_elapsed(u, steps));
   for (std::size_t i = 0; i < u.engines.size(); ++i)
     if (u.run_ranks[i].seqs > 0)
       engines_[u.engines[i]].core->skip_steady_steps(steps, busy);

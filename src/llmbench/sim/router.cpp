@@ -52,7 +52,7 @@ std::size_t Router::least_requests(std::span<const std::size_t> candidates,
   std::size_t best = candidates.front();
   std::int64_t best_load = std::numeric_limits<std::int64_t>::max();
   for (const std::size_t e : candidates) {
-    const std::int64_t load = targets.requests(e);
+    const std::int64_t load = targets.requests[e];
     if (load < best_load) {
       best = e;
       best_load = load;
@@ -76,7 +76,7 @@ std::size_t Router::pick(RoutePolicy policy, std::size_t set,
       std::size_t best = candidates.front();
       std::int64_t best_tokens = std::numeric_limits<std::int64_t>::max();
       for (const std::size_t e : candidates) {
-        const std::int64_t t = targets.tokens(e);
+        const std::int64_t t = targets.tokens[e];
         if (t < best_tokens) {
           best = e;
           best_tokens = t;
@@ -86,13 +86,13 @@ std::size_t Router::pick(RoutePolicy policy, std::size_t set,
     }
     case RoutePolicy::PrefixAware: {
       std::int64_t min_load = std::numeric_limits<std::int64_t>::max();
-      for (const std::size_t e : candidates) min_load = std::min(min_load, targets.requests(e));
+      for (const std::size_t e : candidates) min_load = std::min(min_load, targets.requests[e]);
       std::size_t best = candidates.front();
       std::int64_t best_cached = 0;
       std::int64_t best_load = std::numeric_limits<std::int64_t>::max();
       const bool has_prefix = query.hashes != nullptr && !query.hashes->empty();
       for (const std::size_t e : candidates) {
-        const std::int64_t load = targets.requests(e);
+        const std::int64_t load = targets.requests[e];
         if (load > min_load + spec_.load_cap)
           continue;
         const std::int64_t cached =

@@ -7,6 +7,7 @@
 #include "llmbench/sim/cluster_spec.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -14,18 +15,15 @@
 
 namespace llmbench::sim {
 
-/// What the router knows of the replicas (the cluster answers for its engines).
-class RouteTargets {
- public:
-  virtual ~RouteTargets() = default;
-  /// Requests assigned to `engine` and not finished (running, waiting, or on their way to it).
-  [[nodiscard]] virtual std::int64_t requests(std::size_t engine) const = 0;
-  /// Σ (prompt + output tokens) of those requests.
-  [[nodiscard]] virtual std::int64_t tokens(std::size_t engine) const = 0;
-  /// Prompt tokens of the request (block `hashes`, `prompt_len`) that `engine` holds cached.
-  [[nodiscard]] virtual std::int64_t cached_tokens(std::size_t engine,
-                                                   const std::vector<std::uint64_t>& hashes,
-                                                   std::int64_t prompt_len) const = 0;
+/// What the router knows of the replicas, by engine index: requests assigned and not finished
+/// (running, waiting, or on their way to it), Σ (prompt + output tokens) of those, and how many
+/// prompt tokens of a request (block hashes, prompt length) an engine holds cached.
+struct RouteTargets {
+  std::span<const std::int64_t> requests;
+  std::span<const std::int64_t> tokens;
+  std::function<std::int64_t(std::size_t engine, const std::vector<std::uint64_t>& hashes,
+                             std::int64_t prompt_len)>
+      cached_tokens;
 };
 
 /// A request as the router sees it.

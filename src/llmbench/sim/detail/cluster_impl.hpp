@@ -70,11 +70,9 @@ struct ClusterEngine {
   int group = 0;
   int unit = 0;
   PoolRole role = PoolRole::Mixed;
-  std::int64_t assigned = 0;         ///< requests routed here and not finished here
-  std::int64_t assigned_tokens = 0;  ///< Σ prompt + output of those
-  TimeNs link_free_ns = 0;           ///< prefill: when its KV link is free
-  bool began = false;                ///< in the unit's current step
-  StepRing ring;                     ///< records only
+  TimeNs link_free_ns = 0;  ///< prefill: when its KV link is free
+  bool began = false;       ///< in the unit's current step
+  StepRing ring;            ///< records only
   ReplicaStats stats;
 };
 
@@ -87,8 +85,15 @@ struct ClusterUnit {
   std::vector<std::size_t> engines;
   UnitState state = UnitState::Idle;
   std::uint64_t gen = 0;
+  // The steady run: `run_steps` steps from `run_start_ns`. Step j (0-based) lasts
+  // run_p0_ns + j·run_slope_ns when `run_affine` (the end of step j is the cumulative sum rounded
+  // once), else run_ends[j] − run_ends[j − 1] (each step rounded, as `price_step` rounds).
   TimeNs run_start_ns = 0;
-  std::vector<TimeNs> run_ns;        ///< the steady run's step durations
+  std::int64_t run_steps = 0;
+  bool run_affine = false;
+  double run_p0_ns = 0;
+  double run_slope_ns = 0;
+  std::vector<TimeNs> run_ends;      ///< not affine: end of each step, relative to the start
   std::vector<SteadyRun> run_ranks;  ///< per engine, as the run began (steps 0 = idle rank)
   std::vector<BatchSums> sums;       ///< scratch, per engine
   std::int64_t steps = 0;
@@ -114,12 +119,13 @@ struct ClusterSlot {
 };
 
 struct ClusterSimulation::Impl {
-  class Targets;
   Impl(const ClusterSpec& spec, std::vector<ResolvedGroup> groups, ClusterOptions options);
 
   // ---- cluster.cpp: requests ----
   ClusterResult run(RequestSource& source);
   void push(ClusterEvent e);
+  /// The router's view of the engines at `now` (prefix lookups bring steady runs up to now).
+  RouteTargets route_targets(TimeNs now);
   void on_arrival(const ClusterEvent& e);
   void admit(std::int64_t slot, TimeNs now);
   void route_front(std::int64_t slot, TimeNs now);
@@ -146,6 +152,8 @@ struct ClusterSimulation::Impl {
   /// The steady steps of `unit`'s run that start before `now` (and their end).
   [[nodiscard]] std::pair<std::int64_t, TimeNs> steps_before(const ClusterUnit& u,
                                                              TimeNs now) const;
+  /// ns from the run's start to the end of its first `j` steps.
+  [[nodiscard]] static TimeNs run_elapsed(const ClusterUnit& u, std::int64_t j) noexcept;
   void apply_steady(int unit, std::int64_t steps);
   [[nodiscard]] double price_steady_step(ClusterUnit& u, std::int64_t j) const;
   void add_itl(int group, double step_ms, std::int64_t decodes);
@@ -155,6 +163,8 @@ struct ClusterSimulation::Impl {
   ClusterOptions options_;
   Router router_;
   std::vector<ClusterEngine> engines_;
+  std::vector<std::int64_t> assigned_;         ///< per engine: requests routed, not finished
+  std::vector<std::int64_t> assigned_tokens_;  ///< per engine: Σ prompt + output of those
   std::vector<ClusterUnit> units_;
   /// Candidate engines per (pool role, version): [role][version].
   std::array<std::vector<std::vector<std::size_t>>, 3> candidates_;
