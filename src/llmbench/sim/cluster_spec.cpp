@@ -170,6 +170,7 @@ WideEpConfig parse_wide_ep(Fields& f, const std::string& file) {
 ReplicaGroupSpec parse_group(const json& j, const std::string& path, const std::string& file) {
   Fields f(j, path, file);
   ReplicaGroupSpec g;
+  (void)f.string("note");
   g.name = f.string("name").value_or(path);
   if (const auto role = f.string("role"))
     g.role = parse_name(kPoolRoles, *role, [&](const std::string& w) { f.fail(f.at("role"), w); });
@@ -272,6 +273,7 @@ ClusterSpec parse_cluster_spec(std::string_view text, const std::string& path) {
   ClusterSpec s;
   s.source = path;
   Fields f(j, "", path);
+  (void)f.string("note");  // provenance for readers; not used
   s.model_id = f.string("model_id").value_or("");
   const json* groups = f.get("groups");
   if (groups == nullptr || !groups->is_array())
