@@ -57,6 +57,7 @@ ClusterSimulation::Impl::Impl(const ClusterSpec& spec, std::vector<ResolvedGroup
       if (spec_.versions[v].name == rg.spec.version)
         version = static_cast<int>(v);
     group_version_.push_back(version);
+    group_slope_.push_back(-1);
     has_prefill_ = has_prefill_ || rg.spec.role == PoolRole::Prefill;
     has_decode_ = has_decode_ || rg.spec.role == PoolRole::Decode;
     has_mixed_ = has_mixed_ || rg.spec.role == PoolRole::Mixed;

@@ -211,10 +211,25 @@ void ClusterSimulation::Impl::start_steady(int unit, std::int64_t steps, TimeNs 
   const double p0 = price_steady_step(u, 0);
   u.run_affine = false;
   if (steps >= 3) {
-    const double slope = price_steady_step(u, 1) - p0;
     const double last = price_steady_step(u, steps - 1);
-    const double line = p0 + static_cast<double>(steps - 1) * slope;
-    if (std::abs(last - line) <= 1e-9 * std::max(last, 1e-12)) {
+    const auto on_line = [&](double slope) {
+      const double line = p0 + static_cast<double>(steps - 1) * slope;
+      return std::abs(last - line) <= 1e-9 * std::max(last, 1e-12);
+    };
+    // One engine: the step time grows by a fixed cost per token of context, learnt from the
+    // group's first run that lies on its line, so later runs need two prices, not three.
+    double& per_context = group_slope_[static_cast<std::size_t>(u.group)];
+    const std::int64_t seqs = u.run_ranks.front().seqs;
+    const bool single = u.engines.size() == 1 && seqs > 0;
+    double slope = single && per_context >= 0 ? per_context * static_cast<double>(seqs) : -1;
+    if (slope < 0 || !on_line(slope)) {
+      slope = price_steady_step(u, 1) - p0;
+      if (!on_line(slope))
+        slope = -1;
+      else if (single)
+        per_context = slope / static_cast<double>(seqs);
+    }
+    if (slope >= 0) {
       u.run_affine = true;
       u.run_p0_ns = p0 * 1e9;
       u.run_slope_ns = slope * 1e9;

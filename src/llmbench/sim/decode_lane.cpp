@@ -167,6 +167,10 @@ std::int64_t DecodeLane::steady_steps(std::int64_t free_blocks, std::int64_t blo
   for (const RequestState* r : members_)
     horizon = std::min(horizon, r->lane.entry_step + (r->output_len - r->num_output_tokens - 1));
   // Its blocks: the first when the room of its entry is used up, then one every block_size steps.
+  // When the free blocks cover every member's most within the horizon, none needs counting.
+  const std::int64_t most = (horizon - step_) / block_size + 1;
+  if (static_cast<std::int64_t>(members_.size()) * most <= free_blocks)
+    return std::max<std::int64_t>(0, horizon - step_);
   needs_.clear();
   for (const RequestState* r : members_) {
     const std::int64_t first = r->lane.entry_step + (r->num_kv_slots - r->num_computed_tokens);

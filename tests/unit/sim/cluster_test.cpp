@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -135,6 +136,9 @@ TEST(Router, FingerprintBucketsSendEachVersionItsShare) {
   for (std::int64_t i = 0; i < n; ++i)
     ++count[static_cast<std::size_t>(router.version_of(splitmix64(static_cast<std::uint64_t>(i))))];
   const std::vector<double> share{0.80, 0.15, 0.05};
+  std::printf("shares over %lld inputs: %lld %lld %lld\n", static_cast<long long>(n),
+              static_cast<long long>(count[0]), static_cast<long long>(count[1]),
+              static_cast<long long>(count[2]));
   for (std::size_t v = 0; v < 3; ++v) {
     const double observed = static_cast<double>(count[v]) / static_cast<double>(n);
     EXPECT_NEAR(observed, share[v], 0.01) << "version " << v;

@@ -173,6 +173,9 @@ struct ClusterSimulation::Impl {
   bool has_mixed_ = false;
   std::int64_t cache_block_size_ = 0;  ///< the prefix-caching pools' block size (0 = none caches)
   std::vector<int> group_version_;     ///< per group: version index, −1 = every version
+  /// Per group of single engines: the step time's growth per token of decode context, s
+  /// (learnt from a steady run; −1 until then).
+  std::vector<double> group_slope_;
 
   std::priority_queue<ClusterEvent, std::vector<ClusterEvent>, ClusterEventLater> queue_;
   std::uint64_t seq_ = 0;
