@@ -5,30 +5,56 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace llmbench::sim {
 
 // ---- LaneWakes ----
 
 LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
-  if (step < base_ || step - base_ >= static_cast<std::int64_t>(lists_.size()))
+  if (lists_ == 0 || step < base_ || step > last_)
     return nullptr;
-  return &lists_[static_cast<std::size_t>(step - base_)];
+  List& list = ring_[static_cast<std::size_t>(step) & (ring_.size() - 1)];
+  return list.head != nullptr && list.step == step ? &list : nullptr;
 }
 
-void LaneWakes::drop_empty_front() noexcept {
-  while (!lists_.empty() && lists_.front().head == nullptr) {
-    lists_.pop_front();
-    ++base_;
+void LaneWakes::grow(std::int64_t lo, std::int64_t hi) {
+  std::size_t size = std::max<std::size_t>(64, ring_.size());
+  while (static_cast<std::int64_t>(size) <= hi - lo) size *= 2;
+  if (size == ring_.size())
+    return;
+  std::vector<List> ring(size);
+  for (const List& list : ring_)
+    if (list.head != nullptr)
+      ring[static_cast<std::size_t>(list.step) & (size - 1)] = list;
+  ring_ = std::move(ring);
+}
+
+void LaneWakes::advance_base() noexcept {
+  if (lists_ == 0) {
+    last_ = base_;
+    return;
   }
+  const std::size_t mask = ring_.size() - 1;
+  do {
+    ++base_;
+  } while (ring_[static_cast<std::size_t>(base_) & mask].head == nullptr);
 }
 
 void LaneWakes::push(std::int64_t step, RequestState* r) {
-  if (lists_.empty())
-    base_ = step;
-  for (; step < base_; --base_) lists_.emplace_front();
-  while (step - base_ >= static_cast<std::int64_t>(lists_.size())) lists_.emplace_back();
-  List& list = lists_[static_cast<std::size_t>(step - base_)];
+  if (lists_ == 0)
+    base_ = last_ = step;
+  const std::int64_t lo = std::min(base_, step);
+  const std::int64_t hi = std::max(last_, step);
+  if (ring_.empty() || hi - lo >= static_cast<std::int64_t>(ring_.size()))
+    grow(lo, hi);
+  base_ = lo;
+  last_ = hi;
+  List& list = ring_[static_cast<std::size_t>(step) & (ring_.size() - 1)];
+  if (list.head == nullptr) {
+    list.step = step;
+    ++lists_;
+  }
   r->lane.wake_prev = list.tail;
   r->lane.wake_next = nullptr;
   (list.tail != nullptr ? list.tail->lane.wake_next : list.head) = r;
@@ -42,7 +68,12 @@ void LaneWakes::remove(std::int64_t step, RequestState* r) {
   (m.wake_prev != nullptr ? m.wake_prev->lane.wake_next : list->head) = m.wake_next;
   (m.wake_next != nullptr ? m.wake_next->lane.wake_prev : list->tail) = m.wake_prev;
   m.wake_prev = m.wake_next = nullptr;
-  drop_empty_front();
+  if (list->head == nullptr) {
+    *list = List{};
+    --lists_;
+    if (step == base_)
+      advance_base();
+  }
 }
 
 void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
@@ -57,11 +88,13 @@ void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
     r = next;
   }
   *list = List{};
-  drop_empty_front();
+  --lists_;
+  if (step == base_)
+    advance_base();
 }
 
 std::int64_t LaneWakes::first_step() const noexcept {
-  return lists_.empty() ? std::numeric_limits<std::int64_t>::max() : base_;
+  return lists_ == 0 ? std::numeric_limits<std::int64_t>::max() : base_;
 }
 
 // ---- DecodeLane ----

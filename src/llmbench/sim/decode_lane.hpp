@@ -12,7 +12,6 @@
 /// compares both); the floor that justifies it is in docs/performance.md.
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace llmbench::sim {
@@ -47,9 +46,12 @@ struct LaneShare {
   std::int64_t context = 0;
 };
 
-/// Decode-lane wake-ups by scheduler step: one FIFO list per step over a window of steps,
-/// linked through `LaneMember::wake_prev`/`wake_next`, so queueing, removing and taking
-/// wake-ups allocates nothing (a hash map of vectors cost two allocations per lane entry).
+/// Decode-lane wake-ups by scheduler step: one FIFO list per step, linked through
+/// `LaneMember::wake_prev`/`wake_next`, in a ring of lists indexed by step (a wake-up lies
+/// within a block's steps of the current one, so the ring stays small), so queueing, removing
+/// and taking wake-ups allocates nothing and costs no work per step without a wake-up (a deque
+/// with one list per step cost a list per step of every lane; a hash map of vectors two
+/// allocations per lane entry).
 class LaneWakes {
  public:
   /// Appends `r` (not queued) to the list of `step`.
@@ -65,12 +67,17 @@ class LaneWakes {
   struct List {
     RequestState* head = nullptr;
     RequestState* tail = nullptr;
+    std::int64_t step = -1;  ///< the step it holds while not empty
   };
   [[nodiscard]] List* find(std::int64_t step) noexcept;
-  /// Forgets the empty lists at the front of the window (steps taken or emptied).
-  void drop_empty_front() noexcept;
-  std::deque<List> lists_;  ///< lists_[i] holds step base_ + i; no empty list at the front
-  std::int64_t base_ = 0;
+  /// A ring large enough that the steps lo … hi have distinct slots.
+  void grow(std::int64_t lo, std::int64_t hi);
+  /// After the list of `base_` emptied: `base_` to the next non-empty list.
+  void advance_base() noexcept;
+  std::vector<List> ring_;  ///< step s in slot s & (size − 1); size a power of two
+  std::int64_t base_ = 0;   ///< the first step with a non-empty list (while `lists_` > 0)
+  std::int64_t last_ = 0;   ///< no list after this step is non-empty
+  std::int64_t lists_ = 0;  ///< non-empty lists
 };
 
 /// The lane of one scheduler. It counts the scheduler's steps itself (`step_applied`), so its
