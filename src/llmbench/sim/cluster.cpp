@@ -260,21 +260,20 @@ void ClusterSimulation::Impl::prefill_done(std::int64_t slot, std::size_t engine
   s.engine = static_cast<std::int64_t>(d);
   push(ClusterEvent{.time_ns = arrival,
                     .kind = ClusterEventKind::KvArrival,
-                    .target = slot,
-                    .engine = static_cast<std::int64_t>(d)});
+                    .tag = static_cast<std::uint32_t>(d),
+                    .target = slot});
 }
 
 void ClusterSimulation::Impl::on_kv_arrival(const ClusterEvent& e) {
   const TimeNs now = e.time_ns;
   ClusterSlot& s = slots_[static_cast<std::size_t>(e.target)];
   s.kv_arrival_ns = now;
-  ClusterEngine& dec = engines_[static_cast<std::size_t>(e.engine)];
+  ClusterEngine& dec = engines_[e.tag];
   const std::uint64_t seed = splitmix64(options_.seed ^ static_cast<std::uint64_t>(s.index));
   const std::int64_t out = engine_outputs(dec.group, s.request.output_len, seed);
   if (!dec.core->fits(s.request.prompt_len, out)) {
-    --assigned_[static_cast<std::size_t>(e.engine)];
-    assigned_tokens_[static_cast<std::size_t>(e.engine)] -=
-        s.request.prompt_len + s.request.output_len;
+    --assigned_[e.tag];
+    assigned_tokens_[e.tag] -= s.request.prompt_len + s.request.output_len;
     reject(e.target, now);
     return;
   }

@@ -83,14 +83,14 @@ void ClusterSimulation::Impl::on_step_start(const ClusterEvent& e) {
   u.busy_s += ns_to_s(dur);
   u.state = UnitState::InStep;
   push(ClusterEvent{
-      .time_ns = now + dur, .kind = ClusterEventKind::StepEnd, .target = e.target, .gen = u.gen});
+      .time_ns = now + dur, .kind = ClusterEventKind::StepEnd, .tag = u.gen, .target = e.target});
 }
 
 void ClusterSimulation::Impl::on_step_end(const ClusterEvent& e) {
   const TimeNs now = e.time_ns;
   const int unit = static_cast<int>(e.target);
   ClusterUnit& u = units_[static_cast<std::size_t>(unit)];
-  if (e.gen != u.gen)
+  if (e.tag != u.gen)
     return;  // the end of a steady run that an arrival cut short
   if (u.state == UnitState::Steady) {
     apply_steady(unit, u.run_steps);
@@ -198,7 +198,8 @@ TimeNs ClusterSimulation::Impl::run_elapsed(const ClusterUnit& u, std::int64_t j
   if (!u.run_affine)
     return u.run_ends[static_cast<std::size_t>(j - 1)];
   const auto n = static_cast<double>(j);
-  return static_cast<TimeNs>(std::llround(n * u.run_p0_ns + u.run_slope_ns * n * (n - 1) / 2));
+  // Positive: adding a half and truncating rounds as llround does, without the libm call.
+  return static_cast<TimeNs>(n * u.run_p0_ns + u.run_slope_ns * n * (n - 1) / 2 + 0.5);
 }
 
 void ClusterSimulation::Impl::start_steady(int unit, std::int64_t steps, TimeNs now) {
@@ -249,8 +250,8 @@ void ClusterSimulation::Impl::start_steady(int unit, std::int64_t steps, TimeNs 
   u.state = UnitState::Steady;
   push(ClusterEvent{.time_ns = now + run_elapsed(u, steps),
                     .kind = ClusterEventKind::StepEnd,
-                    .target = unit,
-                    .gen = u.gen});
+                    .tag = u.gen,
+                    .target = unit});
 }
 
 std::pair<std::int64_t, TimeNs> ClusterSimulation::Impl::steps_before(const ClusterUnit& u,

@@ -24,15 +24,17 @@ enum class ClusterEventKind : std::uint8_t {
   StepStart = 3
 };
 
-/// One event of the cluster's clock.
+/// One event of the cluster's clock (32 bytes: the queue moves them).
 struct ClusterEvent {
   TimeNs time_ns = 0;
   ClusterEventKind kind = ClusterEventKind::Arrival;
+  /// StepEnd: the unit's generation (a cut steady run's end is stale); KvArrival: the decode
+  /// engine.
+  std::uint32_t tag = 0;
   std::uint64_t seq = 0;     ///< insertion order (last tie-break)
   std::int64_t target = -1;  ///< unit (steps), slot (arrivals, KV), −1 = the source's next
-  std::uint64_t gen = 0;     ///< unit generation of a StepEnd (a cut steady run's end is stale)
-  std::int64_t engine = -1;  ///< KvArrival: the decode engine
 };
+static_assert(sizeof(ClusterEvent) == 32);
 
 /// "Later than", for `std::priority_queue` (earliest on top): by time, kind, seq.
 struct ClusterEventLater {
@@ -84,7 +86,7 @@ struct ClusterUnit {
   int group = 0;
   std::vector<std::size_t> engines;
   UnitState state = UnitState::Idle;
-  std::uint64_t gen = 0;
+  std::uint32_t gen = 0;
   // The steady run: `run_steps` steps from `run_start_ns`. Step j (0-based) lasts
   // run_p0_ns + j·run_slope_ns when `run_affine` (the end of step j is the cumulative sum rounded
   // once), else run_ends[j] − run_ends[j − 1] (each step rounded, as `price_step` rounds).
