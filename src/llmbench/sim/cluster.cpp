@@ -25,11 +25,11 @@ std::size_t role_index(PoolRole role) noexcept {
 }  // namespace
 
 RecordsMode parse_records_mode(std::string_view name) {
-  for (const auto& row : kRecordsModes)
-    if (row.name == name)
-      return row.value;
-  throw Exception(Error{fmt::format("unknown records mode '{}' (valid: none, sample, all)", name),
-                        "--records", -1});
+  if (const auto mode = kRecordsModes.find(name))
+    return *mode;
+  throw Exception(
+      Error{fmt::format("unknown records mode '{}' (valid: {})", name, kRecordsModes.names()),
+            "--records", -1});
 }
 
 TimeNs StepRing::at(std::int64_t step) const {

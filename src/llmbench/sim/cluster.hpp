@@ -40,11 +40,11 @@ namespace llmbench::sim {
 enum class RecordsMode { None, Sample, All };
 
 /// The one table of records-mode names.
-inline constexpr std::array<EnumName<RecordsMode>, 3> kRecordsModes{{
-    {.name = "none", .value = RecordsMode::None},
-    {.name = "sample", .value = RecordsMode::Sample},
-    {.name = "all", .value = RecordsMode::All},
-}};
+inline constexpr auto kRecordsModes = make_name_table<RecordsMode>({
+    {RecordsMode::None, "none"},
+    {RecordsMode::Sample, "sample"},
+    {RecordsMode::All, "all"},
+});
 
 /// Parses a records-mode name; throws `Exception` naming `--records` and the valid names.
 RecordsMode parse_records_mode(std::string_view name);

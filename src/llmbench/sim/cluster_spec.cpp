@@ -87,17 +87,12 @@ class Fields {
 };
 
 template <typename Enum, std::size_t N>
-Enum parse_name(const std::array<EnumName<Enum>, N>& table, std::string_view name,
+Enum parse_name(const NameTable<Enum, N>& table, std::string_view name,
                 const std::function<void(const std::string&)>& fail) {
-  std::string valid;
-  for (const auto& row : table) {
-    if (row.name == name)
-      return row.value;
-    valid += valid.empty() ? "" : ", ";
-    valid += row.name;
-  }
-  fail(fmt::format("unknown name '{}' (valid: {})", name, valid));
-  return table.front().value;
+  if (const auto value = table.find(name))
+    return *value;
+  fail(fmt::format("unknown name '{}' (valid: {})", name, table.names()));
+  return table.entries.front().first;
 }
 
 EngineOverrides parse_engine(Fields& f) {
@@ -243,17 +238,11 @@ void check_spec(const ClusterSpec& s) {
 }  // namespace
 
 std::string_view pool_role_name(PoolRole role) noexcept {
-  for (const auto& row : kPoolRoles)
-    if (row.value == role)
-      return row.name;
-  return "?";
+  return kPoolRoles.name(role, "?");
 }
 
 std::string_view route_policy_name(RoutePolicy policy) noexcept {
-  for (const auto& row : kRoutePolicies)
-    if (row.value == policy)
-      return row.name;
-  return "?";
+  return kRoutePolicies.name(policy, "?");
 }
 
 RoutePolicy parse_route_policy(std::string_view name, const std::string& source) {

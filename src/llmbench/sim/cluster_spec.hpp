@@ -6,6 +6,7 @@
 /// prefill and decode pools. `load_cluster_spec` reads the JSON file; `resolve_cluster` turns it
 /// into engine specs and step-time models, once per group.
 
+#include "llmbench/core/name_table.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/sim/lockstep.hpp"
 #include "llmbench/sim/speculative.hpp"
@@ -32,28 +33,21 @@ enum class RoutePolicy {
   SessionAffinity,  ///< a conversation stays on the replica of its first turn
 };
 
-/// One row of a name table.
-template <typename Enum>
-struct EnumName {
-  std::string_view name;
-  Enum value;
-};
-
 /// The one table of pool role names.
-inline constexpr std::array<EnumName<PoolRole>, 3> kPoolRoles{{
-    {.name = "mixed", .value = PoolRole::Mixed},
-    {.name = "prefill", .value = PoolRole::Prefill},
-    {.name = "decode", .value = PoolRole::Decode},
-}};
+inline constexpr auto kPoolRoles = make_name_table<PoolRole>({
+    {PoolRole::Mixed, "mixed"},
+    {PoolRole::Prefill, "prefill"},
+    {PoolRole::Decode, "decode"},
+});
 
 /// The one table of routing policy names.
-inline constexpr std::array<EnumName<RoutePolicy>, 5> kRoutePolicies{{
-    {.name = "round_robin", .value = RoutePolicy::RoundRobin},
-    {.name = "least_requests", .value = RoutePolicy::LeastRequests},
-    {.name = "least_tokens", .value = RoutePolicy::LeastTokens},
-    {.name = "prefix_aware", .value = RoutePolicy::PrefixAware},
-    {.name = "session_affinity", .value = RoutePolicy::SessionAffinity},
-}};
+inline constexpr auto kRoutePolicies = make_name_table<RoutePolicy>({
+    {RoutePolicy::RoundRobin, "round_robin"},
+    {RoutePolicy::LeastRequests, "least_requests"},
+    {RoutePolicy::LeastTokens, "least_tokens"},
+    {RoutePolicy::PrefixAware, "prefix_aware"},
+    {RoutePolicy::SessionAffinity, "session_affinity"},
+});
 
 /// The name of `role` / `policy` in its table.
 std::string_view pool_role_name(PoolRole role) noexcept;

@@ -33,9 +33,10 @@ struct RouteQuery {
   std::int64_t prompt_len = 0;
 };
 
-/// The fingerprint of a request: a 64-bit hash of the model id and the input's hash (the design
-/// of seed note 004 §4.2 keys on model_id + the first 8 bytes of SHA-256 of the input; a 64-bit
-/// SplitMix64 chain stands in for SHA-256 here, its entropy is the same 2^64).
+/// The fingerprint of a request: a 64-bit hash of the model id and the input's hash (gray routing
+/// as docs/simulator.md "Cluster" describes it keys on model_id + the first 8 bytes of SHA-256
+/// of the input; a 64-bit SplitMix64 chain stands in for SHA-256 here, its entropy is the same
+/// 2^64).
 std::uint64_t fingerprint(std::uint64_t model_hash, std::uint64_t input_hash) noexcept;
 /// FNV-1a-64 of a model id, the `model_hash` of `fingerprint`.
 std::uint64_t model_id_hash(std::string_view model_id) noexcept;
