@@ -175,7 +175,10 @@ json simulate_flags_json(const SimulateFlags& f) {
                 {"result_dir", f.result_dir},
                 {"result_filename", f.result_filename},
                 {"trace", f.trace_path},
-                {"window_s", f.window_s}});
+                {"window_s", f.window_s},
+                {"cluster", f.cluster_path},
+                {"records", f.records},
+                {"trace_tile_s", f.trace_tile_s}});
   return j;
 }
 
