@@ -331,7 +331,7 @@ RunResult Session::simulate(const SimPlan& plan, LoadObserver* observer) {
     std::shared_ptr<const std::vector<workload::Sample>> samples;
     if (plan.cluster->trace_tile_s <= 0)
       samples = workload_for(plan.dataset, nullptr, plan.names.tokenizer, false).samples;
-    return detail::simulate_cluster(plan, std::move(samples), observer);
+    return detail::simulate_cluster(plan, samples, observer);
   }
   log::info("{}", plan.engine.describe());
   const Workload& w = workload_for(plan.dataset, nullptr, plan.names.tokenizer, false);

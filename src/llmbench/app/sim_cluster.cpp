@@ -275,7 +275,7 @@ std::string model_id(const ClusterPlan& c) {
 }  // namespace
 
 RunResult simulate_cluster(const SimPlan& plan,
-                           std::shared_ptr<const std::vector<workload::Sample>> samples,
+                           const std::shared_ptr<const std::vector<workload::Sample>>& samples,
                            LoadObserver* observer) {
   const ClusterPlan& c = *plan.cluster;
   for (const auto& g : c.groups) {

@@ -25,7 +25,7 @@ namespace llmbench::app::detail {
 /// when a request failed or a record could not be written. Throws `Exception` on an unreadable
 /// trace or results folder.
 RunResult simulate_cluster(const SimPlan& plan,
-                           std::shared_ptr<const std::vector<workload::Sample>> samples,
+                           const std::shared_ptr<const std::vector<workload::Sample>>& samples,
                            LoadObserver* observer);
 
 /// The results document of a cluster point: `report::results_json` of its summary with `info`
