@@ -181,7 +181,8 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "admission_window_ms",
       // telemetry of a real run (docs/telemetry.md)
       "gpu_telemetry", "gpu_devices", "nvml_library", "scrape_metrics", "scrape_interval_ms"};
-  const std::set<std::string> sim_only = {"timeline_interval", "trace"};
+  const std::set<std::string> sim_only = {"timeline_interval", "trace", "cluster", "records",
+                                          "trace_tile_s"};
   const auto& run_req = run.at("config_requested");
   EXPECT_EQ(
       keys(sim.at("config_requested"), sim_only),

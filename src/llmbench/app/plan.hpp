@@ -16,6 +16,7 @@
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/server/options.hpp"
+#include "llmbench/sim/cluster.hpp"
 #include "llmbench/sim/engine.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/workload/dataset.hpp"
@@ -137,6 +138,20 @@ struct SimOutputPlan {
   std::string label;
 };
 
+/// A cluster of engines in place of one (`simulate --cluster FILE`, docs/simulator.md
+/// "Cluster"): the spec as parsed and its groups resolved against the profiles.
+struct ClusterPlan {
+  std::string path;  ///< `--cluster` as given
+  sim::ClusterSpec spec;
+  std::vector<sim::ResolvedGroup> groups;  ///< `sim::resolve_cluster(spec, data_dir)`
+  /// The per-request records written when the point is saved (`--records`): none, one in 100,
+  /// or all; the summary covers every request either way (it is made while the run goes).
+  sim::RecordsMode records = sim::RecordsMode::Sample;
+  /// `--trace-tile-s`: the trace of `SimPlan::dataset` tiled over this many seconds into
+  /// `SimPlan::num_prompts` requests (`sim::TiledTraceSource`); 0 = the samples as they are.
+  double trace_tile_s = 0;
+};
+
 /// One `simulate` point, resolved and checked.
 struct SimPlan {
   nlohmann::json requested = nlohmann::json::object();  ///< as `RunPlan::requested`
@@ -155,6 +170,9 @@ struct SimPlan {
   double window_s = kDefaultWindowS;
   SimOutputPlan output;
   analysis::ValidityRule validity;  ///< the rule `RunResult::verdicts.validity` applies
+  /// Set: the cluster runs instead of `engine` (which then stays unresolved), over the same
+  /// workload; `options` lends it only `max_concurrency`.
+  std::optional<ClusterPlan> cluster;
 };
 
 /// "<backend>-<rate>qps[-concurrency<N>]-<model>-<YYYYmmdd-HHMMSS>" (vLLM's file name), with

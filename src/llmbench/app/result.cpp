@@ -1,6 +1,7 @@
 #include "llmbench/app/result.hpp"
 
 #include "llmbench/app/config_json.hpp"
+#include "llmbench/app/detail/sim_cluster.hpp"
 #include "llmbench/app/tokenizers.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
@@ -220,6 +221,12 @@ const ReportSetup& RunResult::report() const {
 double RunResult::gpus() const {
   if (sim_plan == nullptr)
     return 1;
+  if (sim_plan->cluster) {
+    double gpus = 0;
+    for (const auto& g : sim_plan->cluster->groups)
+      gpus += static_cast<double>(g.units) * static_cast<double>(g.gpus_per_unit());
+    return gpus;
+  }
   return static_cast<double>(sim_plan->engine.memory.tp) *
          static_cast<double>(sim_plan->engine.data_parallel_size());
 }
@@ -237,6 +244,15 @@ std::optional<double> RunResult::metric(std::string_view key) const {
     return count(summary().output_tokens_counted_locally);
   if (key == "connections_opened" && load_facts)
     return count(load_facts->connections_opened);
+  if (cluster) {
+    if (key == "sim_steps")
+      return count(cluster->result.unit_steps);
+    if (key == "sim_preemptions") {
+      std::int64_t preemptions = 0;
+      for (const auto& x : cluster->result.replicas) preemptions += x.preemptions;
+      return count(preemptions);
+    }
+  }
   if (simulation) {
     const auto& st = simulation->stats;
     if (key == "sim_steps")
@@ -252,6 +268,8 @@ std::optional<double> RunResult::metric(std::string_view key) const {
 }
 
 nlohmann::json RunResult::to_json() const {
+  if (cluster)
+    return detail::cluster_document(*this, base_info(*this));
   return sim_plan != nullptr ? simulate_document(*this) : run_document(*this);
 }
 

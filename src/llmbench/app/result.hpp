@@ -48,6 +48,15 @@ struct SimulationFacts {
   double wall_s = 0;  ///< wall time of the simulation
 };
 
+/// What a simulated cluster did (`simulate --cluster`), beside its summary. A cluster point keeps
+/// no records in memory: they are streamed to the records file as `--records` says, and the
+/// summary is made while the run goes (`sim::LatencyStats`), so it has no time windows.
+struct ClusterFacts {
+  sim::ClusterResult result;
+  double wall_s = 0;                ///< wall time of the simulation
+  std::size_t records_written = 0;  ///< records completely in the records file
+};
+
 /// One finished point. Exactly one of `run_plan` and `sim_plan` is set: the plan that ran,
 /// shared and immutable.
 // clang-tidy's exception-escape finding here is nlohmann::json's noexcept destructor, whose loop
@@ -71,7 +80,8 @@ struct RunResult {
   RunAnalysis analysis;                       ///< summary, windows, verdicts
   std::optional<RunTelemetryData> telemetry;  ///< `run`
   std::optional<LoadFacts> load_facts;        ///< `run`
-  std::optional<SimulationFacts> simulation;  ///< `simulate`
+  std::optional<SimulationFacts> simulation;  ///< `simulate` of one engine
+  std::optional<ClusterFacts> cluster;        ///< `simulate --cluster`
   std::filesystem::path results_path;         ///< "" when not saved
   std::filesystem::path records_path;         ///< "" when not saved
   std::size_t records_lost = 0;               ///< records that could not be written
@@ -86,13 +96,15 @@ struct RunResult {
   [[nodiscard]] bool simulated() const noexcept { return sim_plan != nullptr; }
   /// The report choices of the plan that ran.
   [[nodiscard]] const ReportSetup& report() const;
-  /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
-  /// cannot see the server's GPUs), so its "per GPU" is per server.
+  /// GPUs behind the point: tp × dp of a simulated engine, every replica's GPUs of a simulated
+  /// cluster; 1 for a `run` point (the client cannot see the server's GPUs), so its "per GPU"
+  /// is per server.
   [[nodiscard]] double gpus() const;
   /// The number the results document holds under `key` (a summary number or statistic of the
   /// metric catalog, `metrics::summary_value`, or one of the point's own counts:
   /// prompt_token_mismatches, output_tokens_counted_locally, connections_opened, sim_steps,
-  /// sim_preemptions, sim_swap_outs, sim_recompute_fallbacks): NaN where it writes null,
+  /// sim_preemptions, sim_swap_outs, sim_recompute_fallbacks; for a cluster sim_steps (of its
+  /// stepping units) and sim_preemptions): NaN where it writes null,
   /// nullopt for a key that is none of these.
   [[nodiscard]] std::optional<double> metric(std::string_view key) const;
 

@@ -1,5 +1,6 @@
 #include "llmbench/app/session.hpp"
 
+#include "llmbench/app/detail/sim_cluster.hpp"
 #include "llmbench/app/detail/target.hpp"
 #include "llmbench/app/outputs.hpp"
 #include "llmbench/app/sim_requests.hpp"
@@ -338,6 +339,13 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
 }
 
 RunResult Session::simulate(const SimPlan& plan, LoadObserver* observer) {
+  if (plan.cluster) {
+    // A tiled trace is read by the cluster's source itself (a day is never held as samples).
+    std::shared_ptr<const std::vector<workload::Sample>> samples;
+    if (plan.cluster->trace_tile_s <= 0)
+      samples = workload_for(plan.dataset, nullptr, plan.names.tokenizer, false).samples;
+    return detail::simulate_cluster(plan, samples, observer);
+  }
   log::info("{}", plan.engine.describe());
   const Workload& w = workload_for(plan.dataset, nullptr, plan.names.tokenizer, false);
   const auto& samples = *w.samples;

@@ -78,8 +78,9 @@ class Session {
   RunResult run(const RunPlan& plan, LoadObserver* observer = nullptr);
 
   /// Runs one `simulate` point in virtual time: loads the workload, decides open or closed loop
-  /// (`workload::is_open_loop`), runs the engine, analyses it and writes the results, records
-  /// and step trace the plan asks for. Throws `Exception` on a bad plan or output.
+  /// (`workload::is_open_loop`), runs the engine (or the cluster of `plan.cluster`, its records
+  /// streamed to disk), analyses it and writes the results, records and step trace the plan
+  /// asks for. Throws `Exception` on a bad plan or output.
   RunResult simulate(const SimPlan& plan, LoadObserver* observer = nullptr);
 
   /// Loads the tokenizer `given` names (and, for `chat`, its chat template) unless the session

@@ -178,7 +178,10 @@ json simulate_flags_json(const SimulateFlags& f) {
                 {"trace", f.trace_path},
                 {"window_s", f.window_s},
                 {"label", f.label},
-                {"quiet", f.quiet}});
+                {"quiet", f.quiet},
+                {"cluster", f.cluster_path},
+                {"records", f.records},
+                {"trace_tile_s", f.trace_tile_s}});
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -105,6 +106,86 @@ void add_engine_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
                                fmt::format("{:.0f}", wall_s > 0 ? simulated_s / wall_s : 0.0));
 }
 
+/// The cluster's counters under the console table.
+void add_cluster_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
+  const auto& c = r.cluster->result;
+  std::int64_t queries = 0;
+  std::int64_t hits = 0;
+  for (const auto& x : c.replicas) {
+    queries += x.prefix_queries;
+    hits += x.prefix_hits;
+  }
+  const auto ratio = [](std::int64_t part, std::int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  copt.load_lines.emplace_back("Cluster units / engines:",
+                               fmt::format("{} / {}", c.units, c.engines));
+  copt.load_lines.emplace_back(
+      "Unit steps (in steady runs %):",
+      fmt::format("{} ({:.1f})", c.unit_steps, ratio(c.steady_steps, c.unit_steps)));
+  copt.load_lines.emplace_back("Prefix cache hit rate (%):",
+                               fmt::format("{:.2f}", ratio(hits, queries)));
+  if (c.kv_transfers > 0) {
+    copt.load_lines.emplace_back("KV transfers (GB):",
+                                 fmt::format("{} ({:.1f})", c.kv_transfers, c.kv_bytes / 1e9));
+  }
+  const double wall_s = r.cluster->wall_s;
+  copt.load_lines.emplace_back(
+      "Simulated s per wall s:",
+      fmt::format("{:.0f}", wall_s > 0 ? ns_to_s(c.end_ns) / wall_s : 0.0));
+}
+
+void print_line(const std::string& text) {
+  std::printf("%s\n", text.c_str());
+}
+
+/// The versions, pools and replicas of a cluster under the console table.
+void print_cluster_tables(const sim::ClusterResult& r) {
+  if (!r.versions.empty()) {
+    print_line(fmt::format("{:=^88}", " Versions (fingerprint buckets) "));
+    print_line(fmt::format("{:<16} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>12}", "version",
+                           "share%", "routed%", "requests", "TTFT ms", "TTFT p99", "TPOT ms",
+                           "TPOT p99", "out tok/s"));
+    const double total = static_cast<double>(std::max<std::int64_t>(r.arrived, 1));
+    for (const auto& v : r.versions) {
+      const double d = v.latency.duration_s();
+      print_line(fmt::format(
+          "{:<16} {:>7.2f} {:>8.2f} {:>10} {:>9.1f} {:>9.1f} {:>9.2f} {:>9.2f} {:>12.0f}", v.name,
+          100 * v.share, 100 * static_cast<double>(v.requests) / total, v.requests,
+          v.latency.ttft_ms.mean(), v.latency.ttft_ms.percentile(99), v.latency.tpot_ms.mean(),
+          v.latency.tpot_ms.percentile(99),
+          d > 0 ? static_cast<double>(v.latency.output_tokens) / d : 0.0));
+    }
+  }
+  if (r.pools.prefill_ms.count() > 0) {
+    print_line(fmt::format("{:=^88}", " Disaggregated pools (ms) "));
+    print_line(fmt::format("{:<34} {:>12} {:>12} {:>12}", "part of TTFT", "mean", "P50", "P99"));
+    const auto row = [](const char* name, const sim::StreamingHistogram& h) {
+      print_line(fmt::format("{:<34} {:>12.2f} {:>12.2f} {:>12.2f}", name, h.mean(),
+                             h.percentile(50), h.percentile(99)));
+    };
+    row("prefill pool (arrival→prompt done)", r.pools.prefill_ms);
+    row("KV transfer", r.pools.transfer_ms);
+    row("decode admission (→first token)", r.pools.admit_ms);
+  }
+  print_line(fmt::format("{:=^88}", " Replicas "));
+  print_line(fmt::format("{:>5} {:<18} {:<8} {:>5} {:>10} {:>9} {:>7} {:>10} {:>9}", "#", "group",
+                         "role", "unit", "requests", "KV hit%", "busy%", "steps", "preempt"));
+  const double end_s = ns_to_s(r.end_ns);
+  constexpr std::size_t kShown = 64;  // the results JSON lists every one
+  const std::size_t shown = std::min(r.replicas.size(), kShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& x = r.replicas[i];
+    print_line(fmt::format("{:>5} {:<18} {:<8} {:>5} {:>10} {:>9.2f} {:>7.1f} {:>10} {:>9}", i,
+                           x.group, sim::pool_role_name(static_cast<sim::PoolRole>(x.role)), x.unit,
+                           x.requests, 100 * x.hit_rate(), end_s > 0 ? 100 * x.busy_s / end_s : 0.0,
+                           x.steps, x.preemptions));
+  }
+  if (shown < r.replicas.size())
+    print_line(fmt::format("({} more replicas in the results JSON)", r.replicas.size() - shown));
+  print_line(std::string(88, '='));
+}
+
 /// Prints the engine state over time: KV-cache usage, running/waiting, preemptions and the
 /// prefix-cache hit rate per window (docs/simulator.md "Over time").
 void print_timeline(const std::vector<sim::TimelineBucket>& timeline) {
@@ -163,7 +244,9 @@ std::pair<std::string, std::string> batching_line(const app::RunResult& r) {
 
 void print_result(const app::RunResult& r) {
   auto copt = console_options(r);
-  if (r.simulated())
+  if (r.cluster)
+    add_cluster_lines(r, copt);
+  else if (r.simulated())
     add_engine_lines(r, copt);
   else
     add_load_lines(r, copt);
@@ -181,7 +264,9 @@ void print_result(const app::RunResult& r) {
   if (r.verdicts().batching.evaluated)
     copt.load_lines.push_back(batching_line(r));
   report::print_console(stdout, r.summary(), copt);
-  if (r.simulated()) {
+  if (r.cluster) {
+    print_cluster_tables(r.cluster->result);
+  } else if (r.simulated()) {
     print_timeline(r.simulation->timeline);
   } else if (r.load.multi_turn) {
     const auto by_turn = metrics::summarize_turns(r.records);

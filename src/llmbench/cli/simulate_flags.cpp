@@ -6,6 +6,7 @@
 #include "llmbench/core/error.hpp"
 
 #include <filesystem>
+#include <set>
 
 namespace llmbench::cli {
 
@@ -33,7 +34,59 @@ void add_simulate_flags(CLI::App& app, SimulateFlags& f) {
                  "'simulate' (as run's --label)");
   app.add_flag("--quiet,--disable-tqdm", f.quiet,
                "Accepted as run takes it: simulate prints no progress line");
+  app.add_option("--cluster", f.cluster_path,
+                 "Simulate the cluster of this JSON spec (replica groups, roles, router, version "
+                 "buckets, KV link; docs/simulator.md \"Cluster\") instead of one engine");
+  app.add_option("--records", f.records,
+                 "With --cluster: per-request records to write with --save-result: none, sample "
+                 "(one in 100) or all (default sample); results are summarised on the fly");
+  app.add_option("--trace-tile-s", f.trace_tile_s,
+                 "With --cluster and --dataset-name trace: tile the trace over this many seconds "
+                 "to --num-prompts requests (copies at seeded offsets, each keeping its shape)");
 }
+
+namespace {
+
+/// The engine flags beside `--cluster` are an error: the engines are in the file.
+void check_no_engine_flags(const SimulateFlags& f) {
+  CLI::App scratch_app;
+  EngineFlags scratch;
+  add_engine_flags(scratch_app, scratch, "", "");
+  std::set<std::string> names;
+  for (const CLI::Option* opt : scratch_app.get_options()) {
+    for (const auto& n : opt->get_lnames()) names.insert("--" + n);
+  }
+  for (const auto& given : f.given) {
+    if (names.count(given) != 0) {
+      throw Exception(
+          Error{"is an engine flag; with --cluster the engines are in the spec file", given, -1});
+    }
+  }
+  // A sweep's engine axis sets the engine without a flag.
+  if (engine_flags_json(f.engine) != engine_flags_json(EngineFlags{})) {
+    throw Exception(
+        Error{"engine knobs (a sweep's engine axis too) do not apply: the engines "
+              "are in the spec file",
+              "--cluster", -1});
+  }
+}
+
+/// The cluster of `--cluster`: the spec read and its groups resolved against `data_dir`.
+app::ClusterPlan cluster_plan(const SimulateFlags& f, const std::string& data_dir) {
+  check_no_engine_flags(f);
+  app::ClusterPlan c;
+  c.path = f.cluster_path;
+  c.records = sim::parse_records_mode(f.records.empty() ? "sample" : f.records);
+  require_in_range(f.trace_tile_s, 0, 1e9, "--trace-tile-s", "a number of seconds >= 0");
+  if (f.trace_tile_s > 0 && f.dataset_name != "trace")
+    throw Exception(Error{"needs --dataset-name trace", "--trace-tile-s", -1});
+  c.trace_tile_s = f.trace_tile_s;
+  c.spec = sim::load_cluster_spec(f.cluster_path);
+  c.groups = sim::resolve_cluster(c.spec, data_dir);
+  return c;
+}
+
+}  // namespace
 
 app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_dir,
                               std::int64_t memory_bytes) {
@@ -41,15 +94,23 @@ app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_di
   plan.requested = simulate_flags_json(f);
   plan.report = report_setup(f);
   check_workload_flags(f);
-  if (f.multi_turn) {
-    // A turn's arrival depends on when the previous one finished: the virtual-time engine takes
-    // every arrival up front (docs/workloads.md "Conversations").
-    throw Exception(
-        Error{"llmbench simulate does not model conversations yet; use llmbench run "
-              "(against llmbench serve for the simulated engine)",
-              "--multi-turn", -1});
+  if (!f.cluster_path.empty()) {
+    plan.cluster = cluster_plan(f, data_dir);
+  } else {
+    if (!f.records.empty() || f.trace_tile_s != 0) {
+      throw Exception(Error{"needs --cluster (one engine writes every record)",
+                            f.records.empty() ? "--trace-tile-s" : "--records", -1});
+    }
+    if (f.multi_turn) {
+      // A turn's arrival depends on when the previous one finished: the one-engine simulation
+      // takes every arrival up front (docs/workloads.md "Conversations").
+      throw Exception(
+          Error{"one simulated engine does not model conversations; give --cluster FILE (a "
+                "cluster of one group will do) or use llmbench run against llmbench serve",
+                "--multi-turn", -1});
+    }
+    check_engine_flags(f.engine, "");
   }
-  check_engine_flags(f.engine, "");
   require_in_range(f.timeline_interval_s, 0, 1e9, "--timeline-interval",
                    "a number of seconds >= 0 (0 = a tenth of the simulated time)");
   check_window(f.window_s);
@@ -57,21 +118,25 @@ app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_di
   plan.max_concurrency = f.max_concurrency;
   plan.ignore_eos = f.ignore_eos;
   plan.names = workload_names(f);
-  plan.engine = resolve_engine_spec(f.engine, data_dir, "");
-  plan.engine_requested = f.engine;
   plan.options = sim::SimOptions{};
-  plan.options.engine = plan.engine.engine;
-  plan.options.data_parallel_size = plan.engine.data_parallel_size();
   plan.options.max_concurrency = f.max_concurrency;
+  if (!plan.cluster) {
+    plan.engine = resolve_engine_spec(f.engine, data_dir, "");
+    plan.engine_requested = f.engine;
+    plan.options.engine = plan.engine.engine;
+    plan.options.data_parallel_size = plan.engine.data_parallel_size();
+  }
   plan.options.record_steps = true;  // the over-time table, --trace and the batching rule
   // Token times stay runs over the step ends: summarized without per-token chunks, which are
   // written only for --save-result's records file (24 bytes per token otherwise built for nothing).
   plan.options.expand_chunks = false;
-  const std::int64_t count = whole_trace(f) ? workload::kMaxNumPrompts : f.num_prompts;
+  // A tiled trace reads the whole window and makes `--num-prompts` requests of it on the fly.
+  const bool tiled = plan.cluster && plan.cluster->trace_tile_s > 0;
+  const std::int64_t count = whole_trace(f) || tiled ? workload::kMaxNumPrompts : f.num_prompts;
   plan.dataset = dataset_options(f, count);
   plan.dataset.data_dir = data_dir;
   plan.dataset.random_text = false;  // random prompts are hashed from their corpus offset, not text
-  if (!whole_trace(f))
+  if (!whole_trace(f) && !tiled)
     check_memory_budget(f.num_prompts, plan.dataset, memory_bytes);
   plan.timeline_interval_s = f.timeline_interval_s;
   plan.window_s = f.window_s;

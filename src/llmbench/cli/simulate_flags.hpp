@@ -28,14 +28,19 @@ struct SimulateFlags : WorkloadFlags {
   double window_s = app::kDefaultWindowS;  ///< `--window-s`: seconds per window
   std::string label;   ///< `--label`: results label and file-name prefix (as `run`'s)
   bool quiet = false;  ///< `--quiet`: accepted as `run` takes it (simulate prints no progress)
+  // the cluster (docs/simulator.md "Cluster")
+  std::string cluster_path;  ///< `--cluster FILE`: a cluster spec instead of the engine flags
+  std::string records;       ///< `--records none|sample|all` (with `--cluster`; "" = sample)
+  double trace_tile_s = 0;   ///< `--trace-tile-s`: tile the trace over this long (0 = off)
 };
 
 /// Registers every `simulate` flag on `app`, bound to `flags` (which must outlive parsing).
 void add_simulate_flags(CLI::App& app, SimulateFlags& flags);
 
-/// Resolves `flags` into the plan of one simulation: checks every flag (a conversation workload
-/// is refused: the virtual-time engine takes every arrival up front), resolves the engine from
-/// the profiles under `data_dir` and sizes the workload against `memory_bytes` (≤ 0: no check).
+/// Resolves `flags` into the plan of one simulation: checks every flag, resolves the engine from
+/// the profiles under `data_dir` (or, with `--cluster`, reads the spec and resolves its groups;
+/// engine flags beside it are an error) and sizes the workload against `memory_bytes` (≤ 0: no
+/// check). A conversation workload needs `--cluster` (one engine takes every arrival up front).
 /// Throws `Exception` naming the flag.
 app::SimPlan resolve_simulate(const SimulateFlags& flags, const std::string& data_dir,
                               std::int64_t memory_bytes);

@@ -56,6 +56,10 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
                      axis_names() + " (engine knobs need --simulate or --serve-cmd)");
   app.add_flag("--simulate", f.simulate,
                "Sweep `simulate` points (virtual time, no HTTP) instead of `run` points");
+  app.add_option("--cluster", f.cluster_path,
+                 "--simulate: simulate this cluster spec at every point (simulate --cluster)");
+  app.add_option("--records", f.records,
+                 "--simulate --cluster: records per point: none, sample or all");
   app.add_option("--slo", f.slo,
                  "Search the highest load meeting every constraint, e.g. "
                  "'p99_ttft_ms<=2000,p99_tpot_ms<=80' (a number of the results JSON: a "
@@ -112,6 +116,10 @@ void check_sweep_flags(const SweepFlags& f) {
     throw Exception(Error{"must be >= 2", "--profile-max-concurrency", -1});
   check_serve_cmd_flags(f.serve, f.simulate);
   const auto& given = f.run.given;
+  if (!f.simulate && (!f.cluster_path.empty() || !f.records.empty())) {
+    throw Exception(
+        Error{"needs --simulate", f.cluster_path.empty() ? "--records" : "--cluster", -1});
+  }
   const auto own = [](const std::string& name) {
     return std::find(kSweepOwn.begin(), kSweepOwn.end(), name) != kSweepOwn.end();
   };
@@ -148,6 +156,8 @@ SimulateFlags simulate_flags_of(const SweepFlags& f) {
   s.window_s = f.run.window_s;
   s.result_dir = f.run.result_dir;
   s.save_result = true;
+  s.cluster_path = f.cluster_path;
+  s.records = f.records;
   return s;
 }
 

@@ -23,6 +23,8 @@ struct SweepFlags {
   RunFlags run;        ///< the flags every point starts from (`run`'s, as typed)
   EngineFlags engine;  ///< `--simulate`: the engine, as `simulate` takes it
   bool simulate = false;
+  std::string cluster_path;        ///< `--simulate --cluster FILE`: a cluster instead of one engine
+  std::string records;             ///< `--simulate --cluster`: `--records` of each point
   std::vector<std::string> sweep;  ///< `--sweep AXIS=...`, repeatable (sweep_axes.hpp)
   std::string slo;                 ///< `--slo 'p99_ttft_ms<=2000,...'` ("" = a ladder)
   double slo_resolution = 0.05;    ///< relative width at which the SLO search stops

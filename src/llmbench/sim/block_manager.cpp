@@ -119,6 +119,17 @@ CacheHit BlockManager::find_cached(const std::vector<std::uint64_t>& hashes,
   return hit;
 }
 
+std::int64_t BlockManager::cached_prefix_blocks(const std::vector<std::uint64_t>& hashes,
+                                                std::int64_t num_tokens) const {
+  if (!prefix_caching_ || num_tokens <= 1)
+    return 0;
+  const auto max_blocks =
+      std::min(static_cast<std::size_t>((num_tokens - 1) / block_size_), hashes.size());
+  std::size_t j = 0;
+  while (j < max_blocks && cached_.find(hashes[j]) >= 0) ++j;
+  return static_cast<std::int64_t>(j);
+}
+
 void BlockManager::take_from_free_queue(BlockId block) {
   const auto b = static_cast<std::size_t>(block);
   LLMBENCH_ASSERT(in_free_[b], "block not in the free queue");

@@ -82,6 +82,11 @@ class BlockManager {
   [[nodiscard]] CacheHit find_cached(const std::vector<std::uint64_t>& hashes,
                                      std::int64_t num_tokens) const;
 
+  /// `find_cached(hashes, num_tokens).blocks.size()` without building the list (a router's
+  /// question to every replica: docs/simulator.md "Cluster").
+  [[nodiscard]] std::int64_t cached_prefix_blocks(const std::vector<std::uint64_t>& hashes,
+                                                  std::int64_t num_tokens) const;
+
   /// Makes room for `request` to hold `num_computed + num_new` tokens: first takes the `hit`
   /// blocks (only for a request that holds no blocks yet; `num_computed` then includes
   /// `hit.num_tokens`), then pops fresh blocks from the head of the free queue, evicting their

@@ -4,30 +4,57 @@
 #include "llmbench/sim/scheduler.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 
 namespace llmbench::sim {
 
 // ---- LaneWakes ----
 
 LaneWakes::List* LaneWakes::find(std::int64_t step) noexcept {
-  if (step < base_ || step - base_ >= static_cast<std::int64_t>(lists_.size()))
+  if (lists_ == 0 || step < base_ || step > last_)
     return nullptr;
-  return &lists_[static_cast<std::size_t>(step - base_)];
+  List& list = ring_[static_cast<std::size_t>(step) & (ring_.size() - 1)];
+  return list.head != nullptr && list.step == step ? &list : nullptr;
 }
 
-void LaneWakes::drop_empty_front() noexcept {
-  while (!lists_.empty() && lists_.front().head == nullptr) {
-    lists_.pop_front();
-    ++base_;
+void LaneWakes::grow(std::int64_t lo, std::int64_t hi) {
+  std::size_t size = std::max<std::size_t>(64, ring_.size());
+  while (static_cast<std::int64_t>(size) <= hi - lo) size *= 2;
+  if (size == ring_.size())
+    return;
+  std::vector<List> ring(size);
+  for (const List& list : ring_)
+    if (list.head != nullptr)
+      ring[static_cast<std::size_t>(list.step) & (size - 1)] = list;
+  ring_ = std::move(ring);
+}
+
+void LaneWakes::advance_base() noexcept {
+  if (lists_ == 0) {
+    last_ = base_;
+    return;
   }
+  const std::size_t mask = ring_.size() - 1;
+  do {
+    ++base_;
+  } while (ring_[static_cast<std::size_t>(base_) & mask].head == nullptr);
 }
 
 void LaneWakes::push(std::int64_t step, RequestState* r) {
-  if (lists_.empty())
-    base_ = step;
-  for (; step < base_; --base_) lists_.emplace_front();
-  while (step - base_ >= static_cast<std::int64_t>(lists_.size())) lists_.emplace_back();
-  List& list = lists_[static_cast<std::size_t>(step - base_)];
+  if (lists_ == 0)
+    base_ = last_ = step;
+  const std::int64_t lo = std::min(base_, step);
+  const std::int64_t hi = std::max(last_, step);
+  if (ring_.empty() || hi - lo >= static_cast<std::int64_t>(ring_.size()))
+    grow(lo, hi);
+  base_ = lo;
+  last_ = hi;
+  List& list = ring_[static_cast<std::size_t>(step) & (ring_.size() - 1)];
+  if (list.head == nullptr) {
+    list.step = step;
+    ++lists_;
+  }
   r->lane.wake_prev = list.tail;
   r->lane.wake_next = nullptr;
   (list.tail != nullptr ? list.tail->lane.wake_next : list.head) = r;
@@ -41,7 +68,12 @@ void LaneWakes::remove(std::int64_t step, RequestState* r) {
   (m.wake_prev != nullptr ? m.wake_prev->lane.wake_next : list->head) = m.wake_next;
   (m.wake_next != nullptr ? m.wake_next->lane.wake_prev : list->tail) = m.wake_prev;
   m.wake_prev = m.wake_next = nullptr;
-  drop_empty_front();
+  if (list->head == nullptr) {
+    *list = List{};
+    --lists_;
+    if (step == base_)
+      advance_base();
+  }
 }
 
 void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
@@ -56,7 +88,13 @@ void LaneWakes::take(std::int64_t step, std::vector<RequestState*>& out) {
     r = next;
   }
   *list = List{};
-  drop_empty_front();
+  --lists_;
+  if (step == base_)
+    advance_base();
+}
+
+std::int64_t LaneWakes::first_step() const noexcept {
+  return lists_ == 0 ? std::numeric_limits<std::int64_t>::max() : base_;
 }
 
 // ---- DecodeLane ----
@@ -150,6 +188,39 @@ void DecodeLane::try_enter(RequestState* r) {
 
 void DecodeLane::remove(RequestState* r) {
   leave(r, step_ - 1);  // the tokens of the steps applied so far were emitted
+}
+
+std::int64_t DecodeLane::steady_steps(std::int64_t free_blocks, std::int64_t block_size,
+                                      std::int64_t max_steps) const {
+  if (members_.empty() || max_steps <= 0)
+    return 0;
+  // A member samples its last token in step entry + (output_len − output − 1), whatever block
+  // wake-ups come before (counters are as of its entry): that step is formed the ordinary way.
+  std::int64_t horizon = step_ + max_steps;
+  for (const RequestState* r : members_)
+    horizon = std::min(horizon, r->lane.entry_step + (r->output_len - r->num_output_tokens - 1));
+  // Its blocks: the first when the room of its entry is used up, then one every block_size steps.
+  // When the free blocks cover every member's most within the horizon, none needs counting.
+  const std::int64_t most = (horizon - step_) / block_size + 1;
+  if (static_cast<std::int64_t>(members_.size()) * most <= free_blocks)
+    return std::max<std::int64_t>(0, horizon - step_);
+  needs_.clear();
+  for (const RequestState* r : members_) {
+    const std::int64_t first = r->lane.entry_step + (r->num_kv_slots - r->num_computed_tokens);
+    for (std::int64_t s = first; s < horizon; s += block_size) needs_.push_back(s);
+  }
+  if (static_cast<std::int64_t>(needs_.size()) > free_blocks) {
+    // The (free_blocks + 1)-th block needed could not be had without a preemption.
+    const auto nth = needs_.begin() + free_blocks;
+    std::nth_element(needs_.begin(), nth, needs_.end());
+    horizon = std::min(horizon, *nth);
+  }
+  return std::max<std::int64_t>(0, horizon - step_);
+}
+
+void DecodeLane::skip_steps(std::int64_t k) noexcept {
+  step_ += k;
+  context_ += k * static_cast<std::int64_t>(members_.size());
 }
 
 void DecodeLane::take_runs(std::vector<LaneRun>& out) {

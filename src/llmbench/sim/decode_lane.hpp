@@ -12,7 +12,6 @@
 /// compares both); the floor that justifies it is in docs/performance.md.
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace llmbench::sim {
@@ -47,9 +46,12 @@ struct LaneShare {
   std::int64_t context = 0;
 };
 
-/// Decode-lane wake-ups by scheduler step: one FIFO list per step over a window of steps,
-/// linked through `LaneMember::wake_prev`/`wake_next`, so queueing, removing and taking
-/// wake-ups allocates nothing (a hash map of vectors cost two allocations per lane entry).
+/// Decode-lane wake-ups by scheduler step: one FIFO list per step, linked through
+/// `LaneMember::wake_prev`/`wake_next`, in a ring of lists indexed by step (a wake-up lies
+/// within a block's steps of the current one, so the ring stays small), so queueing, removing
+/// and taking wake-ups allocates nothing and costs no work per step without a wake-up (a deque
+/// with one list per step cost a list per step of every lane; a hash map of vectors two
+/// allocations per lane entry).
 class LaneWakes {
  public:
   /// Appends `r` (not queued) to the list of `step`.
@@ -58,17 +60,24 @@ class LaneWakes {
   void remove(std::int64_t step, RequestState* r);
   /// Moves the list of `step` into `out` (cleared first), in push order, unlinked.
   void take(std::int64_t step, std::vector<RequestState*>& out);
+  /// The earliest step with a queued wake-up; INT64_MAX when none is queued.
+  [[nodiscard]] std::int64_t first_step() const noexcept;
 
  private:
   struct List {
     RequestState* head = nullptr;
     RequestState* tail = nullptr;
+    std::int64_t step = -1;  ///< the step it holds while not empty
   };
   [[nodiscard]] List* find(std::int64_t step) noexcept;
-  /// Forgets the empty lists at the front of the window (steps taken or emptied).
-  void drop_empty_front() noexcept;
-  std::deque<List> lists_;  ///< lists_[i] holds step base_ + i; no empty list at the front
-  std::int64_t base_ = 0;
+  /// A ring large enough that the steps lo … hi have distinct slots.
+  void grow(std::int64_t lo, std::int64_t hi);
+  /// After the list of `base_` emptied: `base_` to the next non-empty list.
+  void advance_base() noexcept;
+  std::vector<List> ring_;  ///< step s in slot s & (size − 1); size a power of two
+  std::int64_t base_ = 0;   ///< the first step with a non-empty list (while `lists_` > 0)
+  std::int64_t last_ = 0;   ///< no list after this step is non-empty
+  std::int64_t lists_ = 0;  ///< non-empty lists
 };
 
 /// The lane of one scheduler. It counts the scheduler's steps itself (`step_applied`), so its
@@ -113,6 +122,21 @@ class DecodeLane {
   void remove(RequestState* r);
   /// Moves the lane runs that ended since the last call into `out` (its old content dropped).
   void take_runs(std::vector<LaneRun>& out);
+  /// Steps from the one being formed next that would schedule the lane alone and report
+  /// nothing, at most `max_steps`: before the first step in which a member samples its last
+  /// token (that step must report it), and before the first step at which the new blocks the
+  /// members need (each one block every `block_size` steps once its room is used up) would
+  /// outnumber `free_blocks` (that step could preempt). The members that need a block before
+  /// then get it from `skip_steps`' caller. 0 for an empty lane. O(members × steps / block).
+  [[nodiscard]] std::int64_t steady_steps(std::int64_t free_blocks, std::int64_t block_size,
+                                          std::int64_t max_steps) const;
+  /// The step of the first queued block wake-up; INT64_MAX when none is queued.
+  [[nodiscard]] std::int64_t next_block_wake() const noexcept { return block_wakes_.first_step(); }
+  /// The lane's step counter (steps applied).
+  [[nodiscard]] std::int64_t step() const noexcept { return step_; }
+  /// Applies `k` steps before the next block wake-up at once: every member computes and samples
+  /// `k` more tokens (its counters advance when it leaves, as after `k` `step_applied` calls).
+  void skip_steps(std::int64_t k) noexcept;
 
  private:
   /// Removes `r` (counters advanced to `step_`, its wake-up dequeued), reporting its run up to
@@ -126,9 +150,10 @@ class DecodeLane {
   LaneWakes block_wakes_;       ///< members by the step before which they need a block
   LaneWakes finish_wakes_;      ///< members by the step in which they finish
   std::vector<RequestState*> due_;
-  std::vector<LaneRun> runs_;  ///< runs ended since the last `take_runs`
-  std::int64_t context_ = 0;   ///< Σ (computed + 1) over the members, as of `step_`
-  std::int64_t step_ = 0;      ///< steps applied
+  std::vector<LaneRun> runs_;                ///< runs ended since the last `take_runs`
+  mutable std::vector<std::int64_t> needs_;  ///< scratch of `steady_steps`
+  std::int64_t context_ = 0;                 ///< Σ (computed + 1) over the members, as of `step_`
+  std::int64_t step_ = 0;                    ///< steps applied
 };
 
 }  // namespace llmbench::sim

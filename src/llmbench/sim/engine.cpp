@@ -132,6 +132,36 @@ void EngineCore::add_request_hashed(TimeNs now_ns, std::int64_t id, std::int64_t
   scheduler_->add_request(raw);
 }
 
+void EngineCore::add_request_prefilled(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
+                                       std::int64_t output_len, std::vector<std::uint64_t> hashes) {
+  LLMBENCH_ASSERT(output_len >= 2, "a prefilled request needs a second output token");
+  LLMBENCH_ASSERT(config_.scheduler_kind == SchedulerKind::VllmV1,
+                  "prefilled requests need the vllm-v1 scheduler");
+  add_request_hashed(now_ns, id, prompt_len, output_len, std::move(hashes));
+  RequestState& r = *live_.at(id);
+  r.num_external_tokens = prompt_len;
+  r.num_output_tokens = 1;
+}
+
+std::int64_t EngineCore::cached_prefix_tokens(const std::vector<std::uint64_t>& hashes,
+                                              std::int64_t num_tokens) const {
+  return scheduler_->blocks().cached_prefix_blocks(hashes, num_tokens) * config_.block_size;
+}
+
+SteadyRun EngineCore::steady_run() const {
+  return lane_ && !in_step_ ? scheduler_->steady_run() : SteadyRun{};
+}
+
+void EngineCore::skip_steady_steps(std::int64_t k, double busy_s) {
+  if (k <= 0)
+    return;
+  const SteadyRun run = steady_run();
+  scheduler_->skip_steady_steps(k);
+  steps_ += k;
+  busy_s_ += busy_s;
+  step_tokens_sum_ += static_cast<double>(k * run.seqs);
+}
+
 std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
   LLMBENCH_ASSERT(!in_step_, "begin_step while a step is in flight");
   const std::int64_t queries_before = scheduler_->stats().prefix_queries;

@@ -268,6 +268,25 @@ class EngineCore {
   /// `synthetic_block_hashes` for this engine's block_size) instead of token ids.
   void add_request_hashed(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
                           std::int64_t output_len, std::vector<std::uint64_t> hashes);
+  /// As `add_request_hashed` for a request whose prompt KV was computed elsewhere (the decode
+  /// side of PD disaggregation): its `prompt_len` tokens count as computed at its first
+  /// admission (`RequestState::num_external_tokens`) and its first output token as sampled, so
+  /// its first step decodes token 2. `output_len` ≥ 2. Only with the `vllm-v1` scheduler.
+  void add_request_prefilled(TimeNs now_ns, std::int64_t id, std::int64_t prompt_len,
+                             std::int64_t output_len, std::vector<std::uint64_t> hashes);
+  /// Tokens of the longest cached prefix of a prompt of `num_tokens` tokens with these block
+  /// hashes (`BlockManager::cached_prefix_blocks` × block size); changes nothing.
+  [[nodiscard]] std::int64_t cached_prefix_tokens(const std::vector<std::uint64_t>& hashes,
+                                                  std::int64_t num_tokens) const;
+  /// The steady steps that follow (`Scheduler::steady_run`); none while a step is in flight or
+  /// without the decode lane.
+  [[nodiscard]] SteadyRun steady_run() const;
+  /// Applies `k` ≤ `steady_run().steps` steady steps without forming them (`Scheduler::
+  /// skip_steady_steps`), counting them as `k` steps of `busy_s` seconds in all. Each would emit
+  /// one token per lane member; they are reported as lane runs when the members leave the lane.
+  void skip_steady_steps(std::int64_t k, double busy_s);
+  /// Batch sums of the step begun last (valid after `begin_step` returned a duration).
+  [[nodiscard]] const BatchSums& last_sums() const noexcept { return current_.sums; }
   /// Forms the next batch at `now_ns` (scheduler) and prices it (`price_step`: execution-time
   /// model plus swap copies): the step's duration in ns (≥ 1), or nullopt when nothing can run
   /// (the engine is idle). Must not be called while a step is in flight.

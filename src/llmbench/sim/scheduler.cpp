@@ -188,9 +188,12 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
         break;
       RequestState* req = waiting_.front();
       CacheHit hit;
-      if (req->num_computed_tokens == 0)
+      const bool external = req->num_external_tokens > 0;
+      if (req->num_computed_tokens == 0 && !external)
         hit = blocks_.find_cached(req->block_hashes, req->num_tokens());
-      const std::int64_t computed = req->num_computed_tokens + hit.num_tokens;
+      // KV transferred from a prefill engine counts as computed (no lookup, no compute).
+      const std::int64_t computed =
+          std::max(req->num_computed_tokens, req->num_external_tokens) + hit.num_tokens;
       std::int64_t n = req->num_tokens() - computed;
       if (threshold > 0)
         n = std::min(n, threshold);
@@ -201,8 +204,11 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
         break;  // no preemption on behalf of waiting requests
       waiting_.pop_front();
       req->num_kv_slots = slots_for(computed + n);
-      stats_.prefix_queries += req->num_tokens();
-      stats_.prefix_hits += hit.num_tokens;
+      req->num_external_tokens = 0;
+      if (!external) {
+        stats_.prefix_queries += req->num_tokens();
+        stats_.prefix_hits += hit.num_tokens;
+      }
       if (req->cached_tokens < 0)
         req->cached_tokens = hit.num_tokens;
       req->num_computed_tokens = computed;
@@ -306,6 +312,45 @@ bool VllmV1Scheduler::abort(std::int64_t id) {
   r->num_kv_slots = 0;
   r->status = RequestStatus::Finished;
   return true;
+}
+
+SteadyRun VllmV1Scheduler::steady_run() const {
+  if (!lane_on_ || !running_.empty() || !waiting_.empty() || !swapped_.empty() ||
+      static_cast<std::int64_t>(lane_.size()) > config_.max_num_batched_tokens)
+    return {};
+  const LaneShare share = lane_.share();
+  // Runs are capped at 16 blocks of steps: the members' block needs are listed up to there.
+  const std::int64_t bs = blocks_.block_size();
+  return SteadyRun{.steps = lane_.steady_steps(blocks_.num_free_blocks(), bs, 16 * bs),
+                   .seqs = share.seqs,
+                   .context = share.context};
+}
+
+void VllmV1Scheduler::skip_steady_steps(std::int64_t k) {
+  LLMBENCH_ASSERT(k >= 0 && k <= steady_run().steps, "skipping more than the steady steps");
+  const std::int64_t end = lane_.step() + k;
+  while (lane_.next_block_wake() < end) {
+    lane_.skip_steps(lane_.next_block_wake() - lane_.step());
+    // The step at which these members need a block: in RUNNING order each gets one fresh block
+    // from the free queue's head (as `schedule_into` would allocate it; `steady_run` made sure
+    // there are enough) and goes back into the lane with its counters as of this step, so its
+    // lane run resumes here.
+    const std::vector<RequestState*>& woken = lane_.release_block_wakes();
+    due_.assign(woken.begin(), woken.end());
+    std::sort(due_.begin(), due_.end(), [](const RequestState* a, const RequestState* b) {
+      return a->admit_seq < b->admit_seq;
+    });
+    const CacheHit no_hit;
+    for (RequestState* r : due_) {
+      const bool ok =
+          blocks_.allocate_slots(r->id, r->num_computed_tokens, 1, no_hit, r->block_hashes);
+      LLMBENCH_ASSERT(ok, "a steady step ran out of free blocks");
+      r->num_kv_slots = slots_for(r->num_computed_tokens + 1);
+      lane_.try_enter(r);
+      LLMBENCH_ASSERT(DecodeLane::contains(*r), "a member did not go back into the lane");
+    }
+  }
+  lane_.skip_steps(end - lane_.step());
 }
 
 std::vector<std::int64_t> VllmV1Scheduler::running_ids() const {

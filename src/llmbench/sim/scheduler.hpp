@@ -73,6 +73,10 @@ struct RequestState {
   /// Set by `EngineCore::begin_step` the first time a batch contains the request (a later
   /// preemption and re-scheduling does not clear it).
   bool scheduled_once = false;
+  /// Prompt tokens whose KV arrived from another engine (PD disaggregation: the prefill
+  /// engine's KV transferred to a decode engine): the first admission takes them as computed,
+  /// without a prefix-cache lookup; 0 afterwards (a preempted request recomputes).
+  std::int64_t num_external_tokens = 0;
   /// Prompt + generated tokens (the last generated token is not yet in the KV cache).
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return prompt_len + num_output_tokens; }
 };
@@ -114,6 +118,17 @@ struct StepResult {
   /// Decode lane: lane stays that ended while forming or applying this step (their tokens are
   /// not in `emitted`), in the order they ended; empty without a lane.
   std::vector<LaneRun> lane_runs;
+};
+
+/// Steps a scheduler can apply without forming them one by one (`Scheduler::steady_run`): the
+/// decode lane alone runs, nothing else is running or waiting, no lane member finishes before
+/// them and the free KV blocks cover every member that needs a new one in them. Every such step
+/// schedules `seqs` decodes whose Σ (context + 1) is `context` in the first of them and grows by
+/// `seqs` per step.
+struct SteadyRun {
+  std::int64_t steps = 0;
+  std::int64_t seqs = 0;
+  std::int64_t context = 0;
 };
 
 /// Counters over a simulation.
@@ -202,6 +217,15 @@ class Scheduler {
   virtual bool enable_decode_lane() { return false; }
   /// Free CPU swap blocks (0 when swap is off).
   [[nodiscard]] virtual std::int64_t num_free_cpu_blocks() const { return 0; }
+  /// The steady steps that follow from here (`SteadyRun`); none by default (a policy without a
+  /// decode lane has none).
+  [[nodiscard]] virtual SteadyRun steady_run() const { return {}; }
+  /// Applies `k` ≤ `steady_run().steps` steady steps at once: the same state as `k` rounds of
+  /// `schedule_into` + `update_into`, whose outputs would list no sequence and no event (the lane
+  /// reports its runs when its members leave it, as always). The default accepts only 0.
+  virtual void skip_steady_steps(std::int64_t k) {
+    LLMBENCH_ASSERT(k == 0, "this scheduler has no steady steps");
+  }
   /// Aborts request `id` (client gone): removes it from whichever queue holds it (WAITING,
   /// RUNNING, SWAPPED, a batch or a group), frees its KV blocks (cached prefix hashes stay, as
   /// on a normal finish) and its CPU swap blocks, and marks it Finished. Must not be called
@@ -242,6 +266,12 @@ class VllmV1Scheduler final : public Scheduler {
   bool abort(std::int64_t id) override;
   /// Before the first request (the lane assumes it has seen every step); returns true.
   bool enable_decode_lane() override;
+  /// With the lane on: RUNNING outside the lane, WAITING and SWAPPED empty, the lane within the
+  /// token budget; as many steps as come before a member finishes or more members need a new
+  /// block than there are free blocks (`DecodeLane::steady_steps`). `skip_steady_steps` gives
+  /// the members that need a block theirs at their step, in RUNNING order, without forming it.
+  [[nodiscard]] SteadyRun steady_run() const override;
+  void skip_steady_steps(std::int64_t k) override;
 
  private:
   void preempt(RequestState* victim, SchedulerOutput& out);
@@ -256,6 +286,7 @@ class VllmV1Scheduler final : public Scheduler {
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
   bool lane_on_ = false;                ///< `enable_decode_lane` was called
   DecodeLane lane_;                     ///< steady decodes, when `lane_on_`
+  std::vector<RequestState*> due_;      ///< scratch of `skip_steady_steps`
   std::uint64_t next_admit_seq_ = 0;
   std::deque<RequestState*> waiting_;
   std::deque<RequestState*> swapped_;

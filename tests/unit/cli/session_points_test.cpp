@@ -258,5 +258,40 @@ TEST_F(SessionPoints, TheTypedResultAnswersWhatItsResultsDocumentSays) {
   EXPECT_EQ(r.gpus(), 8.0);  // the default profile's TP8, one replica
 }
 
+TEST_F(SessionPoints, AClusterPointIsTypedLikeAnEnginePoint) {
+  // docs/simulator.md "Cluster": 8 stable + 2 beta + 1 canary replica, TP8 each.
+  SimulateFlags f;
+  f.cluster_path = std::string(LLMBENCH_TEST_SOURCE_DIR) + "/data/sim/clusters/canary-5pct.json";
+  f.num_prompts = 300;
+  f.request_rate = "30";
+  f.random_input_len = 256;
+  f.random_output_len = 16;
+  app::Session session;
+  const app::SimPlan plan = resolve_simulate(f, test_env().data_dir, 0);
+  ASSERT_TRUE(plan.cluster.has_value());
+  const app::RunResult r = session.simulate(plan);
+  ASSERT_TRUE(r.cluster.has_value());
+  EXPECT_EQ(r.summary().completed, 300U);
+  EXPECT_EQ(r.summary().failed, 0U);
+  EXPECT_EQ(r.gpus(), 11.0 * 8.0);
+  const nlohmann::json doc = r.to_json();
+  EXPECT_EQ(doc.at("completed").get<std::int64_t>(), 300);
+  EXPECT_EQ(r.metric("mean_ttft_ms"), doc.at("mean_ttft_ms").get<double>());
+  EXPECT_EQ(r.metric("sim_steps"), doc.at("sim_steps").get<double>());
+  EXPECT_GT(*r.metric("sim_steps"), 0.0);
+  const auto& versions = doc.at("cluster").at("versions");
+  ASSERT_EQ(versions.size(), 3U);
+  std::int64_t routed = 0;
+  for (const auto& v : versions) routed += v.at("requests").get<std::int64_t>();
+  EXPECT_EQ(routed, 300);
+  EXPECT_EQ(doc.at("config_effective").at("cluster").at("groups").size(), 3U);
+  // No records kept, so no windows: the verdicts over them say they were not evaluated.
+  EXPECT_FALSE(r.verdicts().stability.stable);
+  EXPECT_NE(r.verdicts().stability.reason.find("not evaluated"), std::string::npos);
+  // Engine flags do not apply beside --cluster.
+  f.given = {"--tp"};
+  EXPECT_THROW(resolve_simulate(f, test_env().data_dir, 0), Exception);
+}
+
 }  // namespace
 }  // namespace llmbench::cli
