@@ -26,6 +26,7 @@ double ExecTimeModel::swap_time_s(std::int64_t num_blocks, std::int64_t block_si
 
 RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
   LLMBENCH_ASSERT(p_.tp >= 1 && p_.ep >= 1 && p_.dp >= 1, "tp, ep and dp must be >= 1");
+  LLMBENCH_ASSERT(p_.efficiency.attention > 0, "the attention efficiency must be > 0");
   peak_flops_ = p_.gpu.peak_flops(p_.model.weight_bytes) * p_.efficiency.compute;
   bandwidth_ = p_.gpu.memory_bandwidth_gb_s * 1e9 * p_.efficiency.memory;
   const ModelProfile& m = p_.model;
@@ -129,11 +130,12 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
     const double f_pre =
         pre_flops_qk_ * sums.prefill_qp + pre_flops_up_ * static_cast<double>(sums.prefill_context);
     const double m_pre = pre_bytes_per_tok_ * static_cast<double>(sums.prefill_read);
-    c.attention_prefill_s = roof(L * f_pre, L * m_pre);
+    c.attention_prefill_s = roof(L * f_pre, L * m_pre) / e.attention;
   }
   if (sums.decode_context > 0) {
     const double ctx = static_cast<double>(sums.decode_context);
-    c.attention_decode_s = roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx);
+    c.attention_decode_s =
+        roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx) / e.attention;
   }
 
   // lm_head (BF16) only for sequences that sample.

@@ -309,7 +309,20 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
     h.efficiency.layer_overhead_us = eff("layer_overhead_us", 0, d.layer_overhead_us);
     h.efficiency.request_overhead_us = eff("request_overhead_us", 0, d.request_overhead_us);
     h.efficiency.allreduce_latency_us = eff("allreduce_latency_us", 0, d.allreduce_latency_us);
+    h.efficiency.attention = eff("attention", 1e-3, d.attention);
   }
+  // "calibrated": false, or {"on": "what the efficiencies were fitted on", "file": "…"}.
+  const auto cal = j.find("calibrated");
+  if (cal == j.end() || cal->is_null() || (cal->is_boolean() && !cal->get<bool>()))
+    return h;
+  if (!cal->is_object())
+    fail(origin, "calibrated", "must be false or an object with 'on' (and optionally 'file')");
+  const auto on = cal->find("on");
+  if (on == cal->end() || !on->is_string() || on->get<std::string>().empty())
+    fail(origin, "calibrated.on", "missing or not a non-empty string");
+  h.calibrated_on = on->get<std::string>();
+  if (const auto file = cal->find("file"); file != cal->end() && file->is_string())
+    h.calibration_file = file->get<std::string>();
   return h;
 }
 
