@@ -101,10 +101,16 @@ json engine_spec_json(const sim::EngineSpec& s, const sim::EngineOverrides& f) {
           {"efficiency",
            {{"compute", eff.compute},
             {"memory", eff.memory},
+            {"attention", eff.attention},
             {"step_overhead_us", eff.step_overhead_us},
             {"layer_overhead_us", eff.layer_overhead_us},
             {"request_overhead_us", eff.request_overhead_us},
-            {"allreduce_latency_us", eff.allreduce_latency_us}}}};
+            {"allreduce_latency_us", eff.allreduce_latency_us}}},
+          {"engine", sim::to_string(s.family)},
+          {"calibration", s.calibration_file},
+          {"calibrated_on", s.calibrated_on},
+          {"api_overhead_us", s.engine.overheads.api_overhead_us},
+          {"first_step_overhead_us", s.engine.overheads.first_step_overhead_us}};
 }
 
 json load_options_json(const loadgen::LoadOptions& lo) {

@@ -6,6 +6,7 @@
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/sim/calibration_file.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/sim/memory.hpp"
@@ -91,11 +92,12 @@ int execute_plan(const PlanFlags& f) {
   }
   check_plan_flags(f.engine.block_size.value_or(0), f.engine.activation_peak_gib,
                    f.engine.non_torch_gib);
+  const sim::EngineOverrides engine = sim::resolve_overrides(f.engine);  // --calibration
   const auto model = sim::load_model_profile(
-      data, f.engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
+      data, engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
   const auto gpu =
-      sim::load_hardware_profile(data, f.engine.gpu.value_or(std::string(sim::kDefaultGpu)));
-  const sim::MemoryOptions o = sim::resolve_memory_options(model, f.engine);
+      sim::load_hardware_profile(data, engine.gpu.value_or(std::string(sim::kDefaultGpu)));
+  const sim::MemoryOptions o = sim::resolve_memory_options(model, engine);
   if (!(f.capacity_factor > 0))
     throw Exception(
         Error{fmt::format("must be > 0, got {}", f.capacity_factor), "--capacity-factor", -1});
@@ -195,6 +197,11 @@ Command add_plan_command(CLI::App& app) {
   sub->add_option("--context-len", f->context_lens,
                   "Tokens per request for the max-concurrency lines (repeatable)");
   sub->add_flag("--list", f->list, "List the bundled model and GPU profiles");
+  sub->add_option("--engine", e.engine, "Engine family: vllm, sglang or llamacpp")
+      ->default_str("vllm");
+  sub->add_option("--calibration", e.calibration,
+                  "Calibration file (llmbench calibrate): its target and engine knobs fill in "
+                  "what was not typed");
   return [f] { return execute_plan(*f); };
 }
 
