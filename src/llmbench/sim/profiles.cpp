@@ -277,7 +277,7 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
   h.source = get_string(j, origin, "source");
   h.memory_bytes = get_number(j, origin, "memory_bytes", 1);
   h.memory_bandwidth_gb_s = get_number(j, origin, "memory_bandwidth_gb_s", 1);
-  h.bf16_tflops = get_number(j, origin, "bf16_tflops", 1);
+  h.bf16_tflops = get_number(j, origin, "bf16_tflops", 1e-3);  // a CPU host: 0.1 TFLOP/s
   const double none = 0;
   h.fp8_tflops = get_number(j, origin, "fp8_tflops", 0, &none);
   h.link_bandwidth_gb_s = get_number(j, origin, "link_bandwidth_gb_s", 1);
