@@ -1,6 +1,8 @@
 #include "llmbench/cli/calibrate_flags.hpp"
 
-#include "llmbench/cli/run_point.hpp"
+#include "llmbench/app/session.hpp"
+#include "llmbench/cli/run_flags.hpp"
+#include "llmbench/cli/run_plan.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
@@ -152,7 +154,8 @@ ServerFacts discover_server(const std::string& base_url) {
 std::vector<calib::Point> run_probes(const CalibrateFlags& f, const std::vector<calib::Probe>& plan,
                                      const std::string& probe_dir, int num_gpus) {
   std::filesystem::create_directories(probe_dir);
-  RunSession session;
+  app::Session session;
+  const ResolveEnv env = ResolveEnv::current();
   std::vector<calib::Point> points;
   const TimeNs start = steady_now_ns();
   for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -182,12 +185,12 @@ std::vector<calib::Point> run_probes(const CalibrateFlags& f, const std::vector<
     r.quiet = true;
     log::info("probe {}/{} ({}): {} in / {} out, concurrency {}, {} requests", i + 1, plan.size(),
               plan[i].kind, w.input_max, w.output_max, w.max_concurrency, w.num_prompts);
-    const PointReport report = session.run_point(r);
-    if (report.results_path.empty() || report.summary.completed == 0) {
+    const app::RunResult result = session.run(resolve_run(r, env));
+    if (result.results_path.empty() || result.analysis.summary.completed == 0) {
       log::warn("probe {} completed no request; left out of the fit", i + 1);
       continue;
     }
-    for (auto& p : calib::read_points_file(report.results_path.string(), num_gpus)) {
+    for (auto& p : calib::read_points_file(result.results_path.string(), num_gpus)) {
       p.tags["probe"] = plan[i].kind;
       p.tags["source"] = f.base_url;
       p.label = fmt::format("{} {}", plan[i].kind, p.label);
