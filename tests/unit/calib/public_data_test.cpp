@@ -103,8 +103,8 @@ TEST_P(PublicCalibration, HoldsItsHeldOutErrorAndNeverFittedOnHeldOutPoints) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DocumentedTables, PublicCalibration, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.file;
+                         [](const ::testing::TestParamInfo<Case>& test) {
+                           std::string name = test.param.file;
                            for (char& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch)))
                                ch = '_';
