@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/file.hpp"
+#include "llmbench/sim/detail/calibration_json.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -171,10 +172,12 @@ void read_cost_model(const json& root, const std::string& origin, Calibration& c
 
 }  // namespace
 
-Calibration parse_calibration(std::string_view json_text, const std::string& origin) {
+namespace detail {
+
+json parse_calibration_root(std::string_view text, const std::string& origin) {
   json root;
   try {
-    root = json::parse(json_text.begin(), json_text.end());
+    root = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw Exception(Error{fmt::format("invalid JSON: {}", e.what()), origin,
                           static_cast<std::int64_t>(e.byte)});
@@ -195,6 +198,13 @@ Calibration parse_calibration(std::string_view json_text, const std::string& ori
         fmt::format("format_version: this llmbench reads version {}", kCalibrationFormatVersion),
         origin, -1});
   }
+  return root;
+}
+
+}  // namespace detail
+
+Calibration parse_calibration(std::string_view json_text, const std::string& origin) {
+  const json root = detail::parse_calibration_root(json_text, origin);
   Calibration c;
   c.origin = origin;
   read_target(root, origin, c);
@@ -205,6 +215,7 @@ Calibration parse_calibration(std::string_view json_text, const std::string& ori
   serving.number("first_step_overhead_us", 0, 1e10, c.serving.first_step_overhead_us);
   const Section fit(root, "fit", origin);
   fit.text("summary", c.fit_summary);
+  c.comm = detail::read_comm_section(root, origin);
   return c;
 }
 

@@ -14,11 +14,14 @@
 /// * `"serving"`: the costs outside engine steps (`ServingOverheads`);
 /// * `"fit"`: what the parameters were fitted on, the error per metric, the parameters the data
 ///   could not identify (written by the calib module; here only its one-line `"summary"` is read);
+/// * `"comm"` (optional): measured collectives, all-reduce and all-to-all time against size per
+///   GPU count (`llmbench probe comm`, comm_calibration.hpp);
 /// * `"tool"`: the llmbench version that wrote it.
 ///
-/// Sections this reader does not know (a future `"comm"` fit of all-reduce and all-to-all times)
-/// are left alone. This header is the reading side used by `load_engine_spec`; the writing side
-/// is `calib::calibration_json`.
+/// Every section is optional (a file `probe comm` started holds `target` and `comm` only);
+/// sections this reader does not know are left alone. This header is the one reader, used by
+/// `load_engine_spec`; the writers are `calib::calibration_json` (the engine terms, keeping a
+/// `comm` section it was given) and `write_comm_calibration` (the `comm` section alone).
 
 #include "llmbench/sim/engine.hpp"
 #include "llmbench/sim/engine_spec.hpp"
@@ -57,6 +60,7 @@ struct Calibration {
   bool has_cost_model = false;
   ServingOverheads serving;  ///< `"serving"`
   std::string fit_summary;   ///< `"fit"."summary"`: one line for logs ("" when absent)
+  std::optional<CommModel> comm;  ///< `"comm"`: measured collectives, nullopt when absent
 };
 
 /// Parses a calibration file. Throws `Exception` whose source is `origin` and whose message names

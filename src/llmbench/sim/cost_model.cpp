@@ -119,9 +119,15 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
       const double link = p_.gpu.link_bandwidth_gb_s * 1e9;
       const double dispatch_bytes = bw <= 1.0 ? 1.0 : 2.0;
       const double ep = p_.ep;
-      c.alltoall_s =
-          moe_layers_ * (2.0 * e.allreduce_latency_us * 1e-6 +
-                         tokens / t * h * k * (dispatch_bytes + 2.0) * (ep - 1) / ep / link);
+      if (p_.comm.all_to_all) {  // measured: each GPU's send buffer is its nccl-tests size
+        const double per_gpu = tokens / t * h * k;
+        c.alltoall_s = moe_layers_ * (p_.comm.all_to_all->time_s(per_gpu * dispatch_bytes) +
+                                      p_.comm.all_to_all->time_s(per_gpu * 2.0));
+      } else {
+        c.alltoall_s =
+            moe_layers_ * (2.0 * e.allreduce_latency_us * 1e-6 +
+                           tokens / t * h * k * (dispatch_bytes + 2.0) * (ep - 1) / ep / link);
+      }
     }
   }
 
@@ -149,7 +155,10 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   if (p_.tp > 1) {
     const double link = p_.gpu.link_bandwidth_gb_s * 1e9;
     c.allreduce_s =
-        2.0 * L * (e.allreduce_latency_us * 1e-6 + 2.0 * (t - 1) / t * tokens * h * 2.0 / link);
+        p_.comm.all_reduce  // measured: the all-reduce of T·h BF16 activations
+            ? 2.0 * L * p_.comm.all_reduce->time_s(tokens * h * 2.0)
+            : 2.0 * L *
+                  (e.allreduce_latency_us * 1e-6 + 2.0 * (t - 1) / t * tokens * h * 2.0 / link);
   }
   return c;
 }

@@ -222,6 +222,7 @@ EngineSpec load_engine_spec(const std::string& data_dir, const EngineOverrides& 
   if (cal) {
     spec.engine.overheads = cal->serving;
     spec.calibration_file = cal->origin;
+    spec.comm = cal->comm;
   }
   return spec;
 }
@@ -232,7 +233,8 @@ ExecModelParams EngineSpec::exec_params() const {
                          .tp = memory.tp,
                          .efficiency = efficiency,
                          .ep = memory.ep,
-                         .dp = memory.dp};
+                         .dp = memory.dp,
+                         .comm = comm ? comm_terms(*comm, memory.tp, memory.ep) : CommTerms{}};
 }
 
 std::unique_ptr<ExecTimeModel> EngineSpec::make_exec_model() const {

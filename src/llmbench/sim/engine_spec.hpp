@@ -8,6 +8,7 @@
 /// `Efficiency` (from the GPU profile) for the fixed ones, a function below for those vLLM derives
 /// from the hardware or the model. The vLLM facts are in docs/simulator.md ("Engine spec").
 
+#include "llmbench/sim/comm_model.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine.hpp"
 #include "llmbench/sim/memory.hpp"
@@ -80,8 +81,9 @@ struct EngineOverrides {
   std::optional<double> memory_efficiency;    ///< η_M, replaces the GPU profile's
   std::optional<double> step_overhead_us;     ///< T_step0, replaces the GPU profile's
   std::optional<std::string> engine;          ///< `--engine`: family name (default vllm)
-  /// `--calibration FILE`: a calibration file whose knobs fill in what was not typed and whose
-  /// fitted cost model replaces the GPU profile's (calibration_file.hpp).
+  /// `--calibration FILE`: a calibration file (calibration_file.hpp) whose knobs fill in what was
+  /// not typed, whose fitted cost model replaces the GPU profile's and whose `comm` section, when
+  /// present, replaces the datasheet TP all-reduce and EP all-to-all terms.
   std::optional<std::string> calibration;
   std::optional<std::int64_t> max_prefill_tokens;           ///< SGLang `--max-prefill-tokens`
   std::optional<std::int64_t> num_continuous_decode_steps;  ///< SGLang's, ≥ 1
@@ -157,13 +159,17 @@ struct EngineSpec {
   std::int64_t stream_interval = 1;  ///< recorded, not modelled (`EngineOverrides`)
   /// The calibration file applied (`EngineOverrides::calibration`), "" when none.
   std::string calibration_file;
+  /// The calibration file's measured collectives (its `comm` section); nullopt without a file or
+  /// when the file has none.
+  std::optional<CommModel> comm;
   /// What the cost model's parameters were fitted on: the calibration's summary, else the GPU
   /// profile's `calibrated_on`, "" when they are the uncalibrated datasheet defaults.
   std::string calibrated_on;
 
   /// Engine replicas (`--dp`), each with `engine`'s configuration.
   [[nodiscard]] int data_parallel_size() const noexcept { return memory.dp; }
-  /// The step-time model's parameters: profiles, tp / ep / dp, `efficiency`.
+  /// The step-time model's parameters: profiles, tp / ep / dp, `efficiency`, and the measured
+  /// communication terms of `comm` for this tp and ep (`comm_terms`).
   [[nodiscard]] ExecModelParams exec_params() const;
   /// A new step-time model of `exec_kind` (`make_exec_model`).
   [[nodiscard]] std::unique_ptr<ExecTimeModel> make_exec_model() const;
@@ -185,10 +191,10 @@ EngineSpec make_engine_spec(const HardwareProfile& gpu, const ModelProfile& mode
 /// Loads the model and GPU profiles `overrides` names (default `kDefaultModelProfile`,
 /// `kDefaultGpu`) from `data_dir` and resolves them (`make_engine_spec`). With
 /// `overrides.calibration`, the file's knobs fill in what was not typed (`merge_overrides`), its
-/// fitted cost model replaces the GPU profile's efficiencies (typed efficiency flags still win)
-/// and its serving overheads go into `EngineConfig::overheads`; a typed `--gpu`,
-/// `--model-profile` or `--tp` that differs from the file's target is an `Exception` (the fit
-/// does not carry over).
+/// fitted cost model replaces the GPU profile's efficiencies (typed efficiency flags still win),
+/// its serving overheads go into `EngineConfig::overheads` and its `comm` section into
+/// `EngineSpec::comm`; a typed `--gpu`, `--model-profile` or `--tp` that differs from the file's
+/// target is an `Exception` (the fit does not carry over).
 EngineSpec load_engine_spec(const std::string& data_dir, const EngineOverrides& overrides);
 
 }  // namespace llmbench::sim
