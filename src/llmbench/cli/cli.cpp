@@ -38,7 +38,8 @@ constexpr std::array<Subcommand, 12> kSubcommands{{{"run", add_run_command},
                                                    {"report", add_report_command},
                                                    {"compare", add_compare_command},
                                                    {"history", add_history_command},
-                                                   {"doctor", add_doctor_command}}};
+                                                   {"doctor", add_doctor_command},
+                                                   {"probe", add_probe_command}}};
 
 }  // namespace
 

@@ -37,5 +37,7 @@ Command add_report_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 /// `llmbench history`: runs recorded with --history: list, trend, regressions.
 Command add_history_command(CLI::App& app);
+/// `llmbench probe comm`: NCCL collectives timed and fitted for the simulator (telemetry/nccl.hpp).
+Command add_probe_command(CLI::App& app);
 
 }  // namespace llmbench::cli

@@ -90,8 +90,9 @@ void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& prefix,
       ->default_str("vllm");
   app.add_option(name("calibration"), f.calibration,
                  what +
-                     "calibration file from llmbench calibrate: its fitted cost model, serving "
-                     "overheads and engine knobs (typed flags still win)");
+                     "calibration file (llmbench calibrate, llmbench probe comm): its engine knobs, "
+                     "fitted cost model and serving overheads, and its comm section for the TP "
+                     "all-reduce and EP all-to-all terms (typed flags still win)");
 }
 
 sim::EngineSpec resolve_engine_spec(const EngineFlags& f, const std::string& data_dir,

@@ -254,10 +254,4 @@ EngineOverrides merge_overrides(const EngineOverrides& typed, const EngineOverri
   return m;
 }
 
-EngineOverrides resolve_overrides(const EngineOverrides& typed) {
-  if (!typed.calibration)
-    return typed;
-  return merge_overrides(typed, load_calibration(*typed.calibration).engine);
-}
-
 }  // namespace llmbench::sim

@@ -74,8 +74,4 @@ Calibration load_calibration(const std::string& path);
 /// calibration's `engine` knobs. `typed.calibration` is kept.
 EngineOverrides merge_overrides(const EngineOverrides& typed, const EngineOverrides& file);
 
-/// `typed` with its calibration file applied (`merge_overrides` over the file's knobs), or
-/// `typed` itself when it names none. For commands that only size memory (`plan`).
-EngineOverrides resolve_overrides(const EngineOverrides& typed);
-
 }  // namespace llmbench::sim
