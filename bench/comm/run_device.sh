@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU run of `llmbench probe comm` (docs/simulator.md "Measured communication"), for a machine
+# The GPU run of `llmbench probe comm` (docs/communication.md), for a machine
 # with GPUs, the CUDA driver and PyTorch. Usage, from the repository root:
 #   bench/comm/run_device.sh [LLMBENCH] [OUT_DIR]
 # LLMBENCH: the binary (default build/ci/llmbench; bench/comm/pack.sh puts one with its Debian

@@ -4,7 +4,7 @@
 /// `llmbench probe comm` timed (core/collective.hpp's `CollectiveTiming`), and the terms one
 /// deployment takes from them (`CommTerms`: the TP all-reduce at tp GPUs, the EP all-to-all at
 /// ep GPUs). The calibration file's `comm` section carries them (comm_calibration.hpp); the
-/// formulas and the fit are in docs/simulator.md ("Measured communication").
+/// formulas and the fit are in docs/communication.md.
 ///
 /// The fit. nccl-tests' own reading of its times (`doc/PERFORMANCE.md`, "Time") is that a
 /// collective costs about "overhead + size / bw". Per collective, dtype and GPU count the probe
