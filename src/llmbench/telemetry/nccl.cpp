@@ -267,16 +267,18 @@ std::unique_ptr<CommProbe> CommProbe::open(const CommProbeOptions& options) {
   (void)l.runtime_get_version(&s.cuda_runtime_version);
   (void)l.driver_get_version(&s.cuda_driver_version);
   for (const int d : choose_devices(options, count)) s.devices.push_back(describe_device(l, d));
+  if (s.devices.size() < 2 && count >= 2) {
+    throw Exception(Error{fmt::format("chose one GPU ({}) of {}: collectives move data between "
+                                      "GPUs; choose at least 2",
+                                      device_list(s.devices), count),
+                          "--gpu-devices", -1});
+  }
   if (s.devices.size() < 2) {
-    const std::string which =
-        count == 1
-            ? fmt::format("this machine has one GPU ({})", device_list(s.devices))
-            : fmt::format("--gpu-devices chose one GPU ({}) of {}", device_list(s.devices), count);
     cannot_measure(fmt::format(
-        "{}: collectives move data between GPUs, so not one of them can be measured here "
-        "(one GPU's own costs are not communication; the simulator keeps its datasheet "
-        "terms)",
-        which));
+        "this machine has one GPU ({}): collectives move data between GPUs, so not one of them "
+        "can be measured here (one GPU's own costs are not communication; the simulator keeps "
+        "its datasheet terms)",
+        device_list(s.devices)));
   }
 
   const auto nccl_names =

@@ -145,12 +145,13 @@ TEST(CommProbe, OnOneGpuItSaysWhatItCannotMeasure) {
                      "GPUs, so not one of them can be measured here"),
             std::string::npos)
       << why;
-  // Choosing one GPU of several is a usage error that says the same.
+  // Choosing one GPU of several is a usage error.
   const ScopedEnv four{{"LLMBENCH_FAKE_CUDA_DEVICES", "4"}};
   CommProbeOptions o = fake_options();
   o.devices = {2};
-  EXPECT_NE(open_error(o).find("--gpu-devices chose one GPU (2: Fake H100) of 4"),
-            std::string::npos);
+  EXPECT_EQ(open_error(o),
+            "--gpu-devices: chose one GPU (2: Fake H100) of 4: collectives move data between "
+            "GPUs; choose at least 2");
 }
 
 TEST(CommProbe, BadDeviceListsAndOptionsNameTheFlag) {
