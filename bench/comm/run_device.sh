@@ -20,29 +20,17 @@ llmbench="${1:-$root/build/ci/llmbench}"
 out="${2:-comm-run}"
 py="${PYTHON:-python3}"
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$(dirname "$llmbench")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bindir="$(dirname "$llmbench")"
+export LD_LIBRARY_PATH="$bindir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LLMBENCH_DATA_DIR="$root/data"
 
-# The NCCL and CUDA runtime PyTorch itself loads, read from its process map once CUDA is up.
-libs="$("$py" - <<'PY'
-import torch
-torch.zeros(1, device="cuda")
-import torch.distributed  # noqa: F401  (loads NCCL where torch keeps it apart)
-paths = {}
-for line in open("/proc/self/maps"):
-    p = line.split()[-1]
-    for key in ("libnccl", "libcudart"):
-        if "/" + key in p and key not in paths:
-            paths[key] = p
-print(paths.get("libnccl", ""), paths.get("libcudart", ""), torch.cuda.device_count())
-PY
-)"
-read -r nccl cudart gpus <<<"$libs"
-echo "GPUs: ${gpus:-?}; NCCL: ${nccl:-not found in torch's process}; CUDA runtime: ${cudart:-not found}"
+# The NCCL and CUDA runtime PyTorch itself loads (bench/comm/torch_libs.py), and the GPU count.
+read -r nccl cudart gpus < <("$py" "$here/torch_libs.py" || echo "- - 0")
+echo "GPUs: $gpus; NCCL: $nccl; CUDA runtime: $cudart (as PyTorch loads them; - = not found)"
 nvidia-smi -L || true
 probe_libs=()
-[[ -n "$nccl" ]] && probe_libs+=(--nccl-library "$nccl")
-[[ -n "$cudart" ]] && probe_libs+=(--cudart-library "$cudart")
+[[ "$nccl" != - ]] && probe_libs+=(--nccl-library "$nccl")
+[[ "$cudart" != - ]] && probe_libs+=(--cudart-library "$cudart")
 
 set -o pipefail
 "$llmbench" probe comm "${probe_libs[@]}" --dtypes bf16,fp8_e4m3 \
@@ -61,12 +49,13 @@ verdict=${PIPESTATUS[0]}
 if [[ "$gpus" -eq 8 ]]; then
   echo "simulate DeepSeek-R1 TP8 on H200, 1024 in / 1024 out: TPOT without and with $out/comm.json"
   for c in 8 16 32 64; do
+    prompts=$((10 * c))
     args=(simulate --random-input-len 1024 --random-output-len 1024 --max-concurrency "$c"
-          --num-prompts $((10 * c)))
-    plain=$("$llmbench" "${args[@]}" | grep -m1 'Mean TPOT (ms):' | awk '{print $NF}')
+      --num-prompts "$prompts")
+    plain=$("$llmbench" "${args[@]}" | awk '/Mean TPOT \(ms\):/ {print $NF; exit}')
     measured=$("$llmbench" "${args[@]}" --calibration "$out/comm.json" |
-               grep -m1 'Mean TPOT (ms):' | awk '{print $NF}')
-    echo "concurrency $c: mean TPOT $plain ms (datasheet) -> $measured ms (measured all-reduce)"
+      awk '/Mean TPOT \(ms\):/ {print $NF; exit}')
+    echo "concurrency $c: mean TPOT $plain ms with the datasheet terms, $measured ms measured"
   done | tee "$out/simulate.txt"
   "$llmbench" plan --calibration "$out/comm.json" --batch-tokens 8 --batch-tokens 64 \
     --batch-tokens 512 --batch-tokens 8192 | tee "$out/plan.txt"

@@ -180,6 +180,9 @@ class Clique {
         }
         cuda("cudaMemset", lib_.memset(*buffer, 0, bytes));
       }
+      // cudaMemset runs on the legacy default stream, which the non-blocking streams below do
+      // not wait for: wait here, so no collective reads a buffer still being cleared.
+      cuda("cudaStreamSynchronize", lib_.stream_synchronize(nullptr));
       cuda("cudaStreamCreateWithFlags", lib_.stream_create(&k.stream, kCudaStreamNonBlocking));
       k.marks.resize(static_cast<std::size_t>(marks), nullptr);
       for (auto& e : k.marks) cuda("cudaEventCreate", lib_.event_create(&e));

@@ -215,7 +215,8 @@ FAKE_API int cudaStreamDestroy(FakeStream* stream) {
 }
 
 FAKE_API int cudaStreamSynchronize(FakeStream* stream) {
-  return stream != nullptr && stream->magic == llmbench_fake::kStreamMagic ? kSuccess
+  // nullptr: the legacy default stream, always valid.
+  return stream == nullptr || stream->magic == llmbench_fake::kStreamMagic ? kSuccess
                                                                            : kInvalidResourceHandle;
 }
 
