@@ -15,6 +15,7 @@
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/sim/calibration_file.hpp"
+#include "llmbench/sim/comm_calibration.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 namespace llmbench::cli {
 
@@ -70,6 +72,25 @@ std::vector<calib::Point> probe_live(CalibrateFlags& f, const std::string& data)
 std::string now_iso() {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(now));
+}
+
+/// The calibration file `text` with the `comm` section that belongs with it: the one of
+/// `--calibration` (in `spec`), else the one of the file being replaced at `output`, so that a
+/// refit keeps the measured collectives `llmbench probe comm` wrote (docs/calibration.md).
+std::string with_comm_section(std::string text, const sim::EngineSpec& spec,
+                              const std::string& output) {
+  std::optional<sim::CommModel> comm = spec.comm;
+  if (!comm && std::filesystem::is_regular_file(output)) {
+    try {
+      comm = sim::load_calibration(output).comm;
+    } catch (const Exception& e) {
+      log::warn("{}: not kept ({})", output, e.what());
+    }
+  }
+  if (!comm)
+    return text;
+  log::info("keeping the comm section of {}", comm->origin);
+  return sim::write_comm_calibration(*comm, text, output);
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -135,7 +156,7 @@ int execute_calibrate(CalibrateFlags f) {
   std::printf("%s", calib::points_table(c.fit.points, "fitted points").c_str());
   if (!c.held_out.empty())
     std::printf("%s", calib::points_table(c.held_out, "held-out points").c_str());
-  write_file(f.output, calib::calibration_json(c));
+  write_file(f.output, with_comm_section(calib::calibration_json(c), spec, f.output));
   log::info("{}", calib::summary_line(c));
   log::info("calibration written to {} ({} simulations of the point set)", f.output,
             c.fit.evaluations);

@@ -1,7 +1,6 @@
 #include "llmbench/cli/console.hpp"
 
 #include "llmbench/cli/comm_report.hpp"
-
 #include "llmbench/core/clock.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"

@@ -154,16 +154,16 @@ int execute_plan(const PlanFlags& f) {
     line(fmt::format("Maximum concurrency for {} tokens:", n),
          fmt::format("{:.2f}x", sim::max_concurrency(p.num_gpu_blocks, p.block_size, n)));
   }
-  print_comm_plan(CommPlanInput{.model = model,
-                                .gpu = gpu,
-                                .efficiency = cal && cal->has_cost_model ? cal->cost_model
-                                                                          : gpu.efficiency,
-                                .comm = cal && cal->comm ? &*cal->comm : nullptr,
-                                .calibration_file = f.engine.calibration.value_or(""),
-                                .tp = o.tp,
-                                .ep = o.ep,
-                                .dp = o.dp,
-                                .batch_tokens = f.batch_tokens});
+  print_comm_plan(
+      CommPlanInput{.model = model,
+                    .gpu = gpu,
+                    .efficiency = cal && cal->has_cost_model ? cal->cost_model : gpu.efficiency,
+                    .comm = cal && cal->comm ? &*cal->comm : nullptr,
+                    .calibration_file = f.engine.calibration.value_or(""),
+                    .tp = o.tp,
+                    .ep = o.ep,
+                    .dp = o.dp,
+                    .batch_tokens = f.batch_tokens});
   std::printf("%s\n", std::string(60, '=').c_str());
   if (p.num_gpu_blocks == 0) {
     try {

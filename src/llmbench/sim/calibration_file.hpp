@@ -58,8 +58,8 @@ struct Calibration {
   EngineOverrides engine;
   Efficiency cost_model;  ///< `"cost_model"` (absent fields keep `Efficiency`'s defaults)
   bool has_cost_model = false;
-  ServingOverheads serving;  ///< `"serving"`
-  std::string fit_summary;   ///< `"fit"."summary"`: one line for logs ("" when absent)
+  ServingOverheads serving;       ///< `"serving"`
+  std::string fit_summary;        ///< `"fit"."summary"`: one line for logs ("" when absent)
   std::optional<CommModel> comm;  ///< `"comm"`: measured collectives, nullopt when absent
 };
 

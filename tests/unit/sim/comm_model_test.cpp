@@ -274,12 +274,12 @@ TEST(CommCalibration, OneFileCarriesTheEngineTermsAndTheCommSection) {
 
 TEST(CommCalibration, AHandWrittenFitNeedsOnlyLatencyAndBandwidth) {
   const auto m = parse_calibration(
-      R"({"format": "llmbench-calibration", "format_version": 1, "comm": {"fits": [
+                     R"({"format": "llmbench-calibration", "format_version": 1, "comm": {"fits": [
         {"collective": "all_reduce", "dtype": "bf16", "gpus": 8, "latency_us": 25,
          "bandwidth_gb_s": 150},
         {"collective": "all_to_all", "dtype": "fp8_e4m3", "gpus": 8, "latency_us": 12,
          "bandwidth_gb_s": null}]}})",
-      "hand.json")
+                     "hand.json")
                      .comm;
   ASSERT_TRUE(m.has_value());
   ASSERT_EQ(m->fits.size(), 2U);
