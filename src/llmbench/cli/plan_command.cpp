@@ -116,9 +116,6 @@ int execute_plan(const PlanFlags& f) {
   }
   const auto p = sim::plan_memory(model, gpu, o);
   const double gib = sim::kGiB;
-  // Read before anything is printed, so that a bad file fails alone.
-  const auto comm =
-      f.engine.calibration ? sim::load_comm_calibration(*f.engine.calibration) : std::nullopt;
 
   std::printf("%s\n", std::string(60, '=').c_str());
   line("Model profile:", fmt::format("{} ({})", model.name, model.source));
