@@ -27,7 +27,7 @@ struct Subcommand {
 };
 
 /// Every subcommand, in the order `llmbench --help` lists them.
-constexpr std::array<Subcommand, 12> kSubcommands{{{"run", add_run_command},
+constexpr std::array<Subcommand, 13> kSubcommands{{{"run", add_run_command},
                                                    {"sweep", add_sweep_command},
                                                    {"serve", add_serve_command},
                                                    {"simulate", add_simulate_command},
