@@ -239,7 +239,7 @@ constexpr const char* kFile = R"({
   "cost_model": {"compute": 0.3, "memory": 0.5, "attention": 0.4, "step_overhead_us": 3000},
   "serving": {"api_overhead_us": 120000, "first_step_overhead_us": 800000},
   "fit": {"summary": "test fit"},
-  "comm": {"allreduce": {"alpha_us": 12}}
+  "comm": {"fits": [{"collective": "all_reduce", "dtype": "bf16", "gpus": 8, "latency_us": 12}]}
 })";
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -300,7 +300,8 @@ TEST(CalibrationFile, ErrorsNameSectionAndField) {
             std::string::npos);
   EXPECT_NE(bad(head + R"("target": {"engine": "tgi"}})").find("unknown engine"),
             std::string::npos);
-  EXPECT_NE(bad(head + R"("engine": {}})").find("target"), std::string::npos);
+  // Every section is optional (a hand-written comm fragment has no target): no error.
+  EXPECT_EQ(bad(head + R"("engine": {}})"), "no error");
 }
 
 }  // namespace
