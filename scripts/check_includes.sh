@@ -17,6 +17,7 @@ declare -A allowed=(
   [analysis]="core metrics"
   [telemetry]="core http"
   [sim]="core metrics"
+  [calib]="core metrics sim"
   [report]="core metrics analysis"
   [loadgen]="core http sse protocol tokenizer workload metrics"
   [server]="core http sim tokenizer"

@@ -3,6 +3,7 @@
 #include "llmbench/core/json_number.hpp"
 #include "llmbench/protocol/openai.hpp"
 #include "llmbench/server/options.hpp"
+#include "llmbench/sim/comm_traffic.hpp"
 
 #include <chrono>
 #include <optional>
@@ -21,6 +22,22 @@ json optional(const std::optional<T>& v) {
 
 double seconds(std::chrono::milliseconds ms) {
   return static_cast<double>(ms.count()) / 1000.0;
+}
+
+/// Which communication terms of `spec` were measured (a calibration file's `comm` section) and
+/// which are the datasheet's: {"calibration": FILE or null, "all_reduce": {"used", "measured",
+/// "detail"}, "all_to_all": {…}} (`sim::describe_comm_terms`).
+json comm_terms_json(const sim::EngineSpec& spec) {
+  json j{
+      {"calibration", spec.calibration_file.empty() ? json(nullptr) : json(spec.calibration_file)}};
+  const auto sources =
+      sim::describe_comm_terms(spec.comm ? &*spec.comm : nullptr, spec.calibration_file,
+                               spec.memory.tp, spec.memory.ep, spec.gpu, spec.efficiency);
+  for (const auto& s : sources) {
+    j[s.term == "TP all-reduce" ? "all_reduce" : "all_to_all"] = {
+        {"used", s.used}, {"measured", s.measured}, {"detail", s.detail}};
+  }
+  return j;
 }
 
 }  // namespace
@@ -101,10 +118,17 @@ json engine_spec_json(const sim::EngineSpec& s, const sim::EngineOverrides& f) {
           {"efficiency",
            {{"compute", eff.compute},
             {"memory", eff.memory},
+            {"attention", eff.attention},
             {"step_overhead_us", eff.step_overhead_us},
             {"layer_overhead_us", eff.layer_overhead_us},
             {"request_overhead_us", eff.request_overhead_us},
-            {"allreduce_latency_us", eff.allreduce_latency_us}}}};
+            {"allreduce_latency_us", eff.allreduce_latency_us}}},
+          {"engine", sim::to_string(s.family)},
+          {"calibration", s.calibration_file},
+          {"calibrated_on", s.calibrated_on},
+          {"api_overhead_us", s.engine.overheads.api_overhead_us},
+          {"first_step_overhead_us", s.engine.overheads.first_step_overhead_us},
+          {"comm_terms", comm_terms_json(s)}};
 }
 
 json load_options_json(const loadgen::LoadOptions& lo) {

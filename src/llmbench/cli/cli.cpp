@@ -30,17 +30,19 @@ struct Subcommand {
 };
 
 /// Every subcommand, in the order `llmbench --help` lists them.
-constexpr std::array<Subcommand, 11> kSubcommands{{{"run", add_run_command},
+constexpr std::array<Subcommand, 13> kSubcommands{{{"run", add_run_command},
                                                    {"sweep", add_sweep_command},
                                                    {"serve", add_serve_command},
                                                    {"simulate", add_simulate_command},
+                                                   {"calibrate", add_calibrate_command},
                                                    {"plan", add_plan_command},
                                                    {"tokenize", add_tokenize_command},
                                                    {"tokdiff", add_tokdiff_command},
                                                    {"report", add_report_command},
                                                    {"compare", add_compare_command},
                                                    {"history", add_history_command},
-                                                   {"doctor", add_doctor_command}}};
+                                                   {"doctor", add_doctor_command},
+                                                   {"probe", add_probe_command}}};
 
 }  // namespace
 

@@ -21,6 +21,8 @@ Command add_serve_command(CLI::App& app);
 Command add_simulate_command(CLI::App& app);
 /// `llmbench sweep`: a ladder of `run` or `simulate` points, knee and SLO search (docs/sweep.md).
 Command add_sweep_command(CLI::App& app);
+/// `llmbench calibrate`: fit the simulator to measured points or a live server.
+Command add_calibrate_command(CLI::App& app);
 /// `llmbench plan`: KV-cache capacity arithmetic for a model on a GPU.
 Command add_plan_command(CLI::App& app);
 /// `llmbench tokenize`: ids, tokens and counts of text with a tokenizer.json tokenizer.
@@ -35,5 +37,7 @@ Command add_report_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 /// `llmbench history`: runs recorded with --history: list, trend, regressions.
 Command add_history_command(CLI::App& app);
+/// `llmbench probe comm`: NCCL collectives timed and fitted for the simulator (telemetry/nccl.hpp).
+Command add_probe_command(CLI::App& app);
 
 }  // namespace llmbench::cli

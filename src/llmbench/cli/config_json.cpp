@@ -91,7 +91,9 @@ json engine_flags_json(const EngineFlags& f) {
       {"exec_model", f.exec_model.value_or(std::string(sim::kDefaultExecModel))},
       {"compute_efficiency", optional(f.compute_efficiency)},
       {"memory_efficiency", optional(f.memory_efficiency)},
-      {"step_overhead_us", optional(f.step_overhead_us)}};
+      {"step_overhead_us", optional(f.step_overhead_us)},
+      {"engine", f.engine.value_or("vllm")},
+      {"calibration", optional(f.calibration)}};
 }
 
 json serve_flags_json(const ServeFlags& f) {

@@ -1,11 +1,13 @@
 // `llmbench plan`: vLLM's KV-cache capacity arithmetic for a model profile on a GPU profile
 // (sim/memory.hpp; docs/simulator.md "KV cache capacity"), printed like vLLM's start-up log.
 
+#include "llmbench/cli/comm_report.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/sim/calibration_file.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/engine_spec.hpp"
 #include "llmbench/sim/memory.hpp"
@@ -91,11 +93,16 @@ int execute_plan(const PlanFlags& f) {
   }
   check_plan_flags(f.engine.block_size.value_or(0), f.engine.activation_peak_gib,
                    f.engine.non_torch_gib);
+  // --calibration: read once, before anything is printed (its knobs, cost model and comm section)
+  const std::optional<sim::Calibration> cal =
+      f.engine.calibration ? std::optional(sim::load_calibration(*f.engine.calibration))
+                           : std::nullopt;
+  const sim::EngineOverrides engine = cal ? sim::merge_overrides(f.engine, cal->engine) : f.engine;
   const auto model = sim::load_model_profile(
-      data, f.engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
+      data, engine.model_profile.value_or(std::string(sim::kDefaultModelProfile)));
   const auto gpu =
-      sim::load_hardware_profile(data, f.engine.gpu.value_or(std::string(sim::kDefaultGpu)));
-  const sim::MemoryOptions o = sim::resolve_memory_options(model, f.engine);
+      sim::load_hardware_profile(data, engine.gpu.value_or(std::string(sim::kDefaultGpu)));
+  const sim::MemoryOptions o = sim::resolve_memory_options(model, engine);
   if (!(f.capacity_factor > 0))
     throw Exception(
         Error{fmt::format("must be > 0, got {}", f.capacity_factor), "--capacity-factor", -1});
@@ -144,6 +151,16 @@ int execute_plan(const PlanFlags& f) {
     line(fmt::format("Maximum concurrency for {} tokens:", n),
          fmt::format("{:.2f}x", sim::max_concurrency(p.num_gpu_blocks, p.block_size, n)));
   }
+  print_comm_plan(
+      CommPlanInput{.model = model,
+                    .gpu = gpu,
+                    .efficiency = cal && cal->has_cost_model ? cal->cost_model : gpu.efficiency,
+                    .comm = cal && cal->comm ? &*cal->comm : nullptr,
+                    .calibration_file = f.engine.calibration.value_or(""),
+                    .tp = o.tp,
+                    .ep = o.ep,
+                    .dp = o.dp,
+                    .batch_tokens = f.batch_tokens});
   std::printf("%s\n", std::string(60, '=').c_str());
   if (p.num_gpu_blocks == 0) {
     try {
@@ -195,6 +212,12 @@ Command add_plan_command(CLI::App& app) {
   sub->add_option("--context-len", f->context_lens,
                   "Tokens per request for the max-concurrency lines (repeatable)");
   sub->add_flag("--list", f->list, "List the bundled model and GPU profiles");
+  sub->add_option("--engine", e.engine, "Engine family: vllm, sglang or llamacpp")
+      ->default_str("vllm");
+  sub->add_option("--calibration", e.calibration,
+                  "Calibration file (llmbench calibrate, llmbench probe comm): its target and "
+                  "engine knobs fill in what was not typed, its comm section prices the "
+                  "communication lines");
   return [f] { return execute_plan(*f); };
 }
 

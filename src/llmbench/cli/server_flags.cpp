@@ -84,6 +84,17 @@ void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& prefix,
                  what + "override the GPU profile's memory-bandwidth efficiency (0-1]");
   app.add_option(name("step-overhead-us"), f.step_overhead_us,
                  what + "override the fixed cost per engine step (µs)");
+  app.add_option(name("engine"), f.engine,
+                 what +
+                     "engine family whose scheduling and defaults to mirror: vllm (V1), sglang "
+                     "(prefill-first) or llamacpp (llama-server slots)")
+      ->default_str("vllm");
+  app.add_option(
+      name("calibration"), f.calibration,
+      what +
+          "calibration file (llmbench calibrate, llmbench probe comm): its engine knobs, "
+          "fitted cost model and serving overheads, and its comm section for the TP "
+          "all-reduce and EP all-to-all terms (typed flags still win)");
 }
 
 sim::EngineSpec resolve_engine_spec(const EngineFlags& f, const std::string& data_dir,

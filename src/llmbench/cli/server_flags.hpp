@@ -30,7 +30,8 @@ using EngineFlags = sim::EngineOverrides;
 /// --<prefix>long-prefill-token-threshold, --<prefix>scheduler (with --<prefix>batch-window-ms and
 /// --<prefix>batch-length-beta for `dynamic`), --<prefix>swap-space,
 /// --<prefix>enable-expert-parallel, --<prefix>ep (alias expert-parallel-size), --<prefix>dp
-/// (alias data-parallel-size), --<prefix>exec-model and the efficiency overrides, bound to `f`.
+/// (alias data-parallel-size), --<prefix>exec-model, the efficiency overrides, --<prefix>engine
+/// and --<prefix>calibration, bound to `f`.
 /// `what` starts each help text.
 void add_engine_flags(CLI::App& app, EngineFlags& f, const std::string& prefix,
                       const std::string& what);

@@ -26,6 +26,7 @@ double ExecTimeModel::swap_time_s(std::int64_t num_blocks, std::int64_t block_si
 
 RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
   LLMBENCH_ASSERT(p_.tp >= 1 && p_.ep >= 1 && p_.dp >= 1, "tp, ep and dp must be >= 1");
+  LLMBENCH_ASSERT(p_.efficiency.attention > 0, "the attention efficiency must be > 0");
   peak_flops_ = p_.gpu.peak_flops(p_.model.weight_bytes) * p_.efficiency.compute;
   bandwidth_ = p_.gpu.memory_bandwidth_gb_s * 1e9 * p_.efficiency.memory;
   const ModelProfile& m = p_.model;
@@ -118,9 +119,15 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
       const double link = p_.gpu.link_bandwidth_gb_s * 1e9;
       const double dispatch_bytes = bw <= 1.0 ? 1.0 : 2.0;
       const double ep = p_.ep;
-      c.alltoall_s =
-          moe_layers_ * (2.0 * e.allreduce_latency_us * 1e-6 +
-                         tokens / t * h * k * (dispatch_bytes + 2.0) * (ep - 1) / ep / link);
+      if (p_.comm.all_to_all) {  // measured: each GPU's send buffer is its nccl-tests size
+        const double per_gpu = tokens / t * h * k;
+        c.alltoall_s = moe_layers_ * (p_.comm.all_to_all->time_s(per_gpu * dispatch_bytes) +
+                                      p_.comm.all_to_all->time_s(per_gpu * 2.0));
+      } else {
+        c.alltoall_s =
+            moe_layers_ * (2.0 * e.allreduce_latency_us * 1e-6 +
+                           tokens / t * h * k * (dispatch_bytes + 2.0) * (ep - 1) / ep / link);
+      }
     }
   }
 
@@ -129,11 +136,12 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
     const double f_pre =
         pre_flops_qk_ * sums.prefill_qp + pre_flops_up_ * static_cast<double>(sums.prefill_context);
     const double m_pre = pre_bytes_per_tok_ * static_cast<double>(sums.prefill_read);
-    c.attention_prefill_s = roof(L * f_pre, L * m_pre);
+    c.attention_prefill_s = roof(L * f_pre, L * m_pre) / e.attention;
   }
   if (sums.decode_context > 0) {
     const double ctx = static_cast<double>(sums.decode_context);
-    c.attention_decode_s = roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx);
+    c.attention_decode_s =
+        roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx) / e.attention;
   }
 
   // lm_head (BF16) only for sequences that sample.
@@ -147,7 +155,10 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   if (p_.tp > 1) {
     const double link = p_.gpu.link_bandwidth_gb_s * 1e9;
     c.allreduce_s =
-        2.0 * L * (e.allreduce_latency_us * 1e-6 + 2.0 * (t - 1) / t * tokens * h * 2.0 / link);
+        p_.comm.all_reduce  // measured: the all-reduce of T·h BF16 activations
+            ? 2.0 * L * p_.comm.all_reduce->time_s(tokens * h * 2.0)
+            : 2.0 * L *
+                  (e.allreduce_latency_us * 1e-6 + 2.0 * (t - 1) / t * tokens * h * 2.0 / link);
   }
   return c;
 }

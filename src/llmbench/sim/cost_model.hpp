@@ -8,6 +8,7 @@
 
 #include "llmbench/core/clock.hpp"
 #include "llmbench/sim/batch_sums.hpp"
+#include "llmbench/sim/comm_model.hpp"
 #include "llmbench/sim/profiles.hpp"
 
 #include <functional>
@@ -71,6 +72,9 @@ struct ExecModelParams {
   /// Attention data-parallel replicas stepping in lockstep (DP-attention + EP MoE). The simulated
   /// batch is one replica's; the MoE layers see dp × its tokens (replicas assumed equally loaded).
   int dp = 1;
+  /// Measured curves (`llmbench probe comm`, a calibration file's `comm` section) that replace
+  /// the datasheet TP all-reduce and EP all-to-all terms; empty = datasheet.
+  CommTerms comm{};
 };
 
 /// The roofline model of docs/simulator.md "Step-time model".

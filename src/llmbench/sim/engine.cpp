@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <queue>
 #include <tuple>
@@ -23,6 +24,9 @@ void Event::handle(Simulation& sim, std::vector<Event>& out) const {
   switch (kind) {
     case EventKind::Arrival:
       sim.on_arrival(*this, out);
+      return;
+    case EventKind::Enqueue:
+      sim.on_enqueue(*this, out);
       return;
     case EventKind::StepStart:
       sim.on_step_start(*this, out);
@@ -100,6 +104,8 @@ bool EngineCore::enable_decode_lane() {
 }
 
 bool EngineCore::fits(std::int64_t prompt_len, std::int64_t output_len) const noexcept {
+  if (config_.max_request_tokens > 0 && prompt_len + output_len > config_.max_request_tokens)
+    return false;
   const std::int64_t need = (prompt_len + output_len + config_.block_size - 1) / config_.block_size;
   if (!config_.scheduler.enable_chunked_prefill &&
       prompt_len + output_len > config_.scheduler.max_num_batched_tokens)
@@ -185,7 +191,9 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
     LLMBENCH_ASSERT(current_.sums == fresh, "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
-  const TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);
+  TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);
+  if (steps_ == 0 && config_.overheads.first_step_overhead_us > 0)
+    dt += static_cast<TimeNs>(std::llround(config_.overheads.first_step_overhead_us * 1e3));
   const SchedulerStats& after = scheduler_->stats();
   StepTrace& tr = last_;
   tr = StepTrace{};
@@ -298,6 +306,23 @@ void Simulation::admit(std::size_t index, TimeNs now, std::vector<Event>& out) {
   rec.slot_ns = now;
   rec.sent_ns = now;
   rec.headers_ns = now;
+  const double alpha_us = options_.engine.overheads.api_overhead_us;
+  if (alpha_us > 0) {
+    // Request i's overhead is α·(0.5 + u_i), u_i uniform in [0, 1) from a hash of i: a real API
+    // server's overhead varies, and a fixed one would lock arrivals to the step grid.
+    const double u = static_cast<double>(splitmix64(index + 0x9e3779b97f4a7c15ULL) >> 11) * 0x1p-53;
+    out.push_back(Event{now + static_cast<TimeNs>(std::llround(alpha_us * (0.5 + u) * 1e3)),
+                        EventKind::Enqueue, 0, static_cast<std::int64_t>(index), 0});
+    return;
+  }
+  enqueue(index, now, out);
+}
+
+void Simulation::on_enqueue(const Event& event, std::vector<Event>& out) {
+  enqueue(static_cast<std::size_t>(event.request), event.time_ns, out);
+}
+
+void Simulation::enqueue(std::size_t index, TimeNs now, std::vector<Event>& out) {
   const SimRequest& q = requests_[index];
   const std::size_t r = replicas_.size() == 1 ? 0 : pick_replica();
   if (q.block_hashes.empty()) {

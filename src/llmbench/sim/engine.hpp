@@ -34,14 +34,16 @@ class Simulation;
 /// Event kinds; the enumerator value is the tie-break priority at equal time (lower first):
 /// a finished step frees slots before arrivals at the same instant are queued, and the next step
 /// starts only after both.
-enum class EventKind : std::uint8_t { StepEnd = 0, Arrival = 1, StepStart = 2 };
+/// An `Enqueue` (a request reaching the engine after its API overhead) follows the arrivals
+/// and precedes the step that may take it.
+enum class EventKind : std::uint8_t { StepEnd = 0, Arrival = 1, Enqueue = 2, StepStart = 3 };
 
 /// One event on the virtual clock.
 struct Event {
   TimeNs time_ns = 0;
   EventKind kind = EventKind::Arrival;
   std::uint64_t seq = 0;      ///< insertion order, assigned by the simulation (last tie-break)
-  std::int64_t request = -1;  ///< request index for Arrival
+  std::int64_t request = -1;  ///< request index for Arrival and Enqueue
   std::int32_t replica = 0;   ///< engine replica of StepStart / StepEnd (0 … dp − 1)
   /// Applies the event and appends the events it causes to `out` (not cleared; the caller
   /// reuses one buffer, so handling allocates nothing once it has grown).
@@ -98,6 +100,20 @@ std::vector<std::uint64_t> synthetic_block_hashes(std::int64_t prompt_len,
                                                   std::uint64_t content_key,
                                                   std::int64_t block_size);
 
+/// The costs of serving a request that are not engine steps (docs/simulator.md "TTFT"). Zero
+/// unless a calibration sets them (`sim::Calibration`): a datasheet says nothing about them.
+struct ServingOverheads {
+  /// α, µs: from the client's send to the engine's WAITING queue (HTTP parsing, tokenization,
+  /// the API server's hand-over to the engine). Adds to TTFT and end-to-end latency, not TPOT;
+  /// in a closed loop it also delays the engine's next arrival. The simulation draws each
+  /// request's overhead uniformly from [0.5·α, 1.5·α] (a hash of its index: deterministic), so
+  /// arrivals are not locked to the step grid.
+  double api_overhead_us = 0;
+  /// W, µs: extra time of the engine's first step (warm-up: kernels, graphs and allocations that
+  /// the first batch of a run pays once). Falls on the first wave of a closed loop.
+  double first_step_overhead_us = 0;
+};
+
 /// Configuration of one engine (one model replica), shared by the virtual-time `Simulation` and
 /// the real-time driver of `llmbench serve` (part of `EngineSpec`, engine_spec.hpp).
 struct EngineConfig {
@@ -106,6 +122,10 @@ struct EngineConfig {
   std::int64_t num_gpu_blocks = 0;  ///< KV blocks of the replica (≥ 1)
   std::int64_t block_size = 16;
   bool check_invariants = false;  ///< run `BlockManager::check_invariants` after every step
+  /// Largest prompt + output of one request, tokens (llama.cpp's context per slot); 0 = only the
+  /// whole KV cache limits it. A longer request is rejected (`EngineCore::fits`).
+  std::int64_t max_request_tokens = 0;
+  ServingOverheads overheads;
 };
 
 /// How to run the engine in virtual time: the replica's configuration and the run's own options.
@@ -355,6 +375,8 @@ class Simulation {
 
   // ---- event handlers (called by `Event::handle`; they append the events they cause) ----
   void on_arrival(const Event& event, std::vector<Event>& out);
+  /// A request admitted `api_overhead_us` earlier reaches a replica's WAITING queue.
+  void on_enqueue(const Event& event, std::vector<Event>& out);
   void on_step_start(const Event& event, std::vector<Event>& out);
   void on_step_end(const Event& event, std::vector<Event>& out);
 
@@ -365,6 +387,8 @@ class Simulation {
     std::int64_t last_running = 0;  ///< RUNNING after its last scheduling
   };
   void admit(std::size_t index, TimeNs now, std::vector<Event>& out);
+  /// Hands request `index` to the least-loaded replica at `now` and starts it if idle.
+  void enqueue(std::size_t index, TimeNs now, std::vector<Event>& out);
   void maybe_start(std::size_t replica, TimeNs now, std::vector<Event>& out);
   /// Least-loaded replica: fewest RUNNING + WAITING, ties → lowest index.
   [[nodiscard]] std::size_t pick_replica() const;

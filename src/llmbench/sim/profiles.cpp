@@ -277,7 +277,7 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
   h.source = get_string(j, origin, "source");
   h.memory_bytes = get_number(j, origin, "memory_bytes", 1);
   h.memory_bandwidth_gb_s = get_number(j, origin, "memory_bandwidth_gb_s", 1);
-  h.bf16_tflops = get_number(j, origin, "bf16_tflops", 1);
+  h.bf16_tflops = get_number(j, origin, "bf16_tflops", 1e-3);  // a CPU host: 0.1 TFLOP/s
   const double none = 0;
   h.fp8_tflops = get_number(j, origin, "fp8_tflops", 0, &none);
   h.link_bandwidth_gb_s = get_number(j, origin, "link_bandwidth_gb_s", 1);
@@ -309,7 +309,20 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
     h.efficiency.layer_overhead_us = eff("layer_overhead_us", 0, d.layer_overhead_us);
     h.efficiency.request_overhead_us = eff("request_overhead_us", 0, d.request_overhead_us);
     h.efficiency.allreduce_latency_us = eff("allreduce_latency_us", 0, d.allreduce_latency_us);
+    h.efficiency.attention = eff("attention", 1e-3, d.attention);
   }
+  // "calibrated": false, or {"on": "what the efficiencies were fitted on", "file": "…"}.
+  const auto cal = j.find("calibrated");
+  if (cal == j.end() || cal->is_null() || (cal->is_boolean() && !cal->get<bool>()))
+    return h;
+  if (!cal->is_object())
+    fail(origin, "calibrated", "must be false or an object with 'on' (and optionally 'file')");
+  const auto on = cal->find("on");
+  if (on == cal->end() || !on->is_string() || on->get<std::string>().empty())
+    fail(origin, "calibrated.on", "missing or not a non-empty string");
+  h.calibrated_on = on->get<std::string>();
+  if (const auto file = cal->find("file"); file != cal->end() && file->is_string())
+    h.calibration_file = file->get<std::string>();
   return h;
 }
 

@@ -85,6 +85,10 @@ struct Efficiency {
   double layer_overhead_us = 0;      ///< τ_layer: fixed cost per layer per step
   double request_overhead_us = 5;    ///< τ_req: per scheduled sequence per step
   double allreduce_latency_us = 10;  ///< α_ar: latency per TP all-reduce
+  /// η_attn: attention runs at this fraction of the rates the linear layers achieve (η_F·peak
+  /// FLOP/s and η_M·bandwidth); 1 = the same. A calibrated term: attention kernels (MLA
+  /// absorbed decode, paged prefill) rarely reach the GEMMs' efficiency.
+  double attention = 1.0;
 };
 
 /// One GPU model. Bandwidths in GB/s (1e9 B/s), compute in dense TFLOP/s (1e12, no sparsity).
@@ -101,6 +105,12 @@ struct HardwareProfile {
   double host_link_bandwidth_gb_s = 0;
   Efficiency efficiency;
   std::string source;
+  /// What `efficiency` was fitted on (JSON `calibrated.on`), "" when it keeps the uncalibrated
+  /// defaults; `simulate` prints it (`EngineSpec::describe`).
+  std::string calibrated_on;
+  /// The calibration file the fit wrote (JSON `calibrated.file`, relative to the data folder),
+  /// "" when none.
+  std::string calibration_file;
 
   /// Peak dense FLOP/s for weights of `weight_bytes` bytes (1 → FP8 when available).
   [[nodiscard]] double peak_flops(double weight_bytes) const noexcept;

@@ -2,6 +2,7 @@
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/sim/batch_schedulers.hpp"
+#include "llmbench/sim/sglang_scheduler.hpp"
 
 #include <fmt/core.h>
 
@@ -395,6 +396,12 @@ void validate_scheduler_config(const SchedulerConfig& c) {
     bad("--batch-window-ms", fmt::format("τ must be ≥ 0 ms, got {}", c.batch_window_ms));
   if (!(c.batch_length_beta > 0))
     bad("--batch-length-beta", fmt::format("β must be > 0, got {}", c.batch_length_beta));
+  if (c.max_prefill_tokens < 0)
+    bad("--max-prefill-tokens",
+        fmt::format("must be ≥ 0 (0 = no cap), got {}", c.max_prefill_tokens));
+  if (c.num_continuous_decode_steps < 1)
+    bad("--num-continuous-decode-steps",
+        fmt::format("must be ≥ 1, got {}", c.num_continuous_decode_steps));
   if (c.length_history < 1)
     bad("--batch-length-history", fmt::format("must be ≥ 1, got {}", c.length_history));
 }
@@ -406,8 +413,10 @@ SchedulerKind parse_scheduler_kind(std::string_view name) {
     return SchedulerKind::Static;
   if (name == "dynamic")
     return SchedulerKind::Dynamic;
+  if (name == "sglang")
+    return SchedulerKind::Sglang;
   throw Exception(
-      Error{fmt::format("unknown scheduler '{}' (known: vllm-v1, static, dynamic)", name),
+      Error{fmt::format("unknown scheduler '{}' (known: vllm-v1, static, dynamic, sglang)", name),
             "--scheduler", -1});
 }
 
@@ -424,6 +433,10 @@ const std::map<SchedulerKind, SchedulerFactory>& scheduler_registry() {
       {SchedulerKind::Dynamic,
        [](const SchedulerConfig& c, std::int64_t blocks, std::int64_t block_size) {
          return std::make_unique<DynamicBatchScheduler>(c, blocks, block_size);
+       }},
+      {SchedulerKind::Sglang,
+       [](const SchedulerConfig& c, std::int64_t blocks, std::int64_t block_size) {
+         return std::make_unique<SglangScheduler>(c, blocks, block_size);
        }},
   };
   return registry;

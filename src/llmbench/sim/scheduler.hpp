@@ -41,6 +41,12 @@ struct SchedulerConfig {
   /// group, L̂ = mean length of the previous `length_history` requests (note 003: 1.2, 3).
   double batch_length_beta = 1.2;
   std::int64_t length_history = 3;  ///< requests averaged into L̂
+  /// SGLang `--max-prefill-tokens`: the largest prefill batch, tokens (`SglangScheduler`); 0 =
+  /// `max_num_batched_tokens` alone limits it.
+  std::int64_t max_prefill_tokens = 0;
+  /// SGLang `--num-continuous-decode-steps`: decode steps run back to back before waiting
+  /// requests are considered again (`SglangScheduler`); ≥ 1.
+  std::int64_t num_continuous_decode_steps = 1;
 };
 
 /// Checks every knob; throws `Exception` naming the flag (`--max-num-seqs`,
@@ -296,10 +302,11 @@ class VllmV1Scheduler final : public Scheduler {
 
 /// Scheduler kinds: vLLM V1 continuous batching, static batching (`StaticBatchScheduler`) and
 /// adaptive dynamic batching (docs/serving-notes.md) (`DynamicBatchScheduler`), both in
-/// batch_schedulers.hpp.
-enum class SchedulerKind { VllmV1, Static, Dynamic };
-/// Parses "vllm-v1" (or "vllm", "continuous"), "static", "dynamic"; throws `Exception` (source
-/// `--scheduler`) listing the known names otherwise.
+/// batch_schedulers.hpp, and SGLang's prefill-first batching (`SglangScheduler`).
+enum class SchedulerKind { VllmV1, Static, Dynamic, Sglang };
+/// Parses "vllm-v1" (or "vllm", "continuous"), "static", "dynamic", "sglang" (SGLang's
+/// prefill-first policy, sglang_scheduler.hpp); throws `Exception` (source `--scheduler`)
+/// listing the known names otherwise.
 SchedulerKind parse_scheduler_kind(std::string_view name);
 
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(

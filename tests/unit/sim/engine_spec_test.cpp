@@ -46,11 +46,12 @@ TEST(EngineSpec, DefaultsAreDeepSeekR1OnH200WithVllmV1Knobs) {
   EXPECT_EQ(p.tp, 8);
   EXPECT_EQ(p.ep, 1);
   EXPECT_EQ(p.dp, 1);
-  EXPECT_EQ(s.describe().rfind("deepseek-r1 on 8 x h200 (TP8 EP1 DP1): # GPU blocks: 9413 per "
-                               "replica (block size 64, 602432 KV tokens",
+  EXPECT_EQ(s.describe().rfind("deepseek-r1 on 8 x h200 (TP8 EP1 DP1), engine vllm: # GPU "
+                               "blocks: 9413 per replica (block size 64, 602432 KV tokens",
                                0),
             0u)
       << s.describe();
+  EXPECT_NE(s.describe().find("cost model calibrated on "), std::string::npos) << s.describe();
 }
 
 TEST(EngineSpec, SchedulerDefaultsFollowTheGpu) {
