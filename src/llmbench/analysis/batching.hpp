@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The dynamic-batching-failure rule (issue 15 item 5; docs/sweep.md "Batching failure"): the
+/// The dynamic-batching-failure rule (docs/sweep.md "Batching failure"): the
 /// batch shrinks or stalls while requests wait. Computed over the run's time windows from the
 /// engine's queue as it was observed: the simulator's steps (RUNNING and WAITING after each
 /// step's scheduling, weighted by the step's duration) or a real server's `/metrics` scraped

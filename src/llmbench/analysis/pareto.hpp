@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The Pareto frontier of a set of points that maximize two quantities (issue 15 item 6;
-/// docs/sweep.md "Pareto frontier"): throughput per GPU against interactivity (output tokens/s
+/// The Pareto frontier of a set of points that maximize two quantities
+/// (docs/sweep.md "Pareto frontier"): throughput per GPU against interactivity (output tokens/s
 /// per user), the trade-off the InferenceMAX charts of SemiAnalysis plot for every
 /// configuration. A point is on the frontier when no other point is at least as good on both
 /// and better on one.

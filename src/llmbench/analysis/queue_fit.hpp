@@ -1,13 +1,13 @@
 #pragma once
 /// @file
-/// Queueing curves fitted to a sweep's points (issue 15 item 2; docs/sweep.md "Queue-model
+/// Queueing curves fitted to a sweep's points (docs/sweep.md "Queue-model
 /// fits"), each with its parameters and fit error:
 ///
 /// - the M/M/1-style latency curve L(X) = L0 / (1 − X / Xmax) of latency L against throughput X
 ///   (the mean response time of an M/M/1 queue, 1/(μ − λ) = (1/μ)/(1 − ρ), with the light-load
 ///   latency L0 and the saturation throughput Xmax for 1/μ and μ; Kleinrock, "Queueing Systems",
 ///   vol. 1, §3.2), fitted by least squares on 1/L = 1/L0 − X/(L0·Xmax), which is linear in X;
-/// - the practitioners' knee model of issue 15, λ_c = μ(1 − ρ)/(1 + Q(1 − ρ)), with the queue
+/// - the practitioners' knee model, λ_c = μ(1 − ρ)/(1 + Q(1 − ρ)), with the queue
 ///   depth Q the point's concurrency and λ_c its throughput, fitted over μ (closed form for a
 ///   given ρ) and ρ (a grid over (0, 1)).
 ///

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Whether a load point is a valid measurement (issue 15 item 6; docs/sweep.md "Validity"), in
+/// Whether a load point is a valid measurement (docs/sweep.md "Validity"), in
 /// the spirit of MLPerf LoadGen's run rules (a minimum duration and query count, and early
 /// stopping's question "is the tail latency supported by enough samples"): a minimum measured
 /// duration and completed count, a cap on the error rate, and a distribution-free confidence

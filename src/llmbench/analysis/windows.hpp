@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Fixed time windows over one run (issue 15 item 4; docs/sweep.md "Time windows"): per window
+/// Fixed time windows over one run (docs/sweep.md "Time windows"): per window
 /// the completed requests, output tokens/s, requests in flight and TTFT / ITL percentiles, and
 /// the warm-up left out of every rule, and the stability verdict (stable, unstable, saturated:
 /// a trend test over the steady windows, trend.hpp). Pure functions of records.

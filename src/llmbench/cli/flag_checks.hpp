@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Checks of engine, server, `plan` and size flags that parsing alone does not catch (issue 14
-/// item 6: every bad value gets a clear error naming the flag instead of being replaced by a
+/// Checks of engine, server, `plan` and size flags that parsing alone does not catch (every
+/// bad value gets a clear error naming the flag instead of being replaced by a
 /// default, wrapped or accepted). Each throws `Exception` with the flag as typed (with `prefix`,
 /// e.g. "--server-block-size" for `run`).
 

@@ -28,7 +28,7 @@ namespace {
 /// `server::kFaultKinds`) bound to `opts`; returns the list the --fault values are parsed into.
 std::shared_ptr<std::vector<std::string>> add_connection_and_fault_flags(
     CLI::App* sub, server::ServerOptions& opts) {
-  // Connection limits (issue 14 item 5).
+  // Connection limits.
   sub->add_option("--timeout-keep-alive", opts.timeout_keep_alive_s,
                   "Seconds an idle keep-alive connection is kept (0 = forever)")
       ->capture_default_str();
@@ -41,7 +41,7 @@ std::shared_ptr<std::vector<std::string>> add_connection_and_fault_flags(
   sub->add_option("--max-connections", opts.max_connections,
                   "Open connections at most, more get 503 (0 = the descriptor limit - 64)")
       ->capture_default_str();
-  // Fault injection (issue 14 item 7, docs/faults.md).
+  // Fault injection (docs/faults.md).
   auto faults = std::make_shared<std::vector<std::string>>();
   server::FaultSettings& fs = opts.faults;
   sub->add_option("--fault", *faults,

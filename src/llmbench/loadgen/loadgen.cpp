@@ -317,7 +317,7 @@ struct Run {
   /// handler), counts it, hands a copy to the writer thread and keeps it in the worker's
   /// records. No formatting or I/O here.
   void deliver(Worker& w, RequestRecord&& rec) {
-    // Once, before the record is stored or written (issue 13): the JSONL and the summary read
+    // Once, before the record is stored or written: the JSONL and the summary read
     // the same chunk tokens.
     metrics::assign_chunk_tokens(rec);
     if (progress != nullptr && !rec.warmup) {
@@ -525,7 +525,7 @@ struct Run {
 
   /// (D) How long the final drain may take: `drain_timeout_s` after the last send, or with
   /// `--duration` what is left of the duration plus `duration_grace_s`, so the duration bounds
-  /// the whole run and not only the sending (issue 14).
+  /// the whole run and not only the sending.
   TimeNs drain_timeout(bool timed) const {
     const auto drain_ns = static_cast<TimeNs>(opt.drain_timeout_s * 1e9);
     if (!timed) {

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The run's one writer thread for finished records (issue 13: records off the event loop). A
+/// The run's one writer thread for finished records (records off the event loop). A
 /// worker hands a finished record over with `push` (a copy under a short lock, no formatting,
 /// no I/O); the thread gives the records to a `RecordSink` in batches and flushes it at least
 /// every `kRecordFlushInterval`, so a `kill -9` loses only the records of the last interval.

@@ -2,7 +2,7 @@
 /// @file
 /// The per-request JSONL file (`<stem>.records.jsonl`, one `record_to_json_line` per line): a
 /// writer that checks every write and counts what it could not write, and a reader that
-/// tolerates the torn last line a killed run may leave (issue 14, data safety).
+/// tolerates the torn last line a killed run may leave (data safety).
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/metrics/record.hpp"

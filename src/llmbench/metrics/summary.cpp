@@ -86,7 +86,7 @@ RequestLatency request_latency(const RequestRecord& record) noexcept {
                   .last = record.chunks.back().time_ns,
                   .chunks = static_cast<std::int64_t>(record.chunks.size())};
   for (const auto& chunk : record.chunks) {
-    if (chunk.channel != Channel::Reasoning) {  // a tool call is the answer too (issue 14)
+    if (chunk.channel != Channel::Reasoning) {  // a tool call is the answer too
       span.answered = true;
       span.first_answer = chunk.time_ns;
       break;

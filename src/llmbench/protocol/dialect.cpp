@@ -102,7 +102,7 @@ std::string backend_names() {
 }
 
 std::string backend_name_note(std::string_view /*name*/) {
-  // "sglang" was SGLang's OpenAI API here until the native /generate dialect came (issue 17);
+  // "sglang" was SGLang's OpenAI API here until the native /generate dialect came;
   // every name now means what it means in vLLM's and SGLang's benchmarks.
   return {};
 }

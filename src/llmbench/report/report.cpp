@@ -41,7 +41,7 @@ void line(std::string& out, std::string_view label, std::string_view value) {
 void line_int(std::string& out, std::string_view label, std::int64_t value) {
   line(out, label, fmt::format("{}", value));
 }
-// A metric with no samples (NaN) prints "n/a", never 0 (issue 14).
+// A metric with no samples (NaN) prints "n/a", never 0.
 void line_float(std::string& out, std::string_view label, double value) {
   line(out, label, std::isnan(value) ? std::string("n/a") : fmt::format("{:.2f}", value));
 }

@@ -68,7 +68,7 @@ struct ServerOptions {
   /// With `tokenizer`: chat prompts are the messages rendered with this template (vLLM's chat
   /// path: render, then count without special tokens); not owned. Null = message contents only.
   const tokenizer::ChatTemplate* chat_template = nullptr;
-  // ---- connection limits (issue 14 item 5): idle, slow and surplus clients are dropped ----
+  // ---- connection limits: idle, slow and surplus clients are dropped ----
   /// Seconds a keep-alive connection may wait for its next request's first byte (uvicorn's,
   /// hence vLLM's, `--timeout-keep-alive`; theirs is 5 s). 0 = no limit.
   double timeout_keep_alive_s = 30;

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The decode lane: a speed device of `VllmV1Scheduler`, fenced here (issue 13 item 7). A RUNNING
+/// The decode lane: a speed device of `VllmV1Scheduler`, fenced here. A RUNNING
 /// request that has just sampled (computed = num_tokens − 1) and whose KV blocks have room for
 /// its next token is a steady decode: every following step schedules it with one token that
 /// samples and touches nothing else, until it needs a new block or finishes. The lane holds such

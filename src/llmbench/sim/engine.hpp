@@ -396,7 +396,7 @@ class Simulation {
   /// Records that `request` emitted one token in each of steps `first` … `last` of `replica`:
   /// extends its open run when they follow it, else closes that run and opens a new one. Token
   /// times are kept as runs over the replicas' step-end times (`metrics::TokenRuns`), not a
-  /// scattered store per token (docs/performance-history.md "Simulator", session 2: those missed
+  /// scattered store per token (docs/performance-history.md "Simulator": those missed
   /// the cache once per 2.7 tokens).
   void add_token_steps(std::size_t request, std::int32_t replica, std::int64_t first,
                        std::int64_t last);

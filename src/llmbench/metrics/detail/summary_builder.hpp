@@ -119,7 +119,7 @@ inline RequestLatency latency_of(const RequestRecord& record, const OutputSpan& 
     out.ttfat_ms = span_ms(record.sent_ns, span.first_answer);
   }
   // TPOT needs N ≥ 2 tokens over at least two events: output that arrived all in one chunk has
-  // no decode time to divide (issue 14: it was reported as 0 and pulled the mean down).
+  // no decode time to divide (it was reported as 0 and pulled the mean down).
   if (output_tokens >= 2 && span.chunks >= 2) {
     out.tpot_ms = ns_to_ms(span.last - span.first) / static_cast<double>(output_tokens - 1);
   }
