@@ -311,9 +311,11 @@ TEST_F(ReportBrowserTest, SweepReportHasOneLinePerConfigurationAndAPointSelector
     EXPECT_EQ(charts.at(id).at("series"), "4") << id;
   EXPECT_EQ(count_of(dom, "class=\"point-select\""), 1U);
   EXPECT_EQ(count_of(dom, "<option value="), 14U) << "one option per point";
-  EXPECT_NE(headline_text(dom, "knee").find("max-num-seqs=32: throughput stops growing"),
-            std::string::npos)
-      << headline_text(dom, "knee");
+  // The knee per configuration, with what throughput did past it (docs/sweep.md "Knee").
+  const std::string knee = headline_text(dom, "knee");
+  EXPECT_NE(knee.find("max-num-seqs=32: knee at max-concurrency=32"), std::string::npos) << knee;
+  EXPECT_NE(knee.find("throughput stops growing there"), std::string::npos) << knee;
+  EXPECT_NE(knee.find("max-num-seqs=256: knee at max-concurrency=64"), std::string::npos) << knee;
   EXPECT_NE(headline_text(dom, "validity"), "");
   EXPECT_NE(headline_text(dom, "pareto"), "");
   EXPECT_NE(config_line(dom, "sweep")

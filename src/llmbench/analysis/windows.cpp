@@ -1,5 +1,6 @@
 #include "llmbench/analysis/windows.hpp"
 
+#include "llmbench/analysis/trend.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/metrics/summary.hpp"
 

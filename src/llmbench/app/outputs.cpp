@@ -153,4 +153,15 @@ void write_step_trace(const std::string& path, const std::vector<sim::StepTrace>
   log::info("step trace ({} steps) written to {}", steps.size(), path);
 }
 
+std::string file_safe(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == '+' || c == '=';
+    if (!safe)
+      c = '_';
+  }
+  return out;
+}
+
 }  // namespace llmbench::app

@@ -24,6 +24,10 @@ namespace llmbench::app {
 /// system's reason ("Permission denied", "Not a directory", ...).
 void prepare_result_dir(const std::filesystem::path& dir);
 
+/// `text` with every character outside [A-Za-z0-9.+=-] replaced by '_': a part of a file name
+/// made from a knob's or an axis's value (sweep point and server log names).
+std::string file_safe(const std::string& text);
+
 /// Opens `path` for writing (truncating); throws `Exception` naming the path and the system's
 /// reason when it cannot.
 std::ofstream open_for_writing(const std::filesystem::path& path);

@@ -1,5 +1,6 @@
 #include "llmbench/app/setting_servers.hpp"
 
+#include "llmbench/app/outputs.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/http/client.hpp"
@@ -18,18 +19,6 @@ namespace llmbench::app {
 namespace {
 
 constexpr const char* kFlag = "--serve-cmd";
-
-/// `text` with every character that is not safe in a file name replaced by '_'.
-std::string file_safe(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '-' || c == '+' || c == '=';
-    if (!safe)
-      c = '_';
-  }
-  return out;
-}
 
 /// Collects a response's status (the body is not needed).
 class StatusOnly : public http::ResponseHandler {

@@ -45,18 +45,6 @@ namespace {
 
 using nlohmann::json;
 
-/// `text` with every character that is not safe in a file name replaced by '_'.
-std::string file_safe(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '-' || c == '+' || c == '=';
-    if (!safe)
-      c = '_';
-  }
-  return out;
-}
-
 /// The points of one sweep: runs each as a point of one `app::Session` (against the target it
 /// keeps, or as a simulation), keeps its row, prints it, and rewrites the sweep's files after
 /// each.
@@ -90,7 +78,7 @@ class Sweep {
     const std::size_t index = rows_.size();
     std::string stem = fmt::format("{}-p{:02}", stem_, index);
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      stem += fmt::format("-{}={}", axis_name(axes_[i]), file_safe(values[i].text));
+      stem += fmt::format("-{}={}", axis_name(axes_[i]), app::file_safe(values[i].text));
     }
     PointRow row;
     last_.reset();
