@@ -266,7 +266,8 @@ void apply_axis(Axis axis, const AxisValue& value, WorkloadFlags& load, EngineFl
                         .axis = axis, .values = {}, .search_range = {}, .free_name = {}})),
         kFlag, -1});
   }
-  const auto count = static_cast<std::int64_t>(value.number);
+  // A text-only value (a GPU name) has no number: NaN, which no integer holds.
+  const auto count = std::isfinite(value.number) ? static_cast<std::int64_t>(value.number) : 0;
   switch (axis) {
     case Axis::MaxConcurrency:
       load.max_concurrency = count;

@@ -113,6 +113,12 @@ class ServerProcessTest : public ::testing::Test {
     const char state = stat.at(stat.rfind(')') + 2);
     return state != 'Z' && state != 'X';
   }
+  /// Whether `pid` is gone within two seconds: a signal to a group reaches a member that is not
+  /// the waited-for leader asynchronously (on a loaded machine, a few scheduler ticks later).
+  static bool gone_soon(pid_t pid) {
+    for (int i = 0; i < 200 && alive(pid); ++i) usleep(10'000);
+    return !alive(pid);
+  }
   fs::path dir_;
 };
 
@@ -155,7 +161,7 @@ TEST_F(ServerProcessTest, AServerThatNeverAnswersTimesOutAndItsWholeGroupIsStopp
   EXPECT_EQ(p->stop(), "killed by signal 9 (SIGKILL)");
   EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(1900));  // the grace period
   p.reset();
-  EXPECT_FALSE(alive(child));
+  EXPECT_TRUE(gone_soon(child));
   EXPECT_TRUE(live_group_members(pid_in("leader")).empty());
 }
 
@@ -170,11 +176,12 @@ TEST_F(ServerProcessTest, AStopSignalSendsSigtermToTheWatchedGroup) {
   ASSERT_EQ(raise(SIGINT), 0);  // Ctrl-C: the handler stops the group at once
   EXPECT_TRUE(StopSignals::stop_requested());
   const ReadyResult r = p.wait_ready();
+  // Either: the wait saw the stop request first (Stopped) or the group's exit by SIGTERM
+  // (Exited); which comes first is a race (under ASan it is mostly the exit).
   EXPECT_TRUE(r.outcome == ReadyOutcome::Exited || r.outcome == ReadyOutcome::Stopped);
-  EXPECT_EQ(r.outcome, ReadyOutcome::Stopped);
   EXPECT_EQ(p.stop(), "killed by signal 15 (SIGTERM)");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1500));  // no SIGKILL needed
-  EXPECT_FALSE(alive(child));
+  EXPECT_TRUE(gone_soon(child));
   EXPECT_TRUE(live_group_members(p.pid()).empty());
 }
 

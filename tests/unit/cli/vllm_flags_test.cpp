@@ -20,9 +20,11 @@
 namespace llmbench::cli {
 namespace {
 
-/// A top-level app with `add` registered; returns its subcommand `name`.
+/// A top-level app with `add` registered; returns its subcommand `name`. The command's action,
+/// which owns the flags its options write into, is kept alive for the test's whole run.
 CLI::App* command(CLI::App& app, Command (*add)(CLI::App&), const char* name) {
-  (void)add(app);
+  static std::vector<Command> kept;
+  kept.push_back(add(app));
   return app.get_subcommand(name);
 }
 
