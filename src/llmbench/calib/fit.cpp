@@ -404,6 +404,7 @@ FitResult fit(const sim::EngineSpec& start, const std::vector<Point>& points,
   result.spec = start;
   std::vector<Param> free = options.params;
   std::vector<ParamResult> report;
+  report.reserve(free.size());
   for (const Param p : free)
     report.push_back(ParamResult{p, get_param(start, p), get_param(start, p), 0, true});
   int evaluations = 0;

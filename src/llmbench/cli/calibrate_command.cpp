@@ -32,6 +32,7 @@ namespace {
 
 std::vector<calib::Filter> filters(const std::vector<std::string>& texts, const char* flag) {
   std::vector<calib::Filter> out;
+  out.reserve(texts.size());
   for (const auto& t : texts) out.push_back(calib::parse_filter(t, flag));
   return out;
 }

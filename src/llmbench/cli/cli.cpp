@@ -100,6 +100,7 @@ int run(int argc, char** argv) {
     std::copy(rest.begin(), rest.end(), args.begin() + 2);
   }
   std::vector<char*> arg_ptrs;
+  arg_ptrs.reserve(args.size());
   for (auto& a : args) arg_ptrs.push_back(a.data());
   try {
     app.parse(argc, arg_ptrs.data());
