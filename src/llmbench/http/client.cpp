@@ -583,7 +583,7 @@ namespace {
 
 /// One exchange of `req` on a private io_context: (status, body). Throws `Exception` on
 /// transport failure, naming the URL.
-std::pair<int, std::string> exchange_blocking(const Url& url, Request req,
+std::pair<int, std::string> exchange_blocking(const Url& url, const Request& req,
                                               const ClientOptions& options,
                                               std::chrono::milliseconds timeout) {
   net::io_context ioc;
@@ -620,7 +620,7 @@ std::pair<int, std::string> fetch_blocking(const Url& url, const std::string& ta
   req.method = "GET";
   req.target = target;
   req.accept = "application/json";
-  return exchange_blocking(url, std::move(req), options, timeout);
+  return exchange_blocking(url, req, options, timeout);
 }
 
 std::pair<int, std::string> post_blocking(const Url& url, const std::string& target,
@@ -629,7 +629,7 @@ std::pair<int, std::string> post_blocking(const Url& url, const std::string& tar
   Request req;
   req.target = target;
   req.body = body;
-  return exchange_blocking(url, std::move(req), options, timeout);
+  return exchange_blocking(url, req, options, timeout);
 }
 
 }  // namespace llmbench::http
