@@ -240,29 +240,35 @@ void lengths_from_records(const std::filesystem::path& path, Workload& w) {
     w.num_prompts = static_cast<std::int64_t>(w.input_lens.size());
 }
 
+/// Calls `on_line(line, line_no)` for each '\n'-separated line of `text`, numbered from 1.
+template <typename OnLine>
+void for_each_line(std::string_view text, OnLine&& on_line) {
+  std::size_t pos = 0;
+  std::int64_t line_no = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    on_line(text.substr(pos, end - pos), ++line_no);
+    pos = end + 1;
+  }
+}
+
 }  // namespace
 
 std::vector<Point> read_points_csv(std::string_view text, const std::string& origin) {
   std::vector<Point> out;
   std::vector<std::string> header;
-  std::int64_t line_no = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos)
-      end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for_each_line(text, [&](std::string_view line, std::int64_t line_no) {
     if (line.empty() || line.front() == '#')
-      continue;
+      return;
     std::vector<std::string> cells = split_csv(line);
     if (header.empty()) {
       header = std::move(cells);
-      continue;
+      return;
     }
     out.push_back(point_from_row(Row{header, cells, origin, line_no}));
-  }
+  });
   if (header.empty())
     throw Exception(Error{"empty CSV: no header row", origin, 0});
   return out;
@@ -280,17 +286,9 @@ std::vector<Point> read_summary_json(std::string_view text, const std::string& o
   } catch (const json::parse_error&) {
     // JSONL: one summary per line.
   }
-  std::size_t pos = 0;
-  std::int64_t line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos)
-      end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for_each_line(text, [&](std::string_view line, std::int64_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
-      continue;
+      return;
     const std::string where = fmt::format("{}:{}", origin, line_no);
     json j;
     try {
@@ -301,7 +299,7 @@ std::vector<Point> read_summary_json(std::string_view text, const std::string& o
     if (!j.is_object())
       throw Exception(Error{"expected a JSON object per line", where, line_no});
     out.push_back(point_from_summary(j, where, num_gpus));
-  }
+  });
   return out;
 }
 
