@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <unistd.h>
 
@@ -92,7 +93,21 @@ std::string data_dir() {
   if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr && *d != '\0') {
     return d;
   }
-  return std::string(build_info::data_dir());
+  const std::string built(build_info::data_dir());
+  std::error_code ec;
+  if (std::filesystem::is_directory(built, ec)) {
+    return built;
+  }
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& candidate :
+         {exe.parent_path() / ".." / "share" / "llmbench" / "data", exe.parent_path() / "data"}) {
+      if (std::filesystem::is_directory(candidate, ec)) {
+        return candidate.lexically_normal().string();
+      }
+    }
+  }
+  return built;
 }
 
 void add_window_flag(CLI::App& app, double& window_s) {

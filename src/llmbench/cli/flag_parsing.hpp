@@ -31,7 +31,11 @@ std::vector<std::string> split_csv(const std::string& text);
 /// Parses `--metric-percentiles` ("50,90,99.9"): each item a number in [0, 100].
 std::vector<double> parse_percentiles(const std::string& text);
 
-/// Folder of the bundled data: $LLMBENCH_DATA_DIR, else the source tree's data/ at build time.
+/// Folder of the bundled data (profiles, corpus, datasets): $LLMBENCH_DATA_DIR when set; else the
+/// source tree's data/ at build time when it exists; else, for a binary copied elsewhere (an
+/// install, another machine), `<binary's folder>/../share/llmbench/data` or `<binary's
+/// folder>/data`, the first that exists; else the build-time folder (whose absence the reader
+/// reports with its path).
 std::string data_dir();
 
 /// Registers `--window-s` (seconds per window of the results' `windows`) bound to `window_s`.
