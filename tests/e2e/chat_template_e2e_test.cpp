@@ -57,18 +57,6 @@ class ChatTemplateE2eTest : public ScratchDirTest {
     return std::system(cmd.c_str()) == 0;
   }
 
-  /// Runs `llmbench <args>`; returns its exit code, the output in `out`.
-  int llmbench(const std::vector<std::string>& args, std::string& out) {
-    std::vector<std::string> argv{binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string log = (dir_ / "cmd.log").string();
-    fs::remove(log);
-    Process p(argv, log);
-    const int rc = p.wait(std::chrono::seconds(120));
-    out = read_file(log);
-    return rc;
-  }
-
   /// `llmbench tokenize` of `text`'s file: the "count: N" it prints (-1 when absent).
   std::int64_t count_of(const std::vector<std::string>& extra, const fs::path& input) {
     std::vector<std::string> args{"tokenize", "--tokenizer", (dir_ / "tok").string()};

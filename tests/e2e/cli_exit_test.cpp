@@ -23,22 +23,6 @@ using nlohmann::json;
 class CliExitTest : public ScratchDirTest {
  protected:
   CliExitTest() : ScratchDirTest("cli") {}
-
-  /// Runs `llmbench args...` to its end (at most 120 s); returns the exit code, output in `log`.
-  int llmbench(const std::vector<std::string>& args, std::string& log) {
-    std::vector<std::string> argv{binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string path = (dir_ / fmt::format("cmd{}.log", ++runs_)).string();
-    int code = -1;
-    {
-      Process p(argv, path);
-      code = p.wait(std::chrono::seconds(120));
-    }
-    log = read_file(path);
-    return code;
-  }
-
-  int runs_ = 0;
 };
 
 /// A short run against the built-in server with fixed timing.

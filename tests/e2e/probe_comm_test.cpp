@@ -38,20 +38,6 @@ class ProbeCommTest : public ScratchDirTest {
     ScratchDirTest::TearDown();
   }
 
-  /// Runs `llmbench args...` (at most 120 s); returns the exit code, output in `log`.
-  int llmbench(const std::vector<std::string>& args, std::string& log) {
-    std::vector<std::string> argv{binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string path = (dir_ / fmt::format("cmd{}.log", ++runs_)).string();
-    int code = -1;
-    {
-      Process p(argv, path);
-      code = p.wait(std::chrono::seconds(120));
-    }
-    log = read_file(path);
-    return code;
-  }
-
   /// `probe comm` on the fake libraries with `args` after.
   int probe(const std::vector<std::string>& args, std::string& log) {
     std::vector<std::string> all{"probe",
@@ -69,8 +55,6 @@ class ProbeCommTest : public ScratchDirTest {
     std::ofstream(path) << text;
     setenv("LLMBENCH_FAKE_NCCL_SCRIPT", path.c_str(), 1);
   }
-
-  int runs_ = 0;
 };
 
 TEST_F(ProbeCommTest, WithoutTheLibrariesItExitsTwoAndSaysWhatItCannotMeasure) {

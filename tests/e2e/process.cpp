@@ -157,6 +157,19 @@ void ScratchDirTest::SetUp() {
   std::filesystem::create_directories(dir_);
 }
 
+int ScratchDirTest::llmbench(const std::vector<std::string>& args, std::string& out) {
+  std::vector<std::string> argv{binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string path = (dir_ / ("cmd" + std::to_string(++commands_) + ".log")).string();
+  int code = -1;
+  {
+    Process p(argv, path);
+    code = p.wait(std::chrono::seconds(120));
+  }
+  out = read_file(path);
+  return code;
+}
+
 void ScratchDirTest::TearDown() {
   if (!HasFailure())
     std::filesystem::remove_all(dir_);

@@ -84,10 +84,15 @@ class ScratchDirTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
 
+  /// Runs `llmbench args...` to its end (at most 120 s); returns its exit code (-1 on timeout),
+  /// with its output in `out` (kept in `dir_` as cmdN.log, N counting the commands of a test).
+  int llmbench(const std::vector<std::string>& args, std::string& out);
+
   std::filesystem::path dir_;
 
  private:
   std::string prefix_;
+  int commands_ = 0;
 };
 
 }  // namespace llmbench::e2e

@@ -27,16 +27,7 @@ class SimulateCluster : public ScratchDirTest {
 
   /// Runs `llmbench args...` to its end (at most 120 s); returns the exit code, output in `log_`.
   int llmbench(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string path = (dir_ / fmt::format("cmd{}.log", ++runs_)).string();
-    int code = -1;
-    {
-      Process p(argv, path);
-      code = p.wait(std::chrono::seconds(120));
-    }
-    log_ = read_file(path);
-    return code;
+    return ScratchDirTest::llmbench(args, log_);
   }
 
   /// Lines of `path` (0 when missing).
@@ -56,7 +47,6 @@ class SimulateCluster : public ScratchDirTest {
   }
 
   std::string log_;
-  int runs_ = 0;
 };
 
 TEST_F(SimulateCluster, RecordsModesAndResultsPerVersionAndReplica) {

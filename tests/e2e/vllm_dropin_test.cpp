@@ -28,16 +28,7 @@ class VllmDropInTest : public ScratchDirTest {
 
   /// Runs `llmbench args...` (at most 120 s); returns the exit code, the output in `out_`.
   int llmbench(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string log = (dir_ / fmt::format("cmd{}.log", ++runs_)).string();
-    int code = -1;
-    {
-      Process p(argv, log);
-      code = p.wait(std::chrono::seconds(120));
-    }
-    out_ = read_file(log);
-    return code;
+    return ScratchDirTest::llmbench(args, out_);
   }
 
   /// A documented `vllm bench serve` command line as words, "vllm bench serve" replaced by
@@ -67,7 +58,6 @@ class VllmDropInTest : public ScratchDirTest {
   }
 
   std::string out_;
-  int runs_ = 0;
 };
 
 /// The fixed-timing server a pasted command runs against, serving `model`.

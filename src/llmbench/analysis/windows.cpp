@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -55,8 +56,8 @@ class Binner {
     windows_.resize(n);
     ttft_.resize(n);
     itl_.resize(n);
-    itl_decode_.resize(n);
     itl_prefill_.resize(n);
+    prefill_samples_.resize(n, 0);
     ttft_ratio_.resize(n);
     area_.resize(n, 0.0);
     queued_area_.resize(n, 0.0);
@@ -70,7 +71,9 @@ class Binner {
     return std::min(i, windows_.size() - 1);
   }
 
-  void add_tokens(TimeNs t, std::int64_t tokens) { windows_[index(t)].output_tokens += tokens; }
+  void add_tokens(TimeNs t, std::int64_t tokens) { add_tokens_at(index(t), tokens); }
+  /// `add_tokens` into window `i` (`index` of the time).
+  void add_tokens_at(std::size_t i, std::int64_t tokens) { windows_[i].output_tokens += tokens; }
   void add_ttft(TimeNs t, double ms, double ratio) {
     ttft_[index(t)].push_back(ms);
     if (std::isfinite(ratio))
@@ -79,11 +82,15 @@ class Binner {
   /// `count` ITL samples of `ms` ending at `t`; `prefill`: their gap held another request's
   /// first chunk.
   void add_itl(TimeNs t, double ms, std::int64_t count, bool prefill) {
-    const std::size_t i = index(t);
-    auto& v = itl_[i];
-    v.insert(v.end(), static_cast<std::size_t>(count), ms);
-    auto& c = prefill ? itl_prefill_[i] : itl_decode_[i];
-    c.insert(c.end(), static_cast<std::size_t>(count), ms);
+    add_itl_at(index(t), ms, count, prefill);
+  }
+  /// `add_itl` into window `i` (`index` of the time).
+  void add_itl_at(std::size_t i, double ms, std::int64_t count, bool prefill) {
+    for (std::int64_t k = 0; k < count; ++k) {  // almost always one sample
+      itl_[i].push_back(ms);
+      itl_prefill_[i].push_back(prefill);
+    }
+    prefill_samples_[i] += prefill ? static_cast<std::size_t>(count) : 0;
   }
   void add_done(TimeNs t, bool ok) {
     auto& w = windows_[index(t)];
@@ -126,8 +133,14 @@ class Binner {
     }
   }
 
-  std::vector<Window> finish(const WindowOptions& options) && {
+  /// Called with each window's index before it is finished: the time to add that window's ITL
+  /// samples (`ItlSamples`), so that one window's samples are held at a time.
+  using BeforeWindow = std::function<void(Binner&, std::size_t)>;
+
+  std::vector<Window> finish(const WindowOptions& options, const BeforeWindow& before = {}) && {
     for (std::size_t i = 0; i < windows_.size(); ++i) {
+      if (before)
+        before(*this, i);
       auto& w = windows_[i];
       w.start_ns = start_ + static_cast<TimeNs>(i) * width_;
       w.end_ns = i + 1 == windows_.size() ? std::max(end_, w.start_ns) : w.start_ns + width_;
@@ -142,15 +155,46 @@ class Binner {
       w.mean_in_flight = w.end_ns > w.start_ns ? area_[i] / length : metrics::kUndefined;
       w.mean_queued = w.end_ns > w.start_ns ? queued_area_[i] / length : metrics::kUndefined;
       w.ttft_ms = metrics::describe(std::move(ttft_[i]), options.percentiles);
-      w.itl_ms = metrics::describe(std::move(itl_[i]), options.percentiles);
-      w.itl_decode_ms = metrics::describe(std::move(itl_decode_[i]), options.percentiles);
-      w.itl_prefill_ms = metrics::describe(std::move(itl_prefill_[i]), options.percentiles);
+      describe_itl(i, options, w);
       w.ttft_ratio = metrics::describe(std::move(ttft_ratio_[i]), options.percentiles);
     }
     return std::move(windows_);
   }
 
  private:
+  /// The ITL statistics of window `i`: all its samples, and those parted by whether their gap
+  /// held a prefill. A window whose samples are all of one kind (the usual case) describes them
+  /// once: the same samples in the same order give the same statistics.
+  void describe_itl(std::size_t i, const WindowOptions& options, Window& w) {
+    const std::size_t prefill = prefill_samples_[i];
+    if (prefill == 0 || prefill == itl_[i].size()) {
+      std::vector<bool>().swap(itl_prefill_[i]);
+      metrics::Stats all = metrics::describe(std::move(itl_[i]), options.percentiles);
+      metrics::Stats none = metrics::describe({}, options.percentiles);
+      w.itl_decode_ms = prefill == 0 ? all : none;
+      w.itl_prefill_ms = prefill == 0 ? std::move(none) : all;
+      w.itl_ms = std::move(all);
+      return;
+    }
+    auto [decode, held] = split_itl(itl_[i], itl_prefill_[i]);
+    std::vector<bool>().swap(itl_prefill_[i]);
+    w.itl_ms = metrics::describe(std::move(itl_[i]), options.percentiles);
+    w.itl_decode_ms = metrics::describe(std::move(decode), options.percentiles);
+    w.itl_prefill_ms = metrics::describe(std::move(held), options.percentiles);
+  }
+
+  /// One window's ITL samples parted into those whose gap held no other request's first chunk
+  /// and those whose gap held one, each in the order the samples came (the order the sums of
+  /// `describe` see). Built when the window is finished, so the samples are held once while
+  /// the records are read, with one flag each.
+  static std::pair<std::vector<double>, std::vector<double>> split_itl(
+      const std::vector<double>& itl, const std::vector<bool>& prefill) {
+    std::pair<std::vector<double>, std::vector<double>> out;
+    for (std::size_t k = 0; k < itl.size(); ++k)
+      (prefill[k] ? out.second : out.first).push_back(itl[k]);
+    return out;
+  }
+
   /// `count` requests over [from, to): adds count × overlap to each window's `area` and, for
   /// the in-flight count (`peak`), raises the maximum of each window the interval touches.
   void hold(TimeNs from, TimeNs to, std::int64_t count, std::vector<double>& area, bool peak) {
@@ -178,8 +222,8 @@ class Binner {
   std::vector<Window> windows_;
   std::vector<std::vector<double>> ttft_;
   std::vector<std::vector<double>> itl_;
-  std::vector<std::vector<double>> itl_decode_;
-  std::vector<std::vector<double>> itl_prefill_;
+  std::vector<std::vector<bool>> itl_prefill_;  ///< per ITL sample: its gap held a prefill
+  std::vector<std::size_t> prefill_samples_;    ///< per window: the ITL samples that did
   std::vector<std::vector<double>> ttft_ratio_;
   std::vector<double> area_;         ///< ∫ in-flight dt per window (request·ns)
   std::vector<double> queued_area_;  ///< ∫ queued dt per window (request·ns)
@@ -198,6 +242,62 @@ class FirstChunks {
 
  private:
   std::vector<TimeNs> times_;
+};
+
+/// The output tokens and ITL samples of the measured, successful records' chunks, added to the
+/// windows one window at a time (`add`), so that the windows hold one window's ITL samples at
+/// once, not every sample of the run. As `metrics::append_itl_ms`: a chunk of zero tokens gives
+/// no sample, and its gap is carried into the next chunk that has tokens. A record's chunks
+/// come in time order, so a window's chunks are a run of each record's, taken record by record:
+/// the order of adding every sample at once, which the sums of `describe` see.
+class ChunkSamples {
+ public:
+  /// Adds every chunk up to window `last` (`kAll`: every chunk).
+  static constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+
+  ChunkSamples(const std::vector<RequestRecord>& records, const FirstChunks& firsts)
+      : records_(records), firsts_(firsts), next_(records.size(), 0), prev_(records.size(), -1) {}
+
+  /// True when every record's chunk times are in order; else every chunk is added at once.
+  [[nodiscard]] static bool in_time_order(const std::vector<RequestRecord>& records) {
+    return std::all_of(records.begin(), records.end(), [](const RequestRecord& r) {
+      return std::is_sorted(r.chunks.begin(), r.chunks.end(),
+                            [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
+    });
+  }
+
+  void add(Binner& bins, std::size_t last) {
+    for (std::size_t r = 0; r < records_.size(); ++r) {
+      const auto& rec = records_[r];
+      if (!measured(rec) || !rec.ok())
+        continue;
+      std::size_t& k = next_[r];
+      TimeNs& prev = prev_[r];
+      for (; k < rec.chunks.size(); ++k) {
+        const TimeNs t = rec.chunks[k].time_ns;
+        const std::size_t window = bins.index(t);
+        if (window > last)
+          break;
+        const std::int64_t tokens = metrics::tokens_or_one(rec.chunks[k]);
+        bins.add_tokens_at(window, tokens);
+        if (prev < 0) {
+          prev = t;
+          continue;
+        }
+        if (tokens == 0)
+          continue;
+        bins.add_itl_at(window, ns_to_ms(t - prev) / static_cast<double>(tokens), tokens,
+                        firsts_.any_in(prev, t));
+        prev = t;
+      }
+    }
+  }
+
+ private:
+  const std::vector<RequestRecord>& records_;
+  const FirstChunks& firsts_;
+  std::vector<std::size_t> next_;  ///< per record: its first chunk not added yet
+  std::vector<TimeNs> prev_;       ///< per record: the end of its last ITL gap (-1 = none yet)
 };
 
 void check_width(const WindowOptions& options) {
@@ -287,28 +387,12 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
     }
   }
   firsts.sort();
-  for (const auto& r : records) {
-    if (!measured(r) || !r.ok())
-      continue;
-    // As `metrics::append_itl_ms`: a chunk of zero tokens gives no sample, and its gap is
-    // carried into the next chunk that has tokens.
-    TimeNs prev = -1;
-    for (const auto& chunk : r.chunks) {
-      const std::int64_t tokens = metrics::tokens_or_one(chunk);
-      bins.add_tokens(chunk.time_ns, tokens);
-      if (prev < 0) {
-        prev = chunk.time_ns;
-        continue;
-      }
-      if (tokens == 0)
-        continue;
-      bins.add_itl(chunk.time_ns, ns_to_ms(chunk.time_ns - prev) / static_cast<double>(tokens),
-                   tokens, firsts.any_in(prev, chunk.time_ns));
-      prev = chunk.time_ns;
-    }
-  }
+  ChunkSamples chunks(records, firsts);
+  if (!ChunkSamples::in_time_order(records))
+    chunks.add(bins, ChunkSamples::kAll);
   add_requests(bins, records, first, any_first);
-  return std::move(bins).finish(options);
+  return std::move(bins).finish(options,
+                                [&](Binner& b, std::size_t window) { chunks.add(b, window); });
 }
 
 std::vector<Window> time_windows(const std::vector<RequestRecord>& records,

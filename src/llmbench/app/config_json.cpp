@@ -1,5 +1,6 @@
 #include "llmbench/app/config_json.hpp"
 
+#include "llmbench/calib/report.hpp"
 #include "llmbench/core/json_number.hpp"
 #include "llmbench/protocol/openai.hpp"
 #include "llmbench/server/options.hpp"
@@ -115,14 +116,7 @@ json engine_spec_json(const sim::EngineSpec& s, const sim::EngineOverrides& f) {
           {"num_cpu_blocks", s.plan.num_cpu_blocks},
           {"kv_bytes_per_gpu", s.plan.kv_bytes},
           {"weight_bytes_per_gpu", s.plan.weight_bytes_per_gpu},
-          {"efficiency",
-           {{"compute", eff.compute},
-            {"memory", eff.memory},
-            {"attention", eff.attention},
-            {"step_overhead_us", eff.step_overhead_us},
-            {"layer_overhead_us", eff.layer_overhead_us},
-            {"request_overhead_us", eff.request_overhead_us},
-            {"allreduce_latency_us", eff.allreduce_latency_us}}},
+          {"efficiency", calib::cost_model_json(eff)},
           {"engine", sim::to_string(s.family)},
           {"calibration", s.calibration_file},
           {"calibrated_on", s.calibrated_on},

@@ -5,13 +5,17 @@
 #include "llmbench/http/url.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/protocol/dialect.hpp"
+#include "llmbench/telemetry/nvml.hpp"
 #include "llmbench/telemetry/prometheus.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <iterator>
 #include <memory>
+#include <string_view>
+#include <unistd.h>
 #include <vector>
 
 namespace llmbench::app {
@@ -170,6 +174,45 @@ telemetry::ServerProbe probe_server(const DoctorPlan& f, Session& session) {
     probe_stream(*url, backend, f.tokenizer, session, p);
   probe_metrics(*url, p);
   return p;
+}
+
+namespace {
+
+void append(std::vector<telemetry::DoctorCheck>& out, std::vector<telemetry::DoctorCheck> more) {
+  out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+/// The NVML lines: driver and CUDA versions, then every GPU's; all N/A without NVIDIA.
+std::vector<telemetry::DoctorCheck> nvml_checks(const std::string& library) {
+  std::string message;
+  std::vector<std::string> notes;
+  const auto nvml = telemetry::Nvml::open(library, message, notes);
+  if (!nvml) {
+    constexpr std::string_view kPrefix = "GPU telemetry off: ";
+    if (message.rfind(kPrefix, 0) == 0)
+      message.erase(0, kPrefix.size());
+    return telemetry::no_nvml_checks(message);
+  }
+  const unsigned int count = nvml->device_count();
+  auto checks =
+      telemetry::driver_checks(nvml->driver_version(), nvml->cuda_driver_version(), count);
+  for (unsigned int i = 0; i < count; ++i)
+    append(checks,
+           telemetry::gpu_checks(nvml->health(i), count, static_cast<unsigned int>(::getpid())));
+  return checks;
+}
+
+}  // namespace
+
+std::vector<telemetry::DoctorCheck> doctor_checks(const DoctorPlan& plan,
+                                                  const std::string& nvml_library,
+                                                  std::int64_t max_concurrency, Session& session) {
+  std::vector<telemetry::DoctorCheck> checks = nvml_checks(nvml_library);
+  const bool given = max_concurrency > 0;
+  append(checks, telemetry::host_checks(telemetry::read_host_facts(
+                     "/", given ? max_concurrency : kDefaultPlannedConcurrency, given)));
+  append(checks, telemetry::server_checks(probe_server(plan, session)));
+  return checks;
 }
 
 }  // namespace llmbench::app

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace llmbench::app {
 
@@ -32,5 +33,17 @@ inline constexpr std::int64_t kDoctorOutputTokens = 32;
 /// failures are findings, not exceptions; throws `Exception` only for a malformed `--base-url`,
 /// an unknown `--backend` or a `--tokenizer` that cannot be loaded.
 telemetry::ServerProbe probe_server(const DoctorPlan& plan, Session& session);
+
+/// The open-file check's planned concurrency when none is given: `run`'s default
+/// `--num-prompts`, all in flight at once at the default request rate (inf).
+inline constexpr std::int64_t kDefaultPlannedConcurrency = 200;
+
+/// Every check of `llmbench doctor`, in order: NVML's (driver and CUDA versions, then every
+/// GPU's; all N/A without NVIDIA; `nvml_library` is opened with dlopen), the host's (CPU
+/// governor, huge pages, open files for `max_concurrency` requests in flight; ≤ 0 = the
+/// default planned), then the server's (`probe_server(plan, session)`).
+std::vector<telemetry::DoctorCheck> doctor_checks(const DoctorPlan& plan,
+                                                  const std::string& nvml_library,
+                                                  std::int64_t max_concurrency, Session& session);
 
 }  // namespace llmbench::app

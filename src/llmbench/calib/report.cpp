@@ -117,6 +117,16 @@ std::string summary_line(const Calibration& c) {
       holdout ? "held-out" : "fit", pct(e.tpot), pct(e.ttft_mean), pct(e.output_per_gpu), e.points);
 }
 
+json cost_model_json(const sim::Efficiency& eff) {
+  return {{"compute", eff.compute},
+          {"memory", eff.memory},
+          {"attention", eff.attention},
+          {"step_overhead_us", eff.step_overhead_us},
+          {"layer_overhead_us", eff.layer_overhead_us},
+          {"request_overhead_us", eff.request_overhead_us},
+          {"allreduce_latency_us", eff.allreduce_latency_us}};
+}
+
 std::string calibration_json(const Calibration& c) {
   const sim::EngineSpec& s = c.fit.spec;
   const auto& sched = s.engine.scheduler;
@@ -166,14 +176,7 @@ std::string calibration_json(const Calibration& c) {
         {"ep", s.memory.ep},
         {"dp", s.memory.dp}}},
       {"engine", engine},
-      {"cost_model",
-       {{"compute", eff.compute},
-        {"memory", eff.memory},
-        {"attention", eff.attention},
-        {"step_overhead_us", eff.step_overhead_us},
-        {"layer_overhead_us", eff.layer_overhead_us},
-        {"request_overhead_us", eff.request_overhead_us},
-        {"allreduce_latency_us", eff.allreduce_latency_us}}},
+      {"cost_model", cost_model_json(eff)},
       {"serving",
        {{"api_overhead_us", s.engine.overheads.api_overhead_us},
         {"first_step_overhead_us", s.engine.overheads.first_step_overhead_us}}},

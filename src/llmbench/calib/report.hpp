@@ -6,6 +6,8 @@
 
 #include "llmbench/calib/fit.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,11 @@ struct Calibration {
   std::vector<std::string> holdout;   ///< `--holdout` filters as typed
   std::string created;                ///< date and time, ISO 8601
 };
+
+/// The step-time model's parameters as a JSON object under the `sim::Efficiency` field names:
+/// the calibration file's `cost_model` section (read back by sim/calibration_file.hpp) and the
+/// `efficiency` of the engine in a results file's `config_effective`.
+nlohmann::json cost_model_json(const sim::Efficiency& efficiency);
 
 /// Mean absolute percentage errors of one point set, per metric (`kMissing` where no point has
 /// the metric).

@@ -4,6 +4,7 @@
 // `simulate`, `serve`, `sweep --simulate` and `plan` take with `--calibration`
 // (docs/simulator.md "Calibration").
 
+#include "llmbench/app/calibration.hpp"
 #include "llmbench/calib/fit.hpp"
 #include "llmbench/calib/points.hpp"
 #include "llmbench/calib/probes.hpp"
@@ -15,14 +16,10 @@
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/sim/calibration_file.hpp"
-#include "llmbench/sim/comm_calibration.hpp"
 
-#include <fmt/chrono.h>
 #include <fmt/core.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -38,7 +35,7 @@ std::vector<calib::Filter> filters(const std::vector<std::string>& texts, const 
 }
 
 /// The server's facts under the typed flags: what was typed wins.
-void apply_facts(const ServerFacts& facts, CalibrateFlags& f) {
+void apply_facts(const app::ServerFacts& facts, CalibrateFlags& f) {
   f.engine = sim::merge_overrides(f.engine, facts.knobs);
   if (!f.engine.engine && facts.engine)
     f.engine.engine = facts.engine;
@@ -48,7 +45,7 @@ void apply_facts(const ServerFacts& facts, CalibrateFlags& f) {
 
 /// Live mode: discover the server, plan and run the probes, return their points.
 std::vector<calib::Point> probe_live(CalibrateFlags& f, const std::string& data) {
-  const ServerFacts facts = discover_server(f.base_url);
+  const app::ServerFacts facts = app::discover_server(f.base_url);
   apply_facts(facts, f);
   log::info("server at {}: engine {}{}{}", f.base_url, f.engine.engine.value_or("unknown"),
             facts.version.empty() ? "" : " " + facts.version,
@@ -68,38 +65,6 @@ std::vector<calib::Point> probe_live(CalibrateFlags& f, const std::string& data)
       f.probe_dir.empty() ? std::filesystem::path(f.output).replace_extension(".probes").string()
                           : f.probe_dir;
   return run_probes(f, plan, dir, f.num_gpus > 0 ? f.num_gpus : spec.memory.tp * spec.memory.dp);
-}
-
-std::string now_iso() {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(now));
-}
-
-/// The calibration file `text` with the `comm` section that belongs with it: the one of
-/// `--calibration` (in `spec`), else the one of the file being replaced at `output`, so that a
-/// refit keeps the measured collectives `llmbench probe comm` wrote (docs/calibration.md).
-std::string with_comm_section(std::string text, const sim::EngineSpec& spec,
-                              const std::string& output) {
-  std::optional<sim::CommModel> comm = spec.comm;
-  if (!comm && std::filesystem::is_regular_file(output)) {
-    try {
-      comm = sim::load_calibration(output).comm;
-    } catch (const Exception& e) {
-      log::warn("{}: not kept ({})", output, e.what());
-    }
-  }
-  if (!comm)
-    return text;
-  log::info("keeping the comm section of {}", comm->origin);
-  return sim::write_comm_calibration(*comm, text, output);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::out | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out)
-    throw Exception(Error{"cannot write the calibration file", path, -1});
 }
 
 int execute_calibrate(CalibrateFlags f) {
@@ -152,12 +117,12 @@ int execute_calibrate(CalibrateFlags f) {
     c.inputs.insert(c.inputs.begin(), f.base_url);
   c.select = f.select;
   c.holdout = f.holdout;
-  c.created = now_iso();
+  c.created = app::local_time_iso();
   std::printf("%s\n", calib::params_table(c.fit).c_str());
   std::printf("%s", calib::points_table(c.fit.points, "fitted points").c_str());
   if (!c.held_out.empty())
     std::printf("%s", calib::points_table(c.held_out, "held-out points").c_str());
-  write_file(f.output, with_comm_section(calib::calibration_json(c), spec, f.output));
+  app::write_calibration(c, spec, f.output);
   log::info("{}", calib::summary_line(c));
   log::info("calibration written to {} ({} simulations of the point set)", f.output,
             c.fit.evaluations);

@@ -6,80 +6,12 @@
 #include "llmbench/core/clock.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
-#include "llmbench/http/client.hpp"
-#include "llmbench/http/url.hpp"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <filesystem>
 
 namespace llmbench::cli {
-
-namespace {
-
-using nlohmann::json;
-
-constexpr std::chrono::milliseconds kFetchTimeout{10000};
-
-/// GET `path` of `base`; the parsed JSON object of a 200 answer, else null.
-json get_json(const http::Url& base, const std::string& path) {
-  try {
-    auto [status, body] =
-        http::fetch_blocking(base, base.path_prefix + path, http::ClientOptions{}, kFetchTimeout);
-    if (status != 200)
-      return nullptr;
-    json j = json::parse(body, nullptr, false);
-    return j.is_object() ? j : json(nullptr);
-  } catch (const Exception&) {
-    return nullptr;
-  }
-}
-
-std::optional<std::int64_t> get_int(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1)
-    return std::nullopt;
-  return it->get<std::int64_t>();
-}
-
-/// llama.cpp `/props`: slots, context per slot, build.
-bool read_llamacpp(const json& props, ServerFacts& facts) {
-  const auto slots = get_int(props, "total_slots");
-  if (!slots)
-    return false;
-  facts.engine = "llamacpp";
-  facts.slots = slots;
-  const auto settings = props.find("default_generation_settings");
-  if (settings != props.end() && settings->is_object())
-    facts.slot_context = get_int(*settings, "n_ctx");
-  if (const auto b = props.find("build_info"); b != props.end() && b->is_string())
-    facts.version = b->get<std::string>();
-  facts.knobs.max_num_seqs = slots;
-  if (facts.slot_context)
-    facts.knobs.context_size = *facts.slot_context * *slots;
-  return true;
-}
-
-/// SGLang `/get_server_info`: the server args that move the fit.
-bool read_sglang(const json& info, ServerFacts& facts) {
-  if (!info.contains("chunked_prefill_size"))
-    return false;
-  facts.engine = "sglang";
-  if (const auto v = info.find("version"); v != info.end() && v->is_string())
-    facts.version = v->get<std::string>();
-  facts.knobs.max_num_batched_tokens = get_int(info, "chunked_prefill_size");
-  facts.knobs.max_prefill_tokens = get_int(info, "max_prefill_tokens");
-  facts.knobs.max_num_seqs = get_int(info, "max_running_requests");
-  facts.knobs.stream_interval = get_int(info, "stream_interval");
-  facts.knobs.num_continuous_decode_steps = get_int(info, "num_continuous_decode_steps");
-  if (const auto r = info.find("disable_radix_cache"); r != info.end() && r->is_boolean())
-    facts.knobs.enable_prefix_caching = !r->get<bool>();
-  return true;
-}
-
-}  // namespace
 
 void add_calibrate_flags(CLI::App& app, CalibrateFlags& f) {
   app.add_option("inputs", f.inputs,
@@ -131,24 +63,6 @@ void add_calibrate_flags(CLI::App& app, CalibrateFlags& f) {
                  "Largest probe concurrency (default: the server's slots, else 16)");
   app.add_option("--probe-max-input", f.probe_max_input, "Longest probe prompt, tokens")
       ->capture_default_str();
-}
-
-ServerFacts discover_server(const std::string& base_url) {
-  ServerFacts facts;
-  const auto url = http::parse_url(base_url);
-  if (!url)
-    throw Exception(Error{url.error().message, "--base-url", -1});
-  if (read_llamacpp(get_json(*url, "/props"), facts))
-    return facts;
-  if (read_sglang(get_json(*url, "/get_server_info"), facts))
-    return facts;
-  const json version = get_json(*url, "/version");
-  if (const auto v = version.is_object() ? version.find("version") : version.end();
-      version.is_object() && v != version.end() && v->is_string()) {
-    facts.engine = "vllm";
-    facts.version = v->get<std::string>();
-  }
-  return facts;
 }
 
 std::vector<calib::Point> run_probes(const CalibrateFlags& f, const std::vector<calib::Probe>& plan,

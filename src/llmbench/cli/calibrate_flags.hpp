@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// `llmbench calibrate`'s flags as typed, and the live-probe step it shares with nothing else:
-/// discovering a server's engine and limits and running the probe plan
-/// (`calib::probe_plan`) through `run`'s machinery (docs/simulator.md "Calibration").
+/// running the probe plan (`calib::probe_plan`) as `run` points resolved from `run`'s flags
+/// (docs/simulator.md "Calibration"); the server's facts are `app::discover_server`.
 
 #include "llmbench/calib/points.hpp"
 #include "llmbench/calib/probes.hpp"
@@ -42,20 +42,6 @@ struct CalibrateFlags {
 
 /// Registers every `calibrate` flag on `app`, bound to `flags`.
 void add_calibrate_flags(CLI::App& app, CalibrateFlags& flags);
-
-/// What the live server says about itself (llama.cpp `/props`, SGLang `/get_server_info`, vLLM
-/// `/version`); unset fields stay unknown.
-struct ServerFacts {
-  std::optional<std::string> engine;  ///< family name
-  std::string version;
-  std::optional<std::int64_t> slots;         ///< llama.cpp `total_slots`
-  std::optional<std::int64_t> slot_context;  ///< llama.cpp `n_ctx` per slot
-  EngineFlags knobs;                         ///< knobs the server reported
-};
-
-/// Asks the server at `base_url` what it is (a few GETs, 10 s each at most); unreachable
-/// endpoints are skipped.
-ServerFacts discover_server(const std::string& base_url);
 
 /// Runs `plan` against the live server of `flags` (at most `flags.max_probe_s` seconds in all:
 /// the probes left when the time is up are skipped, with a warning) and returns the points read

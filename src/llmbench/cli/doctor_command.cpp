@@ -7,7 +7,6 @@
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/protocol/dialect.hpp"
 #include "llmbench/telemetry/doctor_checks.hpp"
-#include "llmbench/telemetry/nvml.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -15,15 +14,11 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <unistd.h>
 #include <vector>
 
 namespace llmbench::cli {
 
 namespace {
-
-using telemetry::DoctorCheck;
 
 /// What `llmbench doctor` was asked to check (its flags).
 struct DoctorFlags {
@@ -33,41 +28,9 @@ struct DoctorFlags {
   bool json = false;                               ///< `--json`
 };
 
-/// The planned concurrency when --max-concurrency is not given: `run`'s default --num-prompts
-/// (workload_flags.hpp), all in flight at once at the default request rate (inf).
-constexpr std::int64_t kDefaultPlannedConcurrency = 200;
-
-void append(std::vector<DoctorCheck>& out, std::vector<DoctorCheck> more) {
-  out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
-
-/// The NVML lines: driver and CUDA versions, then every GPU's; all N/A without NVIDIA.
-std::vector<DoctorCheck> nvml_checks(const DoctorFlags& f) {
-  std::string message;
-  std::vector<std::string> notes;
-  const auto nvml = telemetry::Nvml::open(f.nvml_library, message, notes);
-  if (!nvml) {
-    constexpr std::string_view kPrefix = "GPU telemetry off: ";
-    if (message.rfind(kPrefix, 0) == 0)
-      message.erase(0, kPrefix.size());
-    return telemetry::no_nvml_checks(message);
-  }
-  const unsigned int count = nvml->device_count();
-  auto checks =
-      telemetry::driver_checks(nvml->driver_version(), nvml->cuda_driver_version(), count);
-  for (unsigned int i = 0; i < count; ++i)
-    append(checks,
-           telemetry::gpu_checks(nvml->health(i), count, static_cast<unsigned int>(::getpid())));
-  return checks;
-}
-
 int execute_doctor(const DoctorFlags& f) {
-  std::vector<DoctorCheck> checks = nvml_checks(f);
-  const bool given = f.max_concurrency > 0;
-  append(checks, telemetry::host_checks(telemetry::read_host_facts(
-                     "/", given ? f.max_concurrency : kDefaultPlannedConcurrency, given)));
   app::Session session;
-  append(checks, telemetry::server_checks(app::probe_server(f.server, session)));
+  const auto checks = app::doctor_checks(f.server, f.nvml_library, f.max_concurrency, session);
   const std::string text = f.json ? telemetry::checks_json(checks).dump(2) + "\n"
                                   : telemetry::format_checks_text(checks);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -3,12 +3,9 @@
 // model and time; a metric's trend; and regressions against a baseline run with the statistics
 // of `compare` (docs/compare.md "History"). `regress` exits 1 when a run regressed.
 
-#include "llmbench/analysis/compare.hpp"
 #include "llmbench/cli/commands.hpp"
-#include "llmbench/cli/compare_inputs.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/suggest.hpp"
-#include "llmbench/metrics/record_file.hpp"
 #include "llmbench/report/history.hpp"
 
 #include <fmt/core.h>
@@ -25,6 +22,9 @@ namespace llmbench::cli {
 
 namespace {
 
+using report::records_reachable;
+using report::summary_number;
+
 struct HistoryFlags {
   std::string path;
   std::vector<std::string> action{"list"};
@@ -33,17 +33,8 @@ struct HistoryFlags {
   double min_change = 0.05;
 };
 
-double number_of(const report::HistoryEntry& e, const std::string& key) {
-  const auto it = e.summary.find(key);
-  return it != e.summary.end() && it->is_number() ? it->get<double>() : std::nan("");
-}
-
 std::string cell(double v) {
   return std::isnan(v) ? "n/a" : fmt::format("{:.2f}", v);
-}
-
-bool records_reachable(const report::HistoryEntry& e) {
-  return !e.records_path.empty() && std::filesystem::exists(e.records_path);
 }
 
 int list(const std::vector<report::HistoryEntry>& entries) {
@@ -51,21 +42,22 @@ int list(const std::vector<report::HistoryEntry>& entries) {
               "time (UTC)", "kind", "label", "model", "done", "failed", "ttft_ms", "tpot_ms",
               "p99_e2el", "out_tok/s", "git", "records");
   for (const auto& e : entries) {
-    std::printf(
-        "%-4lld %-20s %-11s %-12s %-18s %6s %6s %10s %10s %10s %10s %-8s %s\n",
-        static_cast<long long>(e.id), e.time_utc.c_str(), e.kind.c_str(), e.label.c_str(),
-        e.model.c_str(), fmt::format("{:g}", number_of(e, "completed")).c_str(),
-        fmt::format("{:g}", number_of(e, "failed")).c_str(),
-        cell(number_of(e, "mean_ttft_ms")).c_str(), cell(number_of(e, "mean_tpot_ms")).c_str(),
-        cell(number_of(e, "p99_e2el_ms")).c_str(), cell(number_of(e, "output_throughput")).c_str(),
-        e.git_sha.substr(0, 8).c_str(), records_reachable(e) ? "yes" : "no");
+    std::printf("%-4lld %-20s %-11s %-12s %-18s %6s %6s %10s %10s %10s %10s %-8s %s\n",
+                static_cast<long long>(e.id), e.time_utc.c_str(), e.kind.c_str(), e.label.c_str(),
+                e.model.c_str(), fmt::format("{:g}", summary_number(e, "completed")).c_str(),
+                fmt::format("{:g}", summary_number(e, "failed")).c_str(),
+                cell(summary_number(e, "mean_ttft_ms")).c_str(),
+                cell(summary_number(e, "mean_tpot_ms")).c_str(),
+                cell(summary_number(e, "p99_e2el_ms")).c_str(),
+                cell(summary_number(e, "output_throughput")).c_str(),
+                e.git_sha.substr(0, 8).c_str(), records_reachable(e) ? "yes" : "no");
   }
   return 0;
 }
 
 int trend(const std::vector<report::HistoryEntry>& entries, const std::string& metric) {
   bool any = false;
-  for (const auto& e : entries) any = any || !std::isnan(number_of(e, metric));
+  for (const auto& e : entries) any = any || !std::isnan(summary_number(e, metric));
   if (!any) {
     const auto keys = report::summary_keys(entries);
     std::string hint = did_you_mean(metric, keys);
@@ -83,7 +75,7 @@ int trend(const std::vector<report::HistoryEntry>& entries, const std::string& m
   double first = std::nan("");
   double prev = std::nan("");
   for (const auto& e : entries) {
-    const double v = number_of(e, metric);
+    const double v = summary_number(e, metric);
     if (std::isnan(first))
       first = v;
     const auto rel = [&](double base) {
@@ -100,28 +92,6 @@ int trend(const std::vector<report::HistoryEntry>& entries, const std::string& m
   return 0;
 }
 
-/// What `compare` says of `run` against `base` (both with records): the worse metrics whose
-/// mean moved by at least `min_change`, as "tpot +12.3%".
-std::vector<std::string> regressions_with_records(const report::HistoryEntry& base,
-                                                  const report::HistoryEntry& run,
-                                                  double min_change) {
-  const auto samples = [](const report::HistoryEntry& e) {
-    return analysis::run_samples(metrics::read_record_file(e.records_path).records);
-  };
-  std::vector<std::string> out;
-  for (const auto& m : analysis::compare_runs(samples(base), samples(run), {})) {
-    const auto& mean = m.statistics.front();
-    const bool large = m.metric == analysis::Metric::ErrorRate
-                           ? mean.difference >= 0.001
-                           : std::abs(mean.relative) >= min_change;
-    if (m.verdict == analysis::Verdict::Worse && large)
-      out.push_back(fmt::format(
-          "{} {:+.1f}%", analysis::to_string(m.metric),
-          m.metric == analysis::Metric::ErrorRate ? mean.difference * 100 : mean.relative * 100));
-  }
-  return out;
-}
-
 int regress(const report::History& history, const std::vector<report::HistoryEntry>& entries,
             const HistoryFlags& f) {
   const auto base = history.get(f.baseline);
@@ -131,14 +101,7 @@ int regress(const report::History& history, const std::vector<report::HistoryEnt
   for (const auto& e : entries) {
     if (e.id == base->id)
       continue;
-    const bool full = records_reachable(*base) && records_reachable(e);
-    // Throughput and goodput are one number per run: the summary rule judges them either way.
-    auto found =
-        full ? regressions_with_records(*base, e, f.min_change) : std::vector<std::string>{};
-    for (auto& r : report::summary_regressions(
-             base->summary, e.summary, f.min_change,
-             full ? report::RegressionScope::ThroughputOnly : report::RegressionScope::Everything))
-      found.push_back(std::move(r));
+    const auto [found, full] = report::run_regressions(*base, e, f.min_change);
     std::string what;
     for (const auto& r : found) what += (what.empty() ? "" : ", ") + r;
     std::printf("run %lld (%s%s): %s [%s]\n", static_cast<long long>(e.id), e.time_utc.c_str(),

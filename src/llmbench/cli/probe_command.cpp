@@ -3,26 +3,21 @@
 // tables with the fit's error at every size, and written as the `comm` section of a calibration
 // file (sim/comm_calibration.hpp) that `simulate`, `serve` and `plan` take with --calibration.
 
+#include "llmbench/app/calibration.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/telemetry_flags.hpp"
-#include "llmbench/core/build_info.hpp"
 #include "llmbench/core/collective.hpp"
 #include "llmbench/core/error.hpp"
-#include "llmbench/core/file.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/sim/comm_calibration.hpp"
 #include "llmbench/sim/comm_model.hpp"
 #include "llmbench/telemetry/nccl.hpp"
 
-#include <fmt/chrono.h>
 #include <fmt/core.h>
 
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -202,43 +197,6 @@ void print_fit(const sim::CommFit& f) {
   }
 }
 
-sim::CommModel to_model(const telemetry::CommProbeResult& r, const telemetry::CommProbeOptions& o,
-                        const sim::CommFitOptions& fit) {
-  sim::CommModel m;
-  auto& s = m.measurement;
-  s.tool = fmt::format("llmbench {} ({})", build_info::version(), build_info::git_sha());
-  s.date = fmt::format(
-      "{:%Y-%m-%d %H:%M:%S}",
-      fmt::localtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-  s.nccl_version = r.setup.nccl_version;
-  s.cuda_runtime_version = r.setup.cuda_runtime_version;
-  s.cuda_driver_version = r.setup.cuda_driver_version;
-  for (const auto& d : r.setup.devices) {
-    s.devices.push_back(fmt::format("{}: {} (compute capability {}.{})", d.index, d.name,
-                                    d.compute_capability / 10, d.compute_capability % 10));
-  }
-  s.nccl_env = r.setup.nccl_env;
-  s.iters = o.iters;
-  s.warmup_iters = o.warmup_iters;
-  s.fit = fit;
-  m.fits = sim::fit_comm(r.timings, fit);
-  return m;
-}
-
-/// Writes the calibration file (a new one, or `path`'s other sections kept).
-void write_calibration(const std::string& path, const sim::CommModel& model) {
-  std::string existing;
-  if (std::filesystem::exists(path))
-    existing = read_file(path, std::uint64_t{64} << 20).value();
-  const std::string text = sim::write_comm_calibration(model, existing, path);
-  std::ofstream out(path, std::ios::out | std::ios::trunc);
-  out << text;
-  if (!out)
-    throw Exception(Error{"cannot write the calibration file", path, -1});
-  log::info("{} the comm section of {} ({} fits){}", existing.empty() ? "wrote" : "replaced", path,
-            model.fits.size(), existing.empty() ? "" : "; its other sections are kept");
-}
-
 int execute_probe_comm(const ProbeCommFlags& f) {
   const telemetry::CommProbeOptions o = resolve_probe_options(f);
   const sim::CommFitOptions fit{.tolerance = f.fit_tolerance, .max_pieces = f.max_segments};
@@ -253,11 +211,11 @@ int execute_probe_comm(const ProbeCommFlags& f) {
                 to_string(group.front().dtype), group.front().gpus, group.size());
     }
   });
-  const sim::CommModel model = to_model(result, o, fit);
+  const sim::CommModel model = app::comm_model(result, o, fit);
   for (const auto& fitted : model.fits) print_fit(fitted);
   for (const auto& note : result.notes) std::printf("# note: %s\n", note.c_str());
   if (!f.calibration_out.empty() && !model.fits.empty())
-    write_calibration(f.calibration_out, model);
+    app::write_comm_section(f.calibration_out, model);
   if (!result.error.empty()) {
     std::fprintf(stderr,
                  "llmbench: error: probe comm stopped early: %s (the %zu sizes measured before "

@@ -15,7 +15,6 @@
 
 #include <fmt/core.h>
 
-#include <array>
 #include <cstdio>
 #include <memory>
 #include <string_view>
@@ -25,35 +24,7 @@ namespace llmbench::cli {
 
 namespace {
 
-/// What `llmbench report` writes.
-enum class ReportFormat : std::uint8_t { Html, Csv, Markdown };
-
-struct ReportFormatName {
-  ReportFormat format = ReportFormat::Html;
-  std::string_view name;
-};
-
-/// The one name table of `--format`: parsing, the "valid: ..." message and the help.
-constexpr std::array<ReportFormatName, 3> kReportFormats{{
-    {.format = ReportFormat::Html, .name = "html"},
-    {.format = ReportFormat::Csv, .name = "csv"},
-    {.format = ReportFormat::Markdown, .name = "markdown"},
-}};
-
-std::string format_names() {
-  std::string out;
-  for (const auto& f : kReportFormats) out += (out.empty() ? "" : ", ") + std::string(f.name);
-  return out;
-}
-
-ReportFormat parse_format(const std::string& text) {
-  for (const auto& f : kReportFormats) {
-    if (f.name == text)
-      return f.format;
-  }
-  throw Exception(
-      Error{fmt::format("unknown format '{}' (valid: {})", text, format_names()), "--format", -1});
-}
+using report::ExportFormat;
 
 struct ReportFlags {
   std::vector<std::string> inputs;
@@ -66,15 +37,15 @@ struct ReportFlags {
 };
 
 int execute_report(const ReportFlags& f) {
-  const ReportFormat format = parse_format(f.format);
-  if (f.per_request && format == ReportFormat::Html)
+  const ExportFormat format = report::parse_export_format(f.format);
+  if (f.per_request && format == ExportFormat::Html)
     throw Exception(Error{"is for --format csv or markdown", "--per-request", -1});
-  if (f.compact && (format != ReportFormat::Markdown || f.per_request))
+  if (f.compact && (format != ExportFormat::Markdown || f.per_request))
     throw Exception(Error{"is for --format markdown (without --per-request)", "--compact", -1});
-  if (format == ReportFormat::Html && !report::chart_library_available())
+  if (format == ExportFormat::Html && !report::chart_library_available())
     throw Exception(Error{std::string(report::kChartLibraryMissing), "report", -1});
   const auto inputs = report::load_inputs(f.inputs);
-  if (format == ReportFormat::Html) {
+  if (format == ExportFormat::Html) {
     const std::string path = f.output.empty() ? "llmbench-report.html" : f.output;
     if (path == "-")
       throw Exception(Error{"an HTML report is written to a file, not stdout", "-o", -1});
@@ -83,10 +54,7 @@ int execute_report(const ReportFlags& f) {
     log::info("report written to {}", path);
     return 0;
   }
-  const auto table = f.per_request ? report::records_table(inputs) : report::summary_table(inputs);
-  const std::string text = f.compact                     ? report::to_compact_markdown(inputs)
-                           : format == ReportFormat::Csv ? report::to_csv(table)
-                                                         : report::to_markdown(table);
+  const std::string text = report::export_text(inputs, format, f.per_request, f.compact);
   if (f.output.empty() || f.output == "-") {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
       throw Exception(Error{"cannot write to stdout", "report", -1});
@@ -127,7 +95,8 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("-o,--output", f->output,
                   "Output file (html: default llmbench-report.html; csv / markdown: default "
                   "stdout, or -)");
-  sub->add_option("--format", f->format, "One of: " + format_names())->capture_default_str();
+  sub->add_option("--format", f->format, "One of: " + report::export_format_names())
+      ->capture_default_str();
   sub->add_flag("--per-request", f->per_request,
                 "csv / markdown: one row per request from the records instead of one per run");
   sub->add_flag("--compact", f->compact,

@@ -1,5 +1,6 @@
 #include "llmbench/cli/run_plan.hpp"
 
+#include "llmbench/app/resources.hpp"
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
@@ -325,7 +326,7 @@ ResolveEnv ResolveEnv::current() {
   }
   env.hardware_threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   env.open_file_limit = server::raise_open_file_limit();
-  env.memory_bytes = physical_memory_bytes();
+  env.memory_bytes = app::physical_memory_bytes();
   env.data_dir = cli::data_dir();
   return env;
 }
@@ -387,7 +388,7 @@ app::RunPlan resolve_run(const RunFlags& given, const ResolveEnv& env) {
   plan.dataset = dataset_options(f, sample_count, plan.load.request.chat);
   plan.dataset.data_dir = env.data_dir;
   if (!whole_trace(f)) {
-    check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
+    app::check_memory_budget(sample_count, plan.dataset, env.memory_bytes);
   }
   resolve_target(f, env, plan);
   cap_in_flight(f, env, plan);

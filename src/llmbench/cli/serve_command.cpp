@@ -1,21 +1,18 @@
 // `llmbench serve`: the built-in OpenAI-compatible server, by default the simulated serving
 // engine in real time (`--timing engine`), or the exact fixed timing model (`--timing fixed`).
 
+#include "llmbench/app/tokenizers.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/server_flags.hpp"
 #include "llmbench/core/error.hpp"
-#include "llmbench/core/log.hpp"
 #include "llmbench/server/server.hpp"
-#include "llmbench/tokenizer/chat_template.hpp"
-#include "llmbench/tokenizer/resolve.hpp"
 
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,24 +95,11 @@ Command add_serve_command(CLI::App& app) {
       flags->options.faults.rules.push_back(*rule);
     }
     server::ServerOptions options = resolve_server_options(*flags, data_dir(), "");
-    std::optional<tokenizer::ResolvedTokenizer> tok;
-    std::optional<tokenizer::ChatTemplate> chat_template;
-    if (!tokenizer_name->empty()) {
-      auto resolved = tokenizer::load_tokenizer(*tokenizer_name);
-      if (!resolved)
-        throw Exception(Error{resolved.error().what(), "--tokenizer", -1});
-      tok.emplace(std::move(*resolved));
-      options.tokenizer = &tok->tokenizer;
-      log::info("prompt tokens are counted with {}", tok->path.string());
-      auto loaded = tokenizer::load_chat_template(tok->path);
-      if (!loaded)
-        throw Exception(Error{loaded.error().what(), "--tokenizer", -1});
-      chat_template = std::move(*loaded);
-      if (chat_template) {
-        options.chat_template = &*chat_template;
-        log::info("chat prompts are rendered with the chat template {}", chat_template->name());
-      }
-    }
+    // As `run`'s built-in server: the same lookup (aliases too) and the same logs.
+    const auto tok = app::load_tokenizer(*tokenizer_name);
+    const auto chat_template = app::load_chat_template(*tokenizer_name);
+    options.tokenizer = tok.get();
+    options.chat_template = chat_template.get();
     server::run_blocking(options, [&](std::uint16_t port) {
       if (!port_file->empty()) {
         server::write_port_file(*port_file, port);

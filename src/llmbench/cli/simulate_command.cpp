@@ -2,10 +2,10 @@
 // serving engine, as one point of an `app::Session`, reported with the same console table and
 // results JSON as `run`.
 
+#include "llmbench/app/resources.hpp"
 #include "llmbench/app/session.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/console.hpp"
-#include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/help_sections.hpp"
 #include "llmbench/cli/simulate_flags.hpp"
@@ -22,7 +22,7 @@ Command add_simulate_command(CLI::App& app) {
   apply_help_sections(*sub, help_all_requested());
   return [f, sub] {
     f->given = given_flags(*sub);
-    const app::SimPlan plan = resolve_simulate(*f, data_dir(), physical_memory_bytes());
+    const app::SimPlan plan = resolve_simulate(*f, data_dir(), app::physical_memory_bytes());
     app::Session session;
     ConsoleObserver console(false);
     return session.simulate(plan, &console).exit_code;

@@ -1,5 +1,6 @@
 #include "llmbench/cli/simulate_flags.hpp"
 
+#include "llmbench/app/resources.hpp"
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
@@ -137,7 +138,7 @@ app::SimPlan resolve_simulate(const SimulateFlags& f, const std::string& data_di
   plan.dataset.data_dir = data_dir;
   plan.dataset.random_text = false;  // random prompts are hashed from their corpus offset, not text
   if (!whole_trace(f) && !tiled)
-    check_memory_budget(f.num_prompts, plan.dataset, memory_bytes);
+    app::check_memory_budget(f.num_prompts, plan.dataset, memory_bytes);
   plan.timeline_interval_s = f.timeline_interval_s;
   plan.window_s = f.window_s;
   plan.output = app::SimOutputPlan{

@@ -5,12 +5,11 @@
 /// folders, or names under $LLMBENCH_DATA/tokenizers. Without a corpus only the added/special
 /// token differences are reported. docs/tokdiff.md describes the output.
 
+#include "llmbench/app/tokenize.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
-#include "llmbench/tokenizer/resolve.hpp"
 #include "llmbench/tokenizer/tokdiff.hpp"
-#include "llmbench/tokenizer/tokenizer.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -37,30 +36,6 @@ struct TokdiffFlags {
   std::size_t max_failures = 20;
   bool add_special_tokens = false;
 };
-
-// Resolves and loads one side; the display name is the argument as given.
-tokenizer::TokdiffSide load_side(const std::string& spec,
-                                 std::vector<std::unique_ptr<tokenizer::Tokenizer>>& keep) {
-  auto path = tokenizer::resolve_tokenizer(spec);
-  if (!path) {
-    throw Exception(path.error());
-  }
-  auto tok = tokenizer::Tokenizer::load(*path);
-  if (!tok) {
-    throw Exception(tok.error());
-  }
-  auto added = tokenizer::read_added_tokens(*path);
-  if (!added) {
-    throw Exception(added.error());
-  }
-  keep.push_back(std::make_unique<tokenizer::Tokenizer>(std::move(*tok)));
-  tokenizer::TokdiffSide side;
-  side.name = spec;
-  side.path = path->string();
-  side.tokenizer = keep.back().get();
-  side.added_tokens = std::move(*added);
-  return side;
-}
 
 }  // namespace
 
@@ -101,43 +76,29 @@ Command add_tokdiff_command(CLI::App& app) {
     if (!split) {
       throw Exception(split.error());
     }
-    std::vector<std::unique_ptr<tokenizer::Tokenizer>> keep;
-    const tokenizer::TokdiffSide a = load_side(f->a, keep);
-    const tokenizer::TokdiffSide b = load_side(f->b, keep);
     tokenizer::CorpusOptions co;
     co.split = *split;
     co.max_text_bytes = f->max_text_bytes;
     co.max_texts_per_file = f->max_texts;
-    std::vector<tokenizer::CorpusText> corpus;
-    for (const auto& c : f->corpus) {
-      auto texts = tokenizer::load_corpus(c, co);
-      if (!texts) {
-        throw Exception(texts.error());
-      }
-      std::move(texts->begin(), texts->end(), std::back_inserter(corpus));
-    }
     tokenizer::TokdiffOptions options;
     options.add_special_tokens = f->add_special_tokens;
     options.top_n = f->top;
     options.max_failures = f->max_failures;
-    auto result = tokenizer::tokdiff(a, b, corpus, options);
-    if (!result) {
-      throw Exception(result.error());
-    }
+    const auto result = app::tokdiff(f->a, f->b, f->corpus, co, options);
     if (f->json_path == "-") {
-      const std::string s = tokenizer::to_json(*result).dump(2) + "\n";
+      const std::string s = tokenizer::to_json(result).dump(2) + "\n";
       std::fwrite(s.data(), 1, s.size(), stdout);
       std::fflush(stdout);
       return 0;
     }
     if (!f->json_path.empty()) {
       std::ofstream out(f->json_path, std::ios::binary);
-      out << tokenizer::to_json(*result).dump(2) << '\n';
+      out << tokenizer::to_json(result).dump(2) << '\n';
       if (!out) {
         throw Exception(Error{"cannot write file", f->json_path, -1});
       }
     }
-    const std::string report = tokenizer::format_report(*result);
+    const std::string report = tokenizer::format_report(result);
     std::fwrite(report.data(), 1, report.size(), stdout);
     std::fflush(stdout);
     return 0;

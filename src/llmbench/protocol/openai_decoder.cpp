@@ -373,32 +373,35 @@ struct Decoder::Impl {
     return buffer.get();
   }
 
+  // Every path returns the one named `out`, so the delta is built where the caller keeps the
+  // result (NRVO) instead of being moved into a `Result` once per stream event.
   Result<Delta> decode(std::string_view data, Mode mode) {
+    Result<Delta> out{boost::system::in_place_value};
+    Delta& delta = *out;
     if (mode == Mode::kEvent && trim(data) == "[DONE]") {
-      Delta delta;
       delta.done = true;
-      return delta;
+      return out;
     }
     const std::string_view source = mode == Mode::kEvent ? kEventSource : kBodySource;
     const char* json = pad(data);
     dom::element root;
+    dom::object obj;
     if (const auto code = parser.parse(json, data.size(), /*realloc_if_needed=*/false).get(root)) {
-      return Error{
+      out = Error{
           mode == Mode::kEvent ? "invalid JSON in stream event" : "invalid JSON in response body",
           std::string(source), locator.locate(json, data.size(), code)};
+    } else if (root.get_object().get(obj)) {
+      out = Error{"expected a JSON object", std::string(source), 0};
+    } else {
+      Ctx ctx{.mode = mode, .delta = delta, .error = {}};
+      decode_object(obj, data, ctx);
+      if (!ctx.error.empty() && !delta.is_error) {
+        // An error object explains itself even if other fields are odd; otherwise the shape
+        // wins.
+        out = Error{std::move(ctx.error), std::string(source), -1};
+      }
     }
-    dom::object obj;
-    if (root.get_object().get(obj)) {
-      return Error{"expected a JSON object", std::string(source), 0};
-    }
-    Delta delta;
-    Ctx ctx{.mode = mode, .delta = delta, .error = {}};
-    decode_object(obj, data, ctx);
-    if (!ctx.error.empty() && !delta.is_error) {
-      // An error object explains itself even if other fields are odd; otherwise the shape wins.
-      return Error{std::move(ctx.error), std::string(source), -1};
-    }
-    return delta;
+    return out;
   }
 };
 

@@ -65,6 +65,26 @@ enum class RegressionScope : std::uint8_t {
 std::vector<std::string> summary_regressions(const nlohmann::json& base, const nlohmann::json& run,
                                              double min_change, RegressionScope scope);
 
+/// A number of `entry`'s summary (`summary[key]`); NaN when absent or not a number.
+double summary_number(const HistoryEntry& entry, const std::string& key);
+
+/// True when `entry` names a records file and it exists.
+bool records_reachable(const HistoryEntry& entry);
+
+/// What regressed in one run against the baseline (`run_regressions`).
+struct RunRegressions {
+  std::vector<std::string> found{};  ///< "tpot +12.3%", ... (empty: no regression)
+  bool with_records = false;         ///< judged by `compare`'s statistics over both records
+};
+
+/// The regressions of `run` against `base`: where both records files are reachable, the worse
+/// metrics of `analysis::compare_runs` whose mean moved by at least `min_change` (the error rate
+/// by at least 0.1 point), then throughput and goodput by `summary_regressions`; else every
+/// metric by `summary_regressions` (a weaker rule: one number per run). Throws what reading a
+/// records file throws.
+RunRegressions run_regressions(const HistoryEntry& base, const HistoryEntry& run,
+                               double min_change);
+
 /// Which entries `History::list` returns; empty fields do not filter.
 struct HistoryFilter {
   std::string label{};

@@ -441,4 +441,43 @@ std::string to_compact_markdown(const ReportInputs& inputs) {
   return detail::reading_files([&] { return to_compact_markdown_of(inputs); });
 }
 
+namespace {
+
+struct ExportFormatName {
+  ExportFormat format = ExportFormat::Html;
+  std::string_view name;
+};
+
+/// The one name table of `--format`: parsing, the "valid: ..." message and the help.
+constexpr std::array<ExportFormatName, 3> kExportFormats{{
+    {.format = ExportFormat::Html, .name = "html"},
+    {.format = ExportFormat::Csv, .name = "csv"},
+    {.format = ExportFormat::Markdown, .name = "markdown"},
+}};
+
+}  // namespace
+
+std::string export_format_names() {
+  std::string out;
+  for (const auto& f : kExportFormats) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+ExportFormat parse_export_format(const std::string& text) {
+  for (const auto& f : kExportFormats) {
+    if (f.name == text)
+      return f.format;
+  }
+  throw Exception(Error{fmt::format("unknown format '{}' (valid: {})", text, export_format_names()),
+                        "--format", -1});
+}
+
+std::string export_text(const ReportInputs& inputs, ExportFormat format, bool per_request,
+                        bool compact) {
+  if (compact)
+    return to_compact_markdown(inputs);
+  const Table table = per_request ? records_table(inputs) : summary_table(inputs);
+  return format == ExportFormat::Csv ? to_csv(table) : to_markdown(table);
+}
+
 }  // namespace llmbench::report

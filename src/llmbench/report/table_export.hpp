@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,5 +100,20 @@ std::string to_csv(const Table& table);
 /// A GitHub-flavoured Markdown table of `table`: integers as written, other numbers with two
 /// decimals, null as "n/a", '|' in text escaped as "\|" and line breaks as spaces.
 std::string to_markdown(const Table& table);
+
+/// What `llmbench report` writes (`--format`).
+enum class ExportFormat : std::uint8_t { Html, Csv, Markdown };
+
+/// The formats' names in order, comma-separated ("html, csv, markdown"): the help and the
+/// error of `parse_export_format`.
+std::string export_format_names();
+
+/// The format named `text`; throws `Exception` naming `--format` with the valid names.
+ExportFormat parse_export_format(const std::string& text);
+
+/// The CSV or Markdown text of `inputs`: the summary rows, or the records' rows
+/// (`per_request`), or the compact Markdown summary (`compact`, Markdown only).
+std::string export_text(const ReportInputs& inputs, ExportFormat format, bool per_request,
+                        bool compact);
 
 }  // namespace llmbench::report

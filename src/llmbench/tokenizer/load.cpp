@@ -44,6 +44,13 @@ Result<void> Loader::load_model(dom::element m) {
   impl_.bpe.ignore_merges = bool_field(m, "ignore_merges", false);
   impl_.bpe.fuse_unk = bool_field(m, "fuse_unk", false);
   impl_.bpe.byte_fallback = bool_field(m, "byte_fallback", false);
+  if (auto vocab = load_vocab(m); !vocab) {
+    return vocab.error();
+  }
+  return load_merges(m);
+}
+
+Result<void> Loader::load_vocab(dom::element m) {
   dom::object vocab;
   if (m["vocab"].get_object().get(vocab) != simdjson::SUCCESS) {
     return error("model.vocab", "missing or not an object");
@@ -99,6 +106,10 @@ Result<void> Loader::load_model(dom::element m) {
     }
     impl_.bpe.unk_id = *id;
   }
+  return {};
+}
+
+Result<void> Loader::load_merges(dom::element m) {
   dom::array merges;
   if (m["merges"].get_array().get(merges) != simdjson::SUCCESS) {
     return error("model.merges", "missing or not an array");

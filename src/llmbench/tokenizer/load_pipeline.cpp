@@ -77,6 +77,85 @@ Result<void> Loader::load_normalizer(dom::element n, const std::string& path) {
   return {};
 }
 
+Result<void> Loader::load_split(dom::element p, const std::string& path, PreStep& step) {
+  dom::element pattern;
+  if (p["pattern"].get(pattern) != simdjson::SUCCESS || !pattern.is_object()) {
+    return error(path + ".pattern", "missing or not an object");
+  }
+  std::string_view text;
+  if (pattern["Regex"].get_string().get(text) == simdjson::SUCCESS) {
+    auto re = Regex::compile(text, source_ + ": " + path + ".pattern.Regex");
+    if (!re) {
+      return re.error();
+    }
+    step.kind = PreStep::Kind::kSplitRegex;
+    step.regex = std::move(*re);
+    use_fast_path(text, step);
+  } else if (pattern["String"].get_string().get(text) == simdjson::SUCCESS) {
+    step.kind = PreStep::Kind::kSplitLiteral;
+    step.literal = std::string(text);
+  } else {
+    return error(path + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
+  }
+  auto behavior = string_field(p, "behavior", path);
+  if (!behavior) {
+    return behavior.error();
+  }
+  auto parsed = parse_behavior(*behavior, path + ".behavior");
+  if (!parsed) {
+    return parsed.error();
+  }
+  step.behavior = *parsed;
+  step.invert = bool_field(p, "invert", false);
+  return {};
+}
+
+Result<void> Loader::load_metaspace(dom::element p, const std::string& path) {
+  PreStep step;
+  step.kind = PreStep::Kind::kMetaspace;
+  std::string_view rep = "\xE2\x96\x81";  // U+2581
+  if (!is_null_or_absent(p, "replacement")) {
+    auto r = string_field(p, "replacement", path);
+    if (!r) {
+      return r.error();
+    }
+    rep = *r;
+  }
+  std::size_t len = 0;
+  if (!rep.empty() && utf8_valid(rep)) {
+    decode_utf8(rep, 0, len);
+  }
+  if (rep.empty() || len != rep.size()) {
+    return error(path + ".replacement", "expected one character");
+  }
+  step.literal = std::string(rep);
+  std::string_view scheme;
+  if (p["prepend_scheme"].get_string().get(scheme) == simdjson::SUCCESS) {
+    if (scheme == "always") {
+      step.prepend = PreStep::Prepend::kAlways;
+    } else if (scheme == "first") {
+      step.prepend = PreStep::Prepend::kFirst;
+    } else if (scheme == "never") {
+      step.prepend = PreStep::Prepend::kNever;
+    } else {
+      return error(path + ".prepend_scheme", fmt::format("unknown scheme '{}'", scheme));
+    }
+  } else {  // older files: add_prefix_space
+    step.prepend = bool_field(p, "add_prefix_space", true) ? PreStep::Prepend::kAlways
+                                                           : PreStep::Prepend::kNever;
+  }
+  const bool split = bool_field(p, "split", true);
+  impl_.pre_steps.push_back(std::move(step));
+  if (split) {
+    PreStep cut;
+    cut.kind = PreStep::Kind::kSplitLiteral;
+    cut.literal = std::string(rep);
+    cut.behavior = SplitBehavior::kMergedWithNext;
+    impl_.pre_steps.push_back(std::move(cut));
+  }
+  return {};
+}
+
 Result<void> Loader::load_pre_tokenizer(dom::element p, const std::string& path) {
   if (p.is_null()) {
     return {};
@@ -101,35 +180,9 @@ Result<void> Loader::load_pre_tokenizer(dom::element p, const std::string& path)
   }
   PreStep step;
   if (*type == "Split") {
-    dom::element pattern;
-    if (p["pattern"].get(pattern) != simdjson::SUCCESS || !pattern.is_object()) {
-      return error(path + ".pattern", "missing or not an object");
+    if (auto r = load_split(p, path, step); !r) {
+      return r;
     }
-    std::string_view text;
-    if (pattern["Regex"].get_string().get(text) == simdjson::SUCCESS) {
-      auto re = Regex::compile(text, source_ + ": " + path + ".pattern.Regex");
-      if (!re) {
-        return re.error();
-      }
-      step.kind = PreStep::Kind::kSplitRegex;
-      step.regex = std::move(*re);
-      use_fast_path(text, step);
-    } else if (pattern["String"].get_string().get(text) == simdjson::SUCCESS) {
-      step.kind = PreStep::Kind::kSplitLiteral;
-      step.literal = std::string(text);
-    } else {
-      return error(path + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
-    }
-    auto behavior = string_field(p, "behavior", path);
-    if (!behavior) {
-      return behavior.error();
-    }
-    auto parsed = parse_behavior(*behavior, path + ".behavior");
-    if (!parsed) {
-      return parsed.error();
-    }
-    step.behavior = *parsed;
-    step.invert = bool_field(p, "invert", false);
   } else if (*type == "Digits") {
     step.kind = PreStep::Kind::kDigits;
     step.behavior = bool_field(p, "individual_digits", false) ? SplitBehavior::kIsolated
@@ -173,48 +226,7 @@ Result<void> Loader::load_pre_tokenizer(dom::element p, const std::string& path)
     }
     step.behavior = *parsed;
   } else if (*type == "Metaspace") {
-    step.kind = PreStep::Kind::kMetaspace;
-    std::string_view rep = "\xE2\x96\x81";  // U+2581
-    if (!is_null_or_absent(p, "replacement")) {
-      auto r = string_field(p, "replacement", path);
-      if (!r) {
-        return r.error();
-      }
-      rep = *r;
-    }
-    std::size_t len = 0;
-    if (!rep.empty() && utf8_valid(rep)) {
-      decode_utf8(rep, 0, len);
-    }
-    if (rep.empty() || len != rep.size()) {
-      return error(path + ".replacement", "expected one character");
-    }
-    step.literal = std::string(rep);
-    std::string_view scheme;
-    if (p["prepend_scheme"].get_string().get(scheme) == simdjson::SUCCESS) {
-      if (scheme == "always") {
-        step.prepend = PreStep::Prepend::kAlways;
-      } else if (scheme == "first") {
-        step.prepend = PreStep::Prepend::kFirst;
-      } else if (scheme == "never") {
-        step.prepend = PreStep::Prepend::kNever;
-      } else {
-        return error(path + ".prepend_scheme", fmt::format("unknown scheme '{}'", scheme));
-      }
-    } else {  // older files: add_prefix_space
-      step.prepend = bool_field(p, "add_prefix_space", true) ? PreStep::Prepend::kAlways
-                                                             : PreStep::Prepend::kNever;
-    }
-    const bool split = bool_field(p, "split", true);
-    impl_.pre_steps.push_back(std::move(step));
-    if (split) {
-      PreStep cut;
-      cut.kind = PreStep::Kind::kSplitLiteral;
-      cut.literal = std::string(rep);
-      cut.behavior = SplitBehavior::kMergedWithNext;
-      impl_.pre_steps.push_back(std::move(cut));
-    }
-    return {};
+    return load_metaspace(p, path);
   } else {
     return error(path + ".type", fmt::format("unsupported pre_tokenizer '{}'", *type));
   }

@@ -58,7 +58,16 @@ class Loader {
   Result<void> load_decoder(dom::element d, const std::string& path);
   Result<SplitBehavior> parse_behavior(std::string_view behavior, const std::string& path) const;
   Result<void> load_pre_tokenizer(dom::element p, const std::string& path);
+  /// A `Split` pre-tokenizer at `path` into `step` (a regex or a literal, behavior, invert).
+  Result<void> load_split(dom::element p, const std::string& path, PreStep& step);
+  /// A `Metaspace` pre-tokenizer at `path`: its step, and the split on its character.
+  Result<void> load_metaspace(dom::element p, const std::string& path);
   Result<void> load_model(dom::element m);
+  /// `model.vocab`: token ↔ id, the byte-level bytes of every token, the byte and fallback ids,
+  /// and `model.unk_token`.
+  Result<void> load_vocab(dom::element m);
+  /// `model.merges` ("left right" strings or [left, right] pairs), in rank order.
+  Result<void> load_merges(dom::element m);
   Result<void> load_added_tokens(dom::element root);
   Result<void> load_post_processor(dom::element p, const std::string& path);
   Result<void> apply_config(const nlohmann::json& config);

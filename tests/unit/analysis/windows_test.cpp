@@ -117,6 +117,25 @@ TEST(TimeWindows, AssignsEverySampleToTheWindowOfItsTime) {
   EXPECT_EQ(w2.max_in_flight, 1U);
 }
 
+TEST(TimeWindows, ChunksOutOfTimeOrderStillCountInTheWindowOfTheirTime) {
+  // The windows take each record's chunks window by window when they come in time order; a
+  // record whose chunk times go back (a hand-edited or foreign records file) has every sample
+  // taken at once instead, so none is lost: 700 ms at 1.2 s, then -400 ms at 0.8 s.
+  std::vector<RequestRecord> records;
+  records.push_back(make_record(0, 0, {{500, 1}, {1200, 1}, {800, 1}}, 1500));
+  const auto windows = time_windows(records, WindowOptions{.width_ns = 1000 * kMs});
+  ASSERT_EQ(windows.size(), 2U);
+  EXPECT_EQ(windows[0].itl_ms.count, 1U);
+  EXPECT_DOUBLE_EQ(windows[0].itl_ms.min, -400.0);
+  EXPECT_EQ(windows[1].itl_ms.count, 1U);
+  EXPECT_DOUBLE_EQ(windows[1].itl_ms.min, 700.0);
+  EXPECT_EQ(windows[0].output_tokens + windows[1].output_tokens, 3);
+  // Every sample is of one kind here (no other request's first chunk): the decode statistics
+  // are the whole window's, the prefill ones empty.
+  EXPECT_EQ(windows[1].itl_decode_ms.count, 1U);
+  EXPECT_EQ(windows[1].itl_prefill_ms.count, 0U);
+}
+
 TEST(TimeWindows, AddUpToTheRunSummary) {
   const auto records = three_requests();
   const auto summary = metrics::summarize(records, metrics::SummaryOptions{});

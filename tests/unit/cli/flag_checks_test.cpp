@@ -3,6 +3,7 @@
 
 #include "llmbench/cli/flag_checks.hpp"
 
+#include "llmbench/app/resources.hpp"
 #include "llmbench/cli/cli.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/cli/run_flags.hpp"
@@ -74,12 +75,13 @@ TEST(FlagChecks, MemoryBudget) {
   d.random_input_len = 1024;
   d.random_output_len = 128;
   // 8 B per prompt token, 48 per output token, 2 KiB per request.
-  EXPECT_EQ(bytes_per_request_estimate(d), 8 * 1024 + 48 * 128 + 2048);
+  EXPECT_EQ(app::bytes_per_request_estimate(d), 8 * 1024 + 48 * 128 + 2048);
   const std::int64_t gib16 = std::int64_t{16} << 30;
-  EXPECT_EQ(error_source([&] { check_memory_budget(100'000'000, d, gib16); }), "--num-prompts");
-  EXPECT_EQ(error_source([&] { check_memory_budget(100'000, d, gib16); }), "");
-  EXPECT_EQ(error_source([&] { check_memory_budget(100'000'000, d, 0); }), "");  // unknown
-  EXPECT_GT(physical_memory_bytes(), 0);
+  EXPECT_EQ(error_source([&] { app::check_memory_budget(100'000'000, d, gib16); }),
+            "--num-prompts");
+  EXPECT_EQ(error_source([&] { app::check_memory_budget(100'000, d, gib16); }), "");
+  EXPECT_EQ(error_source([&] { app::check_memory_budget(100'000'000, d, 0); }), "");  // unknown
+  EXPECT_GT(app::physical_memory_bytes(), 0);
 }
 
 TEST(FlagParsing, RateOverflowIsNotInfinity) {
