@@ -93,6 +93,8 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
+  app.add_flag("--verbose", f.verbose,
+               "Details in the console: each queue-model fit's parameters and error");
   add_serve_cmd_flags(app, f.serve);
   const auto options = app.get_options();
   for (auto i = first; i < options.size(); ++i) options[i]->group("Sweep");

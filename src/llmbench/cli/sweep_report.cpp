@@ -204,7 +204,7 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 }
 
 json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
-                 std::vector<std::string>& lines) {
+                 std::vector<std::string>& lines, bool verbose) {
   std::size_t load = axes.size();
   for (std::size_t i = 0; i < axes.size() && load == axes.size(); ++i) {
     if (axis_info(axes[i].axis).load)
@@ -300,7 +300,7 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     line += statement.text;
     line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
                      : "; no latency knee";
-    line += "; " + analysis::fits_line(mm1, notes);
+    line += "; " + analysis::fits_line(mm1, notes, verbose);
     lines.push_back(std::move(line));
   }
   return out;

@@ -92,9 +92,10 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 /// first load axis (max-concurrency or request-rate), Kneedle on output_throughput against the
 /// load (concave) and on p99_ttft_ms against output_throughput (convex), over the points that
 /// ran; with the saturation throughput (the highest output_throughput of the group). A JSON
-/// array (null when no axis is a load axis); `lines` gets one console line per group.
+/// array (null when no axis is a load axis); `lines` gets one console line per group (the fits'
+/// parameters and errors in it with `verbose`, `analysis::fits_line`).
 nlohmann::json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
-                           std::vector<std::string>& lines);
+                           std::vector<std::string>& lines, bool verbose = false);
 
 /// The Pareto frontier over every point that ran (docs/sweep.md "Pareto frontier"):
 /// interactivity = 1000 / mean_tpot_ms (output tokens/s per user) against output_throughput /
