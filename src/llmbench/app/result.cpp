@@ -75,7 +75,6 @@ json run_document(const RunResult& r) {
   info.extra = {{"interrupted", r.interrupted},
                 {"connections_opened", facts.connections_opened},
                 {"records_file", r.records_path.filename().string()},
-                {"prompt_token_mismatches", summary.prompt_token_mismatches},
                 {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
   info.extra.update(analysis_json(r.analysis));
   if (plan.output.save_detailed)
