@@ -57,6 +57,16 @@ struct ClusterFacts {
   std::size_t records_written = 0;  ///< records completely in the records file
 };
 
+/// How many GPUs serve a point, and how that is known.
+struct GpuCount {
+  /// NaN when not known (a server elsewhere, no `--num-gpus`): its "per GPU" figures are then
+  /// per server, and say so.
+  double count = std::numeric_limits<double>::quiet_NaN();
+  /// "--num-gpus", "tp x dp" (a simulated or built-in engine), "NVML devices sampled" (a server
+  /// on this host with `--gpu-telemetry`), "" when not known.
+  std::string_view source;
+};
+
 /// One finished point. Exactly one of `run_plan` and `sim_plan` is set: the plan that ran,
 /// shared and immutable.
 // clang-tidy's exception-escape finding here is nlohmann::json's noexcept destructor, whose loop
@@ -97,9 +107,11 @@ struct RunResult {
   /// The report choices of the plan that ran.
   [[nodiscard]] const ReportSetup& report() const;
   /// GPUs behind the point: tp × dp of a simulated engine, every replica's GPUs of a simulated
-  /// cluster; 1 for a `run` point (the client cannot see the server's GPUs), so its "per GPU"
-  /// is per server.
-  [[nodiscard]] double gpus() const;
+  /// cluster; for a `run` point `--num-gpus`, else the built-in engine's tp × dp, else the NVML
+  /// devices sampled when the server is on this host (a loopback URL), else not known.
+  [[nodiscard]] GpuCount gpu_count() const;
+  /// `gpu_count().count`: NaN when not known.
+  [[nodiscard]] double gpus() const { return gpu_count().count; }
   /// The number the results document holds under `key` (a summary number or statistic of the
   /// metric catalog, `metrics::summary_value`, or one of the point's own counts:
   /// prompt_token_mismatches, output_tokens_counted_locally, connections_opened, sim_steps,

@@ -48,24 +48,6 @@ workload::DatasetOptions with_tokenizer(workload::DatasetOptions options,
   return options;
 }
 
-void log_run_start(const RunPlan& plan, const loadgen::LoadOptions& lo) {
-  const double rate = plan.report.rate;
-  const std::string_view ramp = workload::kRampUpNames.name(lo.ramp_up);
-  log::info(
-      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint,
-      lo.request.model,
-      lo.duration_s > 0 ? fmt::format("duration {}s", lo.duration_s)
-                        : std::to_string(plan.num_prompts),
-      lo.num_warmups > 0 ? fmt::format(" + {} warm-up", lo.num_warmups) : "",
-      lo.ramp_up != workload::RampUp::None
-          ? fmt::format("request rate ramp {} {:g} to {:g}/s", ramp, lo.ramp_up_start_rps,
-                        lo.ramp_up_end_rps)
-      : std::isinf(rate)
-          ? std::string("request rate inf")
-          : fmt::format("request rate {:g}/s, burstiness {:g}", rate, plan.report.burstiness),
-      plan.max_concurrency > 0 ? fmt::format(", max concurrency {}", plan.max_concurrency) : "");
-}
-
 /// The load facts of a finished load, with the achieved send rate against the planned one
 /// (open loop) and a warning when the client fell behind.
 LoadFacts load_facts(const RunPlan& plan, const loadgen::LoadResult& result) {
@@ -236,6 +218,25 @@ const Session::Workload& Session::workload_for(
   return w;
 }
 
+std::string run_banner(const RunPlan& plan, const loadgen::LoadOptions& lo,
+                       const Schedule& schedule) {
+  const double rate = plan.report.rate;
+  const std::string_view ramp = workload::kRampUpNames.name(lo.ramp_up);
+  return fmt::format(
+      "benchmarking {} {} with {} ({}{}), {}{}", lo.url.origin(), lo.endpoint, lo.request.model,
+      lo.duration_s > 0 ? fmt::format("duration {}s", lo.duration_s)
+                        : fmt::format("{} prompts", schedule.num_prompts),
+      schedule.num_warmups > 0 ? fmt::format(" + {} warm-up", schedule.num_warmups) : "",
+      schedule.trace_times ? std::string("at the trace's own send times")
+      : lo.ramp_up != workload::RampUp::None
+          ? fmt::format("request rate ramp {} {:g} to {:g}/s", ramp, lo.ramp_up_start_rps,
+                        lo.ramp_up_end_rps)
+      : std::isinf(rate)
+          ? std::string("request rate inf")
+          : fmt::format("request rate {:g}/s, burstiness {:g}", rate, plan.report.burstiness),
+      plan.max_concurrency > 0 ? fmt::format(", max concurrency {}", plan.max_concurrency) : "");
+}
+
 Schedule Session::schedule_run(const RunPlan& plan, const Workload& w) const {
   const auto& lo = plan.load;
   Schedule s{.samples = w.samples,
@@ -260,6 +261,7 @@ Schedule Session::schedule_run(const RunPlan& plan, const Workload& w) const {
                                   s.num_prompts)
            .empty();
   s.open_loop = workload::is_open_loop(own_schedule, lo.request_rate, lo.ramp_up);
+  s.trace_times = own_schedule;
   return s;
 }
 
@@ -304,7 +306,7 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
   if (records)
     r.records_path = records->path;
   RunTelemetry telemetry(plan.telemetry, r.load);
-  log_run_start(plan, r.load);
+  log::info("{}", run_banner(plan, r.load, schedule));
   loadgen::LoadOptions load = r.load;
   load.tokenizer = w.tokenizer.get();
   loadgen::LoadResult result = run_load(load, schedule, records.get(), telemetry, observer);

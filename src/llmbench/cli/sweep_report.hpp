@@ -63,8 +63,8 @@ struct PointRow {
   bool batching_failed = false;              ///< the batching-failure rule fired
   /// The point's one verdict (`analysis::judge_point`): the table, JSON and CSV print its label.
   analysis::PointVerdict verdict{};
-  /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
-  /// cannot see the server's GPUs), so its "per GPU" is per server.
+  /// GPUs behind the point (`app::RunResult::gpu_count`); NaN when not known, and the
+  /// sweep's "per GPU" figures are then per server.
   double gpus = 1;
 };
 
