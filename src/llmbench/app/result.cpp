@@ -3,6 +3,7 @@
 #include "llmbench/app/config_json.hpp"
 #include "llmbench/app/detail/sim_cluster.hpp"
 #include "llmbench/app/tokenizers.hpp"
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
@@ -174,6 +175,8 @@ json simulate_document(const RunResult& r) {
                 {"sim_prefix_cache_hits", st.prefix_hits},
                 {"sim_wall_s", r.simulation->wall_s},
                 {"sim_timeline", timeline_json(r.simulation->timeline)},
+                {"engine_facts", engine_facts_json(r.simulation->engine)},
+                {"bottleneck", bottleneck_json(r.simulation->engine)},
                 {"label", plan.output.label.empty() ? json(nullptr) : json(plan.output.label)}};
   info.extra.update(analysis_json(r.analysis));
   return with_counts(report::results_json(r.summary(), info), r.summary());

@@ -5,6 +5,7 @@
 /// windows and verdicts, the typed telemetry, the effective spec, the files written and the exit
 /// code. `sweep` and `doctor` read it as it is; its one `to_json` is the results document.
 
+#include "llmbench/analysis/what_if.hpp"
 #include "llmbench/app/analyse.hpp"
 #include "llmbench/app/plan.hpp"
 #include "llmbench/app/telemetry.hpp"
@@ -45,7 +46,8 @@ struct SimulationFacts {
   sim::SimStats stats;
   std::vector<sim::TimelineBucket> timeline;  ///< `sim::summarize_timeline` of the steps
   TimeNs timeline_interval_ns = 0;
-  double wall_s = 0;  ///< wall time of the simulation
+  double wall_s = 0;             ///< wall time of the simulation
+  analysis::EngineFacts engine;  ///< `app::engine_facts`: what limited the engine (what_if.hpp)
 };
 
 /// What a simulated cluster did (`simulate --cluster`), beside its summary. A cluster point keeps

@@ -7,6 +7,7 @@
 #include "llmbench/app/stop_signals.hpp"
 #include "llmbench/app/telemetry.hpp"
 #include "llmbench/app/tokenizers.hpp"
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/http/client.hpp"
@@ -393,10 +394,12 @@ RunResult Session::simulate(const SimPlan& plan, LoadObserver* observer) {
       plan.timeline_interval_s > 0
           ? std::max<TimeNs>(1, static_cast<TimeNs>(plan.timeline_interval_s * 1e9))
           : std::max<TimeNs>(1, (result.stats.end_ns + 9) / 10);
-  r.simulation = SimulationFacts{.stats = result.stats,
-                                 .timeline = sim::summarize_timeline(result.steps, interval),
-                                 .timeline_interval_ns = interval,
-                                 .wall_s = wall_s};
+  r.simulation =
+      SimulationFacts{.stats = result.stats,
+                      .timeline = sim::summarize_timeline(result.steps, interval),
+                      .timeline_interval_ns = interval,
+                      .wall_s = wall_s,
+                      .engine = engine_facts(options, result.stats, result.steps, r.summary())};
   r.exit_code = r.summary().failed > 0 ? 1 : 0;
   r.start_time = std::chrono::system_clock::now();
   if (observer != nullptr)

@@ -97,6 +97,8 @@ void add_engine_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
                                                         static_cast<double>(st.prefix_queries)
                                                   : 0.0));
   copt.load_lines.emplace_back("Max running requests:", std::to_string(st.max_running));
+  copt.load_lines.emplace_back("Bottleneck:",
+                               analysis::name_bottleneck(r.simulation->engine).reason);
   const double simulated_s = ns_to_s(st.end_ns);
   const double wall_s = r.simulation->wall_s;
   copt.load_lines.emplace_back("Simulated s per wall s:",
