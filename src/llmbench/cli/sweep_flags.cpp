@@ -17,7 +17,7 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are, and `--report`, the
 /// sweep's HTML report), accepted in both modes.
-constexpr std::array<std::string_view, 15> kSweepOwn{"--sweep",
+constexpr std::array<std::string_view, 16> kSweepOwn{"--sweep",
                                                      "--simulate",
                                                      "--slo",
                                                      "--slo-resolution",
@@ -31,7 +31,8 @@ constexpr std::array<std::string_view, 15> kSweepOwn{"--sweep",
                                                      "--valid-max-error-rate",
                                                      "--profile",
                                                      "--profile-rates",
-                                                     "--profile-max-concurrency"};
+                                                     "--profile-max-concurrency",
+                                                     "--verbose"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
