@@ -75,6 +75,22 @@ class CompareTest : public ScratchDirTest {
     EXPECT_EQ(sim.code, 0) << sim.output;
     return (dir_ / "sim" / (name + ".json")).string();
   }
+
+  /// `simulate` of the KV-bound what-if: DeepSeek-R1 on 8 x H200 with 9,406 KV blocks of 64
+  /// tokens (602k KV tokens), 2,000-token prompts and 500-token outputs at 20 req/s (far above
+  /// what that KV cache serves), with `max_num_seqs`; the results path.
+  std::string kv_bound_simulation(int max_num_seqs) {
+    const std::string name = fmt::format("seqs{}", max_num_seqs);
+    const Finished sim =
+        llmbench({"simulate", "--num-prompts", "1500", "--request-rate", "20", "--random-input-len",
+                  "2000", "--random-output-len", "500", "--num-gpu-blocks-override", "9406",
+                  "--no-enable-prefix-caching", "--max-num-seqs", std::to_string(max_num_seqs),
+                  "--save-result", "--result-dir", (dir_ / "whatif").string(), "--result-filename",
+                  name + ".json"},
+                 "sim-" + name);
+    EXPECT_EQ(sim.code, 0) << sim.output;
+    return (dir_ / "whatif" / (name + ".json")).string();
+  }
 };
 
 /// The metric `name` of the first comparison of a `compare --format json` document.
@@ -264,6 +280,60 @@ TEST_F(CompareTest, VllmResultFileIsReadAndCompared) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.output.find(other + ": neither an llmbench result"), std::string::npos)
       << bad.output;
+}
+
+// Why, for a what-if (docs/compare.md "What-if: the bottleneck"): doubling max_num_seqs on a
+// KV-bound engine adds preemptions and TPOT tail and no capacity, and compare says the KV cache
+// held both runs.
+TEST_F(CompareTest, WhatIfDoublingMaxNumSeqsOnAKvBoundEngineNamesTheKvCache) {
+  const std::string a = kv_bound_simulation(256);
+  const std::string b = kv_bound_simulation(512);
+  const json results = json::parse(read_file(b));
+  EXPECT_EQ(results.at("bottleneck").at("which"), "KV cache");
+  EXPECT_EQ(results.at("engine_facts").at("kv_capacity_tokens"), 601984);
+  const Finished cmp = llmbench({"compare", a, b, "--format", "json"}, "whatif-json");
+  ASSERT_EQ(cmp.code, 0) << cmp.output;
+  const json w = document_of(cmp.output).at("comparisons").at(0).at("what_if");
+  std::printf("%s\n", w.at("statement").get<std::string>().c_str());
+  EXPECT_FALSE(w.at("moved").get<bool>());
+  EXPECT_EQ(w.at("a").at("setting"), "max_num_seqs 256");
+  EXPECT_EQ(w.at("b").at("setting"), "max_num_seqs 512");
+  EXPECT_EQ(w.at("a").at("bottleneck"), "KV cache");
+  EXPECT_EQ(w.at("b").at("bottleneck"), "KV cache");
+  const std::string statement = w.at("statement");
+  EXPECT_NE(statement.find("the bottleneck did not move (KV cache in both)"), std::string::npos);
+  EXPECT_NE(statement.find("KV cache bound: 602k KV tokens hold ~"), std::string::npos);
+  EXPECT_NE(statement.find("requests of 2.5k tokens; max_num_seqs 512 is not reached"),
+            std::string::npos);
+  // The text and Markdown forms print the same statement under the table.
+  const Finished text = llmbench({"compare", a, b}, "whatif-text");
+  EXPECT_NE(text.output.find("Bottleneck: " + statement), std::string::npos) << text.output;
+  const Finished md = llmbench({"compare", a, b, "--format", "markdown"}, "whatif-md");
+  EXPECT_NE(md.output.find("**Bottleneck**: " + statement), std::string::npos) << md.output;
+}
+
+// The same engine with max_num_seqs 32: the cap holds the batch; at 512 the KV cache does.
+TEST_F(CompareTest, WhatIfSaysWhenTheBottleneckMoves) {
+  const std::string a = kv_bound_simulation(32);
+  const std::string b = kv_bound_simulation(512);
+  const Finished cmp = llmbench({"compare", a, b, "--format", "json"}, "moved");
+  ASSERT_EQ(cmp.code, 0) << cmp.output;
+  const json w = document_of(cmp.output).at("comparisons").at(0).at("what_if");
+  std::printf("%s\n", w.at("statement").get<std::string>().c_str());
+  EXPECT_TRUE(w.at("moved").get<bool>());
+  EXPECT_EQ(w.at("a").at("bottleneck"), "max_num_seqs");
+  EXPECT_EQ(w.at("b").at("bottleneck"), "KV cache");
+  EXPECT_NE(
+      w.at("statement").get<std::string>().find("the bottleneck moved: max_num_seqs → KV cache"),
+      std::string::npos);
+  // Results without engine facts (a `run`) give no what-if, and say nothing of one.
+  const std::string r = simulate(3, 50, "plain");
+  json plain = json::parse(read_file(r));
+  plain.erase("engine_facts");
+  std::ofstream((dir_ / "sim" / "plain.json").string()) << plain.dump();
+  const Finished none = llmbench({"compare", r, b, "--format", "json"}, "none");
+  ASSERT_EQ(none.code, 0) << none.output;
+  EXPECT_TRUE(document_of(none.output).at("comparisons").at(0).at("what_if").is_null());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -256,6 +257,32 @@ TEST_F(TraceReplayTest, MooncakeHitRateAgainstServeIsWhatTheHashIdsImply) {
             static_cast<double>(total_input(rows)))
       << metrics;
   EXPECT_EQ(counter(metrics, "vllm:prefix_cache_hits_total"), static_cast<double>(want));
+}
+
+// The banner is built from the plan that runs: a trace window of 7 rows replays 7 requests, and
+// the banner says so (it said "(200 prompts)", the --num-prompts default the trace overrides).
+TEST_F(TraceReplayTest, BannerCountsTheRowsReplayed) {
+  const fs::path trace = dir_ / "seven.jsonl";
+  {
+    std::ofstream out(trace);
+    for (int i = 0; i < 7; ++i) {
+      out << fmt::format(R"({{"timestamp": {}, "input_length": 32, "output_length": 4, )"
+                         R"("hash_ids": [{}]}})",
+                         10 * i, i)
+          << "\n";
+    }
+  }
+  const fs::path log = dir_ / "seven.log";
+  Process client({binary(), "run", "--dataset-name", "trace", "--dataset-path", trace.string(),
+                  "--save-result", "--result-dir", (dir_ / "seven").string(), "--result-filename",
+                  "seven.json"},
+                 log.string());
+  ASSERT_EQ(client.wait(std::chrono::seconds(60)), 0) << read_file(log.string());
+  const std::string text = read_file(log.string());
+  EXPECT_NE(text.find("(7 prompts), at the trace's own send times"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(200 prompts"), std::string::npos) << text;
+  const json results = json::parse(read_file((dir_ / "seven" / "seven.json").string()));
+  EXPECT_EQ(results.at("completed"), 7);
 }
 
 // The one long test: 10 minutes of the Azure conv trace at 10x take 60 s of real time.

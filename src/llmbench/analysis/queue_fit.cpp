@@ -105,31 +105,40 @@ bool within_bound(const QueueFit& fit) noexcept {
   return fit.ok && fit.rms_relative_error <= kFitErrorBound;
 }
 
-std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model) {
+std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model, bool verbose) {
   std::vector<std::string> found;
   std::vector<std::string> missed;
   const auto error = [](const QueueFit& f) {
     return f.ok ? fmt::format("{:.1f}%", 100 * f.rms_relative_error) : f.reason;
   };
+  const double bound = 100 * kFitErrorBound;
   if (within_bound(mm1)) {
-    found.push_back(fmt::format("M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)",
-                                mm1.a, mm1.b, 100 * mm1.rms_relative_error));
+    found.push_back(
+        verbose ? fmt::format("M/M/1 fit: L0 {:.1f} ms, Xmax {:.2f} req/s (rms error {:.1f}%)",
+                              mm1.a, mm1.b, 100 * mm1.rms_relative_error)
+                : fmt::format("M/M/1 within {:g}%, Xmax {:.2f} req/s", bound, mm1.b));
   } else {
     missed.push_back("M/M/1 " + error(mm1));
   }
   if (within_bound(knee_model)) {
-    found.push_back(fmt::format("knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)",
-                                knee_model.a, knee_model.b, 100 * knee_model.rms_relative_error));
+    found.push_back(
+        verbose ? fmt::format("knee-model fit: mu {:.2f}, rho {:.3f} (rms error {:.1f}%)",
+                              knee_model.a, knee_model.b, 100 * knee_model.rms_relative_error)
+                : fmt::format("knee model within {:g}%", bound));
   } else {
     missed.push_back("knee model " + error(knee_model));
   }
-  std::string line;
-  for (const auto& f : found) line += (line.empty() ? "" : "; ") + f;
-  if (!missed.empty()) {
+  std::string line = "queue fits: ";
+  for (std::size_t i = 0; i < found.size(); ++i) line += (i > 0 ? "; " : "") + found[i];
+  if (found.empty()) {
+    line += fmt::format("no fit within {:g}%", bound);
+  } else if (verbose && !missed.empty()) {
+    line += fmt::format("; no fit within {:g}%", bound);
+  }
+  if (verbose && !missed.empty()) {
     std::string why;
     for (const auto& m : missed) why += (why.empty() ? "" : ", ") + m;
-    line += fmt::format("{}no fit within {:g}% ({})", line.empty() ? "queue fits: " : "; ",
-                        100 * kFitErrorBound, why);
+    line += fmt::format(" ({})", why);
   }
   return line;
 }

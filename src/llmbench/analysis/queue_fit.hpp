@@ -47,9 +47,10 @@ inline constexpr double kFitErrorBound = 0.15;
 /// True when `fit` is ok and its error is within `kFitErrorBound`.
 [[nodiscard]] bool within_bound(const QueueFit& fit) noexcept;
 
-/// One console line on both fits: each fit within the bound with its parameters and error, or
-/// "no fit" with the errors that missed it ("queue fits: no fit within 15% (M/M/1 rms error
-/// 86.4%, knee model 323.1%)").
-std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model);
+/// One console line on both fits. By default the finding alone: each fit within the bound with
+/// the capacity it gives ("queue fits: M/M/1 within 15%, Xmax 5.80 req/s"), else "queue fits: no
+/// fit within 15%". `verbose` adds the details: each fit's parameters and rms error, and the
+/// errors that missed the bound ("no fit within 15% (M/M/1 86.4%, knee model 323.1%)").
+std::string fits_line(const QueueFit& mm1, const QueueFit& knee_model, bool verbose = false);
 
 }  // namespace llmbench::analysis

@@ -42,15 +42,23 @@ BottleneckFinding name_bottleneck(const EngineFacts& f) {
         f.waiting_mean, f.running_mean, f.max_num_seqs, 100 * f.kv_usage_max);
     return out;
   }
-  if (kv_full && !cap_reached) {
+  // A cache that preempted could not hold the batch it had: it binds even where the batch also
+  // reached max_num_seqs (raising the cap would only preempt more).
+  if ((kv_full && !cap_reached) || f.preemptions > 0) {
     out.which = Bottleneck::KvCache;
     const double fit =
         f.request_tokens_mean > 0 ? f.kv_capacity_tokens / f.request_tokens_mean : std::nan("");
+    const std::string cap =
+        cap_reached ? fmt::format(
+                          "max_num_seqs {:g} is reached too, but the cache preempted: a "
+                          "larger batch would not fit",
+                          f.max_num_seqs)
+                    : fmt::format("max_num_seqs {:g} is not reached", f.max_num_seqs);
     out.reason = fmt::format(
-        "KV cache bound: {} KV tokens hold ~{} requests of {} tokens; max_num_seqs {:g} is not "
-        "reached (running {:.1f} on average, {:g} at most; KV peak {:.0f}%, {} preemption(s))",
+        "KV cache bound: {} KV tokens hold ~{} requests of {} tokens; {} (running {:.1f} on "
+        "average, {:g} at most; KV peak {:.0f}%, {} preemption(s))",
         short_count(f.kv_capacity_tokens), short_count(fit), short_count(f.request_tokens_mean),
-        f.max_num_seqs, f.running_mean, f.running_max, 100 * f.kv_usage_max, f.preemptions);
+        cap, f.running_mean, f.running_max, 100 * f.kv_usage_max, f.preemptions);
     return out;
   }
   if (cap_reached) {
@@ -79,20 +87,32 @@ BottleneckFinding name_bottleneck(const EngineFacts& f) {
 }
 
 std::string explain_what_if(const EngineFacts& a, const EngineFacts& b) {
-  const BottleneckFinding fa = name_bottleneck(a);
-  const BottleneckFinding fb = name_bottleneck(b);
+  return what_if(a, b).statement;
+}
+
+WhatIf what_if(const EngineFacts& a, const EngineFacts& b) {
+  WhatIf out{.a_setting = a.setting,
+             .b_setting = b.setting,
+             .a = name_bottleneck(a),
+             .b = name_bottleneck(b),
+             .moved = false,
+             .statement = {}};
+  const BottleneckFinding& fa = out.a;
+  const BottleneckFinding& fb = out.b;
+  out.moved = fa.which != fb.which;
   const double gain =
       a.request_throughput > 0 ? b.request_throughput / a.request_throughput - 1 : std::nan("");
   const std::string moved =
       fa.which == fb.which
           ? fmt::format("the bottleneck did not move ({} in both)", to_string(fa.which))
           : fmt::format("the bottleneck moved: {} → {}", to_string(fa.which), to_string(fb.which));
-  return fmt::format(
+  out.statement = fmt::format(
       "{} → {}: {}: {:.2f} → {:.2f} req/s ({:+.1f}%), preemptions {} → {}, p99 TPOT {:.1f} → "
       "{:.1f} ms. {}: {}. {}: {}",
       a.setting, b.setting, moved, a.request_throughput, b.request_throughput, 100 * gain,
       a.preemptions, b.preemptions, a.p99_tpot_ms, b.p99_tpot_ms, a.setting, fa.reason, b.setting,
       fb.reason);
+  return out;
 }
 
 }  // namespace llmbench::analysis

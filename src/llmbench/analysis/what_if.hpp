@@ -14,7 +14,10 @@
 
 namespace llmbench::analysis {
 
-/// What one simulated run's engine did (NaN = not known).
+/// What one simulated run's engine did (NaN = not known). The batch figures (`running_*`,
+/// `step_tokens_mean`) are taken over the steps during which requests waited (all steps when
+/// none did): what held the batch while work queued is what limited capacity. Counts of
+/// sequences and waiting requests are summed over data-parallel replicas.
 struct EngineFacts {
   std::string setting;  ///< how the run differs, for messages ("max_num_seqs 256")
   double kv_capacity_tokens = std::numeric_limits<double>::quiet_NaN();  ///< blocks × size × dp
@@ -65,8 +68,18 @@ struct BottleneckFinding {
                        ///< max_num_seqs 512 is not reached (most running 236)"
 };
 
+/// Two runs' bottlenecks and whether the limit moved between them.
+struct WhatIf {
+  std::string a_setting;  ///< `EngineFacts::setting` of a
+  std::string b_setting;  ///< of b
+  BottleneckFinding a;
+  BottleneckFinding b;
+  bool moved = false;     ///< `a.which != b.which`
+  std::string statement;  ///< `explain_what_if(a, b)`
+};
+
 /// The rule, in order (thresholds ours, docs/compare.md): nothing waits (mean waiting < 1) →
-/// None; KV usage peaked at ≥ 90% or the engine preempted, and the batch stayed under
+/// None; the engine preempted, or KV usage peaked at ≥ 90% while the batch stayed under
 /// `max_num_seqs` → KvCache; the batch reached `max_num_seqs` (its mean ≥ 95% of it) → MaxNumSeqs;
 /// mean tokens per step ≥ 90% of the token budget → TokenBudget; else Compute.
 BottleneckFinding name_bottleneck(const EngineFacts& facts);
@@ -76,5 +89,8 @@ BottleneckFinding name_bottleneck(const EngineFacts& facts);
 /// did not move (KV cache in both): 5.80 → 5.80 req/s (+0.0%), preemptions 0 → 412, p99 TPOT
 /// 41.0 → 63.2 ms").
 std::string explain_what_if(const EngineFacts& a, const EngineFacts& b);
+
+/// `explain_what_if(a, b)` with both findings, for outputs that keep them apart (JSON).
+WhatIf what_if(const EngineFacts& a, const EngineFacts& b);
 
 }  // namespace llmbench::analysis

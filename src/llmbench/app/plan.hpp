@@ -117,6 +117,7 @@ struct RunPlan {
   OutputPlan output;
   TelemetryPlan telemetry;
   double window_s = kDefaultWindowS;  ///< seconds per time window
+  int num_gpus = 0;  ///< `--num-gpus`: GPUs behind the target, for per-GPU figures (0 = not given)
   /// Wait this long for the server's model list (`--ready-check-timeout-sec`; 0 = once).
   double ready_check_timeout_s = 0;
   bool progress = true;               ///< live progress line (off with `--quiet`)

@@ -3,6 +3,7 @@
 #include "llmbench/app/config_json.hpp"
 #include "llmbench/app/detail/sim_cluster.hpp"
 #include "llmbench/app/tokenizers.hpp"
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
@@ -75,8 +76,11 @@ json run_document(const RunResult& r) {
   info.extra = {{"interrupted", r.interrupted},
                 {"connections_opened", facts.connections_opened},
                 {"records_file", r.records_path.filename().string()},
-                {"prompt_token_mismatches", summary.prompt_token_mismatches},
                 {"output_tokens_counted_locally", summary.output_tokens_counted_locally}};
+  // GPUs behind the server, for per-GPU figures: null when not known (they are then per server).
+  const GpuCount gpus = r.gpu_count();
+  info.extra["num_gpus"] = finite_or_null(gpus.count);
+  info.extra["num_gpus_source"] = gpus.source.empty() ? json(nullptr) : json(gpus.source);
   info.extra.update(analysis_json(r.analysis));
   if (plan.output.save_detailed)
     info.extra.update(detailed_arrays(r.records));
@@ -171,6 +175,8 @@ json simulate_document(const RunResult& r) {
                 {"sim_prefix_cache_hits", st.prefix_hits},
                 {"sim_wall_s", r.simulation->wall_s},
                 {"sim_timeline", timeline_json(r.simulation->timeline)},
+                {"engine_facts", engine_facts_json(r.simulation->engine)},
+                {"bottleneck", bottleneck_json(r.simulation->engine)},
                 {"label", plan.output.label.empty() ? json(nullptr) : json(plan.output.label)}};
   info.extra.update(analysis_json(r.analysis));
   return with_counts(report::results_json(r.summary(), info), r.summary());
@@ -218,17 +224,33 @@ const ReportSetup& RunResult::report() const {
   return sim_plan->report;
 }
 
-double RunResult::gpus() const {
-  if (sim_plan == nullptr)
-    return 1;
-  if (sim_plan->cluster) {
+GpuCount RunResult::gpu_count() const {
+  const auto engine_gpus = [](const sim::EngineSpec& spec) {
+    return GpuCount{.count = static_cast<double>(spec.memory.tp) *
+                             static_cast<double>(spec.data_parallel_size()),
+                    .source = "tp x dp"};
+  };
+  if (sim_plan != nullptr) {
+    if (!sim_plan->cluster)
+      return engine_gpus(sim_plan->engine);
     double gpus = 0;
     for (const auto& g : sim_plan->cluster->groups)
       gpus += static_cast<double>(g.units) * static_cast<double>(g.gpus_per_unit());
-    return gpus;
+    return {.count = gpus, .source = "tp x dp"};
   }
-  return static_cast<double>(sim_plan->engine.memory.tp) *
-         static_cast<double>(sim_plan->engine.data_parallel_size());
+  if (run_plan == nullptr)
+    return {};
+  if (run_plan->num_gpus > 0)
+    return {.count = static_cast<double>(run_plan->num_gpus), .source = "--num-gpus"};
+  if (run_plan->builtin && run_plan->builtin->options.engine)
+    return engine_gpus(run_plan->builtin->options.engine->spec);
+  // NVML sees this host's GPUs: they serve the run only when the server is on this host.
+  const std::string& host = load.url.host;
+  const bool local = host == "127.0.0.1" || host == "::1" || host == "localhost";
+  if (local && telemetry && telemetry->gpu_summary && !telemetry->gpu_summary->devices.empty())
+    return {.count = static_cast<double>(telemetry->gpu_summary->devices.size()),
+            .source = "NVML devices sampled"};
+  return {};
 }
 
 std::optional<double> RunResult::metric(std::string_view key) const {

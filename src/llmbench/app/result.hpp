@@ -5,6 +5,7 @@
 /// windows and verdicts, the typed telemetry, the effective spec, the files written and the exit
 /// code. `sweep` and `doctor` read it as it is; its one `to_json` is the results document.
 
+#include "llmbench/analysis/what_if.hpp"
 #include "llmbench/app/analyse.hpp"
 #include "llmbench/app/plan.hpp"
 #include "llmbench/app/telemetry.hpp"
@@ -45,7 +46,8 @@ struct SimulationFacts {
   sim::SimStats stats;
   std::vector<sim::TimelineBucket> timeline;  ///< `sim::summarize_timeline` of the steps
   TimeNs timeline_interval_ns = 0;
-  double wall_s = 0;  ///< wall time of the simulation
+  double wall_s = 0;             ///< wall time of the simulation
+  analysis::EngineFacts engine;  ///< `app::engine_facts`: what limited the engine (what_if.hpp)
 };
 
 /// What a simulated cluster did (`simulate --cluster`), beside its summary. A cluster point keeps
@@ -55,6 +57,16 @@ struct ClusterFacts {
   sim::ClusterResult result;
   double wall_s = 0;                ///< wall time of the simulation
   std::size_t records_written = 0;  ///< records completely in the records file
+};
+
+/// How many GPUs serve a point, and how that is known.
+struct GpuCount {
+  /// NaN when not known (a server elsewhere, no `--num-gpus`): its "per GPU" figures are then
+  /// per server, and say so.
+  double count = std::numeric_limits<double>::quiet_NaN();
+  /// "--num-gpus", "tp x dp" (a simulated or built-in engine), "NVML devices sampled" (a server
+  /// on this host with `--gpu-telemetry`), "" when not known.
+  std::string_view source;
 };
 
 /// One finished point. Exactly one of `run_plan` and `sim_plan` is set: the plan that ran,
@@ -97,9 +109,11 @@ struct RunResult {
   /// The report choices of the plan that ran.
   [[nodiscard]] const ReportSetup& report() const;
   /// GPUs behind the point: tp × dp of a simulated engine, every replica's GPUs of a simulated
-  /// cluster; 1 for a `run` point (the client cannot see the server's GPUs), so its "per GPU"
-  /// is per server.
-  [[nodiscard]] double gpus() const;
+  /// cluster; for a `run` point `--num-gpus`, else the built-in engine's tp × dp, else the NVML
+  /// devices sampled when the server is on this host (a loopback URL), else not known.
+  [[nodiscard]] GpuCount gpu_count() const;
+  /// `gpu_count().count`: NaN when not known.
+  [[nodiscard]] double gpus() const { return gpu_count().count; }
   /// The number the results document holds under `key` (a summary number or statistic of the
   /// metric catalog, `metrics::summary_value`, or one of the point's own counts:
   /// prompt_token_mismatches, output_tokens_counted_locally, connections_opened, sim_steps,

@@ -7,6 +7,7 @@
 #include "llmbench/app/stop_signals.hpp"
 #include "llmbench/app/telemetry.hpp"
 #include "llmbench/app/tokenizers.hpp"
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/http/client.hpp"
@@ -46,24 +47,6 @@ workload::DatasetOptions with_tokenizer(workload::DatasetOptions options,
   options.tokenizer = tok;
   options.chat_template = chat_template;
   return options;
-}
-
-void log_run_start(const RunPlan& plan, const loadgen::LoadOptions& lo) {
-  const double rate = plan.report.rate;
-  const std::string_view ramp = workload::kRampUpNames.name(lo.ramp_up);
-  log::info(
-      "benchmarking {} {} with {} ({} prompts{}), {}{}", lo.url.origin(), lo.endpoint,
-      lo.request.model,
-      lo.duration_s > 0 ? fmt::format("duration {}s", lo.duration_s)
-                        : std::to_string(plan.num_prompts),
-      lo.num_warmups > 0 ? fmt::format(" + {} warm-up", lo.num_warmups) : "",
-      lo.ramp_up != workload::RampUp::None
-          ? fmt::format("request rate ramp {} {:g} to {:g}/s", ramp, lo.ramp_up_start_rps,
-                        lo.ramp_up_end_rps)
-      : std::isinf(rate)
-          ? std::string("request rate inf")
-          : fmt::format("request rate {:g}/s, burstiness {:g}", rate, plan.report.burstiness),
-      plan.max_concurrency > 0 ? fmt::format(", max concurrency {}", plan.max_concurrency) : "");
 }
 
 /// The load facts of a finished load, with the achieved send rate against the planned one
@@ -236,6 +219,25 @@ const Session::Workload& Session::workload_for(
   return w;
 }
 
+std::string run_banner(const RunPlan& plan, const loadgen::LoadOptions& lo,
+                       const Schedule& schedule) {
+  const double rate = plan.report.rate;
+  const std::string_view ramp = workload::kRampUpNames.name(lo.ramp_up);
+  return fmt::format(
+      "benchmarking {} {} with {} ({}{}), {}{}", lo.url.origin(), lo.endpoint, lo.request.model,
+      lo.duration_s > 0 ? fmt::format("duration {}s", lo.duration_s)
+                        : fmt::format("{} prompts", schedule.num_prompts),
+      schedule.num_warmups > 0 ? fmt::format(" + {} warm-up", schedule.num_warmups) : "",
+      schedule.trace_times ? std::string("at the trace's own send times")
+      : lo.ramp_up != workload::RampUp::None
+          ? fmt::format("request rate ramp {} {:g} to {:g}/s", ramp, lo.ramp_up_start_rps,
+                        lo.ramp_up_end_rps)
+      : std::isinf(rate)
+          ? std::string("request rate inf")
+          : fmt::format("request rate {:g}/s, burstiness {:g}", rate, plan.report.burstiness),
+      plan.max_concurrency > 0 ? fmt::format(", max concurrency {}", plan.max_concurrency) : "");
+}
+
 Schedule Session::schedule_run(const RunPlan& plan, const Workload& w) const {
   const auto& lo = plan.load;
   Schedule s{.samples = w.samples,
@@ -260,6 +262,7 @@ Schedule Session::schedule_run(const RunPlan& plan, const Workload& w) const {
                                   s.num_prompts)
            .empty();
   s.open_loop = workload::is_open_loop(own_schedule, lo.request_rate, lo.ramp_up);
+  s.trace_times = own_schedule;
   return s;
 }
 
@@ -304,7 +307,7 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
   if (records)
     r.records_path = records->path;
   RunTelemetry telemetry(plan.telemetry, r.load);
-  log_run_start(plan, r.load);
+  log::info("{}", run_banner(plan, r.load, schedule));
   loadgen::LoadOptions load = r.load;
   load.tokenizer = w.tokenizer.get();
   loadgen::LoadResult result = run_load(load, schedule, records.get(), telemetry, observer);
@@ -391,10 +394,12 @@ RunResult Session::simulate(const SimPlan& plan, LoadObserver* observer) {
       plan.timeline_interval_s > 0
           ? std::max<TimeNs>(1, static_cast<TimeNs>(plan.timeline_interval_s * 1e9))
           : std::max<TimeNs>(1, (result.stats.end_ns + 9) / 10);
-  r.simulation = SimulationFacts{.stats = result.stats,
-                                 .timeline = sim::summarize_timeline(result.steps, interval),
-                                 .timeline_interval_ns = interval,
-                                 .wall_s = wall_s};
+  r.simulation =
+      SimulationFacts{.stats = result.stats,
+                      .timeline = sim::summarize_timeline(result.steps, interval),
+                      .timeline_interval_ns = interval,
+                      .wall_s = wall_s,
+                      .engine = engine_facts(options, result.stats, result.steps, r.summary())};
   r.exit_code = r.summary().failed > 0 ? 1 : 0;
   r.start_time = std::chrono::system_clock::now();
   if (observer != nullptr)

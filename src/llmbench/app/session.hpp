@@ -53,8 +53,16 @@ struct Schedule {
   std::shared_ptr<const std::vector<workload::Sample>> samples;
   std::int64_t num_prompts = 0;  ///< measured requests (a trace: its rows after the warm-ups)
   std::int64_t num_warmups = 0;
-  bool open_loop = false;  ///< `workload::is_open_loop` of the plan and the samples
+  bool open_loop = false;    ///< `workload::is_open_loop` of the plan and the samples
+  bool trace_times = false;  ///< the samples bring their own send times (a trace replay)
 };
+
+/// The line `run` logs as it starts, built from what will be sent: "benchmarking URL ENDPOINT
+/// with MODEL (N prompts[ + W warm-up]), LOAD[, max concurrency C]", N the schedule's measured
+/// requests (a trace: the rows of its window, whatever `--num-prompts` said) or "duration Ds",
+/// LOAD the trace's own times, a ramp, or the request rate and burstiness.
+std::string run_banner(const RunPlan& plan, const loadgen::LoadOptions& load,
+                       const Schedule& schedule);
 
 /// Runs points one after another against one target. Not thread-safe; not movable (the built-in
 /// server and the loaded tokenizer are shared with the points it runs). The built-in server is

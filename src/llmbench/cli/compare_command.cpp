@@ -4,6 +4,7 @@
 
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/analysis/gate.hpp"
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/compare_inputs.hpp"
 #include "llmbench/cli/compare_report.hpp"
@@ -60,6 +61,7 @@ int execute_compare(const CompareFlags& f) {
     RunComparison c{.a = &inputs.front(), .b = &inputs[i]};
     c.metrics = analysis::compare_runs(inputs.front().samples, inputs[i].samples, options);
     c.gates = analysis::evaluate_gates(gates, c.metrics);
+    c.what_if = app::what_if_of_results(inputs.front().results, inputs[i].results);
     comparisons.push_back(std::move(c));
   }
   const std::string out =

@@ -1,5 +1,6 @@
 #include "llmbench/cli/compare_report.hpp"
 
+#include "llmbench/app/what_if.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
 #include "llmbench/core/name_table.hpp"
@@ -174,6 +175,9 @@ std::string compare_text(const std::vector<RunComparison>& comparisons,
       }
     }
     append_table(out, rows, markdown);
+    if (c.what_if)
+      out += fmt::format("\n{}: {}\n", markdown ? "**Bottleneck**" : "Bottleneck",
+                         c.what_if->statement);
     if (!c.gates.empty()) {
       std::size_t failed = 0;
       for (const auto& g : c.gates) failed += g.passed ? 0 : 1;
@@ -247,6 +251,7 @@ json compare_json(const std::vector<RunComparison>& comparisons,
                        {"message", g.message}});
     }
     entry["gates"] = std::move(gates);
+    entry["what_if"] = c.what_if ? app::what_if_json(*c.what_if) : json(nullptr);
     list.push_back(std::move(entry));
   }
   doc["comparisons"] = std::move(list);

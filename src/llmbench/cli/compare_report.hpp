@@ -6,6 +6,7 @@
 
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/analysis/gate.hpp"
+#include "llmbench/analysis/what_if.hpp"
 #include "llmbench/cli/compare_inputs.hpp"
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,9 @@ struct RunComparison {
   const CompareInput* b = nullptr;
   std::vector<analysis::MetricComparison> metrics{};
   std::vector<analysis::GateResult> gates{};
+  /// The bottleneck of each and whether it moved, when both results hold engine facts
+  /// (`app::what_if_of_results`: two `simulate` results or points of a `--simulate` sweep).
+  std::optional<analysis::WhatIf> what_if{};
 };
 
 /// True when every gate of every comparison passed (also when there are none).
@@ -44,8 +48,9 @@ std::string compare_text(const std::vector<RunComparison>& comparisons,
 /// The JSON document: `options` (resamples, confidence, alpha, seed), `baseline` (path, format,
 /// requests), `comparisons` [{path, format, requests, metrics: [{metric, unit, units_a,
 /// units_b, u, z, p_value, p_adjusted, verdict, statistics: [{statistic, a, b, difference,
-/// relative, ci_low, ci_high}]}], gates: [{gate, measured, limit, passed, message}]}] and
-/// `gates_passed`. Undefined numbers are null.
+/// relative, ci_low, ci_high}]}], gates: [{gate, measured, limit, passed, message}], what_if
+/// (`app::what_if_json`, null without engine facts)}] and `gates_passed`. Undefined numbers are
+/// null.
 nlohmann::json compare_json(const std::vector<RunComparison>& comparisons,
                             const analysis::CompareOptions& options);
 

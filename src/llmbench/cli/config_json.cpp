@@ -162,6 +162,7 @@ json run_flags_json(const RunFlags& f) {
                 {"prewarm", !f.no_prewarm},
                 {"quiet", f.quiet},
                 {"window_s", f.window_s},
+                {"num_gpus", f.num_gpus > 0 ? json(f.num_gpus) : json(nullptr)},
                 {"history", f.history},
                 {"report", f.report_path},
                 {"server", serve_flags_json(f.server)}});

@@ -69,10 +69,6 @@ void add_load_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
     copt.load_lines.emplace_back("Event-loop lag p99 / max (ms):",
                                  fmt::format("{:.2f} / {:.2f}", lag.p99, lag.max));
   }
-  // Always, as the results JSON has it (a server's own counts can disagree with the prompt
-  // even without a local tokenizer: the dataset's stated lengths).
-  copt.load_lines.emplace_back("Prompt token mismatches:",
-                               std::to_string(r.summary().prompt_token_mismatches));
   if (!r.run_plan->names.tokenizer.empty()) {
     copt.load_lines.emplace_back("Output tokens counted locally:",
                                  std::to_string(r.summary().output_tokens_counted_locally));
@@ -101,6 +97,8 @@ void add_engine_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
                                                         static_cast<double>(st.prefix_queries)
                                                   : 0.0));
   copt.load_lines.emplace_back("Max running requests:", std::to_string(st.max_running));
+  copt.load_lines.emplace_back("Bottleneck:",
+                               analysis::name_bottleneck(r.simulation->engine).reason);
   const double simulated_s = ns_to_s(st.end_ns);
   const double wall_s = r.simulation->wall_s;
   copt.load_lines.emplace_back("Simulated s per wall s:",

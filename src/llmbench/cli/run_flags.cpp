@@ -105,6 +105,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--no-prewarm", f.no_prewarm, "Do not open connections before the run");
   app.add_flag("--quiet,--disable-tqdm", f.quiet, "No live progress line");
   add_window_flag(app, f.window_s);
+  app.add_option("--num-gpus", f.num_gpus,
+                 "GPUs behind the server, for per-GPU figures (default: the built-in engine's "
+                 "tp x dp, else the NVML devices sampled for a server on this host; unknown: "
+                 "figures are per server)")
+      ->check(CLI::PositiveNumber);
   add_report_flag(app, f.report_path);
   app.add_option("--history", f.history,
                  "Record the run in this SQLite run history (llmbench history; docs/compare.md)");

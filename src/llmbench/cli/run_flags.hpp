@@ -73,6 +73,7 @@ struct RunFlags : WorkloadFlags {
   /// `--gpu-telemetry`, `--scrape-metrics` (docs/telemetry.md)
   TelemetryFlags telemetry;
   double window_s = app::kDefaultWindowS;  ///< `--window-s`: seconds per window
+  int num_gpus = 0;  ///< `--num-gpus`: GPUs behind the server, for per-GPU figures (0 = not given)
   std::string report_path;  ///< `--report`: the HTML report written at the end ("" = none)
   std::string history;      ///< `--history PATH`: SQLite run history (docs/compare.md "History")
 };

@@ -395,6 +395,7 @@ app::RunPlan resolve_run(const RunFlags& given, const ResolveEnv& env) {
   plan.output = resolve_output(f);
   plan.telemetry = resolve_telemetry(f.telemetry);
   plan.window_s = f.window_s;
+  plan.num_gpus = f.num_gpus;
   plan.ready_check_timeout_s = f.ready_check_timeout_s;
   plan.progress = !f.quiet;
   return plan;

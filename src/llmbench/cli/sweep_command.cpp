@@ -498,7 +498,7 @@ int execute_sweep(const SweepFlags& f) {
     run_profile_auto(sweep, f, lines);
   } else if (f.slo.empty()) {
     run_ladder(sweep);
-    sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines);
+    sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines, f.verbose);
   } else {
     run_slo_search(sweep, f, lines);
   }

@@ -17,7 +17,7 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are, and `--report`, the
 /// sweep's HTML report), accepted in both modes.
-constexpr std::array<std::string_view, 15> kSweepOwn{"--sweep",
+constexpr std::array<std::string_view, 16> kSweepOwn{"--sweep",
                                                      "--simulate",
                                                      "--slo",
                                                      "--slo-resolution",
@@ -31,7 +31,8 @@ constexpr std::array<std::string_view, 15> kSweepOwn{"--sweep",
                                                      "--valid-max-error-rate",
                                                      "--profile",
                                                      "--profile-rates",
-                                                     "--profile-max-concurrency"};
+                                                     "--profile-max-concurrency",
+                                                     "--verbose"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
@@ -93,6 +94,8 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
+  app.add_flag("--verbose", f.verbose,
+               "Details in the console: each queue-model fit's parameters and error");
   add_serve_cmd_flags(app, f.serve);
   const auto options = app.get_options();
   for (auto i = first; i < options.size(); ++i) options[i]->group("Sweep");

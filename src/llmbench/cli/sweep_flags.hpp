@@ -37,6 +37,7 @@ struct SweepFlags {
   int profile_rates = 5;              ///< rates between the synchronous and saturating points
   int profile_max_concurrency = 256;  ///< the saturation search's highest concurrency
   ServeCmdFlags serve;                ///< `--serve-cmd`: a server started per engine setting
+  bool verbose = false;               ///< `--verbose`: the fits' parameters and errors
 };
 
 /// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).

@@ -204,7 +204,7 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 }
 
 json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
-                 std::vector<std::string>& lines) {
+                 std::vector<std::string>& lines, bool verbose) {
   std::size_t load = axes.size();
   for (std::size_t i = 0; i < axes.size() && load == axes.size(); ++i) {
     if (axis_info(axes[i].axis).load)
@@ -300,7 +300,7 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     line += statement.text;
     line += lk.found ? fmt::format("; p99 TTFT takes off at {:.1f} tok/s ({:.1f} ms)", lk.x, lk.y)
                      : "; no latency knee";
-    line += "; " + analysis::fits_line(mm1, notes);
+    line += "; " + analysis::fits_line(mm1, notes, verbose);
     lines.push_back(std::move(line));
   }
   return out;
@@ -310,16 +310,22 @@ json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRo
                    std::vector<std::string>& lines) {
   std::vector<std::pair<double, double>> pts;
   std::vector<const PointRow*> ran;
+  bool per_gpu = true;  // false: a point's GPUs are not known, and every figure is per server
+  for (const auto& row : rows) {
+    if (row.status == PointStatus::Ok)
+      per_gpu = per_gpu && !std::isnan(row.gpus);
+  }
   for (const auto& row : rows) {
     if (row.status != PointStatus::Ok)
       continue;
     const double tpot = metric(row, "mean_tpot_ms");
     pts.emplace_back(tpot > 0 ? 1000.0 / tpot : std::nan(""),
-                     metric(row, "output_throughput") / row.gpus);
+                     metric(row, "output_throughput") / (per_gpu ? row.gpus : 1.0));
     ran.push_back(&row);
   }
   json points = json::array();
-  std::string line = "Pareto (tok/s per GPU vs tok/s per user):";
+  std::string line =
+      fmt::format("Pareto (tok/s per {} vs tok/s per user):", per_gpu ? "GPU" : "server");
   for (const std::size_t i : analysis::pareto_front(pts)) {
     json at = json::object();
     std::string where;
@@ -339,7 +345,9 @@ json pareto_report(const std::vector<SweepAxis>& axes, const std::vector<PointRo
     lines.push_back(std::move(line));
   }
   return {{"x", "interactivity: 1000 / mean_tpot_ms (output tok/s per user)"},
-          {"y", "output_throughput / GPUs (tp x dp; 1 for a run point)"},
+          {"y", per_gpu ? "output_throughput / GPUs (tp x dp, or --num-gpus for a run point)"
+                        : "output_throughput per server (GPUs not known: --num-gpus)"},
+          {"per_gpu_known", per_gpu},
           {"points", std::move(points)}};
 }
 

@@ -63,8 +63,8 @@ struct PointRow {
   bool batching_failed = false;              ///< the batching-failure rule fired
   /// The point's one verdict (`analysis::judge_point`): the table, JSON and CSV print its label.
   analysis::PointVerdict verdict{};
-  /// GPUs behind the point: tp × dp of a simulated engine; 1 for a `run` point (the client
-  /// cannot see the server's GPUs), so its "per GPU" is per server.
+  /// GPUs behind the point (`app::RunResult::gpu_count`); NaN when not known, and the
+  /// sweep's "per GPU" figures are then per server.
   double gpus = 1;
 };
 
@@ -92,9 +92,10 @@ void write_sweep_files(const std::filesystem::path& dir, const std::string& stem
 /// first load axis (max-concurrency or request-rate), Kneedle on output_throughput against the
 /// load (concave) and on p99_ttft_ms against output_throughput (convex), over the points that
 /// ran; with the saturation throughput (the highest output_throughput of the group). A JSON
-/// array (null when no axis is a load axis); `lines` gets one console line per group.
+/// array (null when no axis is a load axis); `lines` gets one console line per group (the fits'
+/// parameters and errors in it with `verbose`, `analysis::fits_line`).
 nlohmann::json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>& rows,
-                           std::vector<std::string>& lines);
+                           std::vector<std::string>& lines, bool verbose = false);
 
 /// The Pareto frontier over every point that ran (docs/sweep.md "Pareto frontier"):
 /// interactivity = 1000 / mean_tpot_ms (output tokens/s per user) against output_throughput /

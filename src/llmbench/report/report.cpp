@@ -158,7 +158,10 @@ std::string console_text(const metrics::Summary& s, const ConsoleOptions& option
     }
   }
   section(out, "Token Accounting", '-');
-  line_int(out, "Token count mismatches:", static_cast<std::int64_t>(s.token_count_mismatches));
+  // The two mismatch counts under the results JSON's names (token_count_mismatches is about
+  // output tokens), so the console never shows one while the file holds the other.
+  line_int(out, "Output token mismatches:", static_cast<std::int64_t>(s.token_count_mismatches));
+  line_int(out, "Prompt token mismatches:", static_cast<std::int64_t>(s.prompt_token_mismatches));
   line_int(out, "Usage missing:", static_cast<std::int64_t>(s.usage_missing));
   if (s.requests_with_max_tokens > 0) {
     line_int(out, "Requested output tokens:", s.total_requested_output_tokens);
@@ -291,6 +294,7 @@ json results_json(const metrics::Summary& s, const RunInfo& info) {
   }
   j["good_requests"] = s.good_requests;
   j["token_count_mismatches"] = s.token_count_mismatches;
+  j["prompt_token_mismatches"] = s.prompt_token_mismatches;
   j["usage_missing"] = s.usage_missing;
   j["single_chunk_outputs"] = s.single_chunk_outputs;
   j["finished_before_max_tokens"] = s.finished_before_max_tokens;

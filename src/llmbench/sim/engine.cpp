@@ -522,13 +522,24 @@ std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& ste
   const auto count = static_cast<std::size_t>((last_end + bucket_ns - 1) / bucket_ns);
   out.resize(std::max<std::size_t>(count, 1));
   std::vector<double> weight(out.size(), 0.0);
+  std::vector<double> busy(out.size(), 0.0);
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i].start_ns = static_cast<TimeNs>(i) * bucket_ns;
     out[i].end_ns = out[i].start_ns + bucket_ns;
   }
+  std::int32_t replicas = 1;
+  const auto bucket_of = [&](TimeNs t) {
+    return std::min(static_cast<std::size_t>(std::max<TimeNs>(t, 0) / bucket_ns), out.size() - 1);
+  };
   for (const auto& s : steps) {
-    const auto i = std::min(static_cast<std::size_t>(std::max<TimeNs>(s.start_ns, 0) / bucket_ns),
-                            out.size() - 1);
+    replicas = std::max(replicas, s.replica + 1);
+    const auto i = bucket_of(s.start_ns);
+    // Busy time is the part of the step inside each window it spans, so a window is never more
+    // than wholly busy (a step that runs past the window's end is busy in the next one too).
+    for (std::size_t j = i; j <= bucket_of(std::max(s.start_ns, s.end_ns - 1)); ++j) {
+      busy[j] += static_cast<double>(std::min(s.end_ns, out[j].end_ns) -
+                                     std::max(s.start_ns, out[j].start_ns));
+    }
     auto& b = out[i];
     const double w = static_cast<double>(s.end_ns - s.start_ns);
     ++b.steps;
@@ -547,7 +558,8 @@ std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& ste
       b.mean_kv_usage /= weight[i];
       b.mean_running /= weight[i];
     }
-    b.busy_fraction = weight[i] / static_cast<double>(bucket_ns);
+    b.busy_fraction =
+        std::min(1.0, busy[i] / (static_cast<double>(bucket_ns) * static_cast<double>(replicas)));
   }
   return out;
 }

@@ -176,8 +176,10 @@ struct StepTrace {
 struct TimelineBucket {
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
-  std::int64_t steps = 0;    ///< steps that started in the window
-  double busy_fraction = 0;  ///< Σ durations of its steps / window length (may pass 1 slightly)
+  std::int64_t steps = 0;  ///< steps that started in the window
+  /// Share of the window the engine spent in steps: Σ over steps of their time inside the
+  /// window / (window length × replicas), 0–1 by definition.
+  double busy_fraction = 0;
   double mean_kv_usage = 0;  ///< step-time-weighted KV usage over the window's steps
   double max_kv_usage = 0;
   double mean_running = 0;  ///< step-time-weighted RUNNING requests
@@ -195,9 +197,10 @@ struct TimelineBucket {
 
 /// Buckets `steps` (in start order) into windows of `bucket_ns` (> 0) from time 0 up to the
 /// last step's end; each step is counted in the window where it starts (its time weight is its
-/// whole duration). Empty windows are kept (zeros) so the series is evenly spaced. With several
-/// data-parallel replicas their steps overlap: `busy_fraction` then sums the replicas (up to dp)
-/// and the means are over all replicas' steps.
+/// whole duration; its busy time is split over the windows it spans). Empty windows are kept
+/// (zeros) so the series is evenly spaced. With several data-parallel replicas their steps overlap:
+/// `busy_fraction` is then the replicas' mean (the replicas are those the steps name) and the means
+/// are over all replicas' steps.
 std::vector<TimelineBucket> summarize_timeline(const std::vector<StepTrace>& steps,
                                                TimeNs bucket_ns);
 

@@ -53,10 +53,13 @@ TEST(QueueFit, AFitIsReportedOnlyWithinItsErrorBound) {
   ASSERT_TRUE(bad.ok);
   EXPECT_GT(bad.rms_relative_error, kFitErrorBound);
   EXPECT_FALSE(within_bound(bad));
-  const std::string line = fits_line(good, bad);
-  EXPECT_THAT(line, ::testing::StartsWith("M/M/1 fit: L0 50.0 ms, Xmax 10.00 req/s"));
+  // By default the finding alone, in one short clause; the parameters and errors with --verbose.
+  EXPECT_EQ(fits_line(good, bad), "queue fits: M/M/1 within 15%, Xmax 10.00 req/s");
+  const std::string line = fits_line(good, bad, true);
+  EXPECT_THAT(line, ::testing::StartsWith("queue fits: M/M/1 fit: L0 50.0 ms, Xmax 10.00 req/s"));
   EXPECT_THAT(line, ::testing::HasSubstr("; no fit within 15% (knee model "));
-  const std::string none = fits_line(fit_mm1_latency({{1, 10}}), bad);
+  EXPECT_EQ(fits_line(fit_mm1_latency({{1, 10}}), bad), "queue fits: no fit within 15%");
+  const std::string none = fits_line(fit_mm1_latency({{1, 10}}), bad, true);
   EXPECT_THAT(none, ::testing::StartsWith("queue fits: no fit within 15% (M/M/1 needs at least 2"));
 }
 

@@ -89,6 +89,19 @@ TEST(WhatIf, NamesTheKvCacheWhenMaxNumSeqsIsNotReached) {
                                  "preemptions 0 → 412, p99 TPOT 41.0 → 63.2 ms"));
 }
 
+// Both limits reached: the batch sat at max_num_seqs 256 while the cache preempted. The cache is
+// what binds (doubling the cap added preemptions and no capacity), and the reason says so.
+TEST(WhatIf, APreemptingCacheBindsEvenAtTheCap) {
+  EngineFacts both = kv_bound(256, 66, 41.0);
+  both.running_mean = 253.9;
+  both.running_max = 256;
+  const auto f = name_bottleneck(both);
+  EXPECT_EQ(f.which, Bottleneck::KvCache);
+  EXPECT_THAT(f.reason, HasSubstr("max_num_seqs 256 is reached too, but the cache preempted"));
+  both.preemptions = 0;
+  EXPECT_EQ(name_bottleneck(both).which, Bottleneck::MaxNumSeqs);
+}
+
 TEST(WhatIf, EachLimitIsNamedFromItsFacts) {
   EngineFacts capped = kv_bound(32, 0, 20);
   capped.kv_usage_max = 0.4;

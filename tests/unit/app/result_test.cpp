@@ -1,13 +1,18 @@
 // `run`'s result pieces (app/result.hpp, app/session.hpp): `--save-detailed`'s per-request
-// arrays, with null where a latency is undefined, and the warnings for flags a backend cannot
-// honour.
+// arrays, with null where a latency is undefined, the warnings for flags a backend cannot
+// honour, the start banner built from the schedule, and the GPUs behind a `run` point.
 
 #include "llmbench/app/result.hpp"
 
 #include "llmbench/app/session.hpp"
+#include "llmbench/http/url.hpp"
+#include "llmbench/telemetry/gpu_summary.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -104,6 +109,63 @@ TEST(UnhonouredFlags, EachFlagTheBackendCannotSendIsNamedWithTheBackend) {
   load.request.min_tokens = 3;
   load.request.continuous_usage = true;
   EXPECT_TRUE(unhonoured_flag_warnings(load).empty());
+}
+
+/// A run plan against `url` with `--num-prompts 200` and no request rate.
+std::shared_ptr<RunPlan> plan_against(const std::string& url) {
+  auto plan = std::make_shared<RunPlan>();
+  plan->num_prompts = 200;
+  plan->report.rate = std::numeric_limits<double>::infinity();
+  plan->load.url = *http::parse_url(url);
+  plan->load.endpoint = "/v1/completions";
+  plan->load.request.model = "m";
+  plan->load.num_prompts = 200;
+  return plan;
+}
+
+// The banner counts what the schedule sends: a trace window of 7 rows replays 7 requests at its
+// own times (the banner said "(200 prompts), request rate inf").
+TEST(RunBanner, CountsTheScheduleNotTheFlag) {
+  const auto plan = plan_against("http://127.0.0.1:8000");
+  Schedule trace;
+  trace.num_prompts = 7;
+  trace.trace_times = true;
+  EXPECT_EQ(run_banner(*plan, plan->load, trace),
+            "benchmarking http://127.0.0.1:8000 /v1/completions with m (7 prompts), at the "
+            "trace's own send times");
+  Schedule plain;
+  plain.num_prompts = 200;
+  plain.num_warmups = 2;
+  EXPECT_EQ(run_banner(*plan, plan->load, plain),
+            "benchmarking http://127.0.0.1:8000 /v1/completions with m (200 prompts + 2 warm-up), "
+            "request rate inf");
+}
+
+// Per-GPU figures of a `run` point divide by --num-gpus; without it, by the GPUs NVML sampled
+// only when the server is on this host; otherwise the count is unknown (NaN: "per server"),
+// never 1 (a `run` point counted as one GPU and printed the total as "tok/s per GPU").
+TEST(GpuCount, RunPointsCountTheServersGpusOrSayTheyAreUnknown) {
+  RunResult r;
+  r.run_plan = plan_against("http://10.0.0.5:8000");
+  r.load = r.run_plan->load;
+  EXPECT_TRUE(std::isnan(r.gpus()));
+  EXPECT_TRUE(r.gpu_count().source.empty());
+  auto with_flag = std::make_shared<RunPlan>(*r.run_plan);
+  with_flag->num_gpus = 8;
+  r.run_plan = with_flag;
+  EXPECT_EQ(r.gpus(), 8.0);
+  EXPECT_EQ(r.gpu_count().source, "--num-gpus");
+  EXPECT_EQ(r.to_json().at("num_gpus"), 8);
+  // NVML's devices are this host's: they count for a loopback server, not a remote one.
+  r.run_plan = plan_against("http://10.0.0.5:8000");
+  r.telemetry = RunTelemetryData{};
+  r.telemetry->gpu_summary = telemetry::GpuTelemetrySummary{};
+  r.telemetry->gpu_summary->devices.resize(2);
+  EXPECT_TRUE(std::isnan(r.gpus()));
+  r.run_plan = plan_against("http://127.0.0.1:8000");
+  r.load = r.run_plan->load;
+  EXPECT_EQ(r.gpus(), 2.0);
+  EXPECT_EQ(r.gpu_count().source, "NVML devices sampled");
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ metrics::Summary sample_summary() {
   s.max_output_tokens_per_s = 9;
   s.max_concurrent_requests = 2;
   s.token_count_mismatches = 1;
+  s.prompt_token_mismatches = 29;
   s.usage_missing = 1;
   s.ttft_ms = stats(400, 200, {{50, 200}, {99, 886}, {99.9, 899.3}});
   s.tpot_ms = stats(51.607142857, 51.607142857, {{50, 51.6071}, {99, 85.0}, {99.9, 85.65}});
@@ -108,7 +109,8 @@ TEST(Console, ExactVllmLines) {
       "Failed (http_5xx):                       1         ",
       "Failed (timeout):                        1         ",
       "-----------------Token Accounting-----------------",
-      "Token count mismatches:                  1         ",
+      "Output token mismatches:                 1         ",
+      "Prompt token mismatches:                 29        ",
       "Usage missing:                           1         ",
       "-----------------Client Lateness------------------",
       "Median lateness (ms):                    0.00      ",
@@ -314,6 +316,9 @@ TEST(ResultsJson, VllmKeysAndValues) {
   EXPECT_EQ(j.at("failed"), 2);
   EXPECT_EQ(j.at("failures_by_kind"), json({{"http_5xx", 1}, {"timeout", 1}}));
   EXPECT_EQ(j.at("token_count_mismatches"), 1);
+  // The console prints this count too ("Prompt token mismatches: 29", the console test): before,
+  // it printed only the output count, 0, while the file held 29 prompt mismatches.
+  EXPECT_EQ(j.at("prompt_token_mismatches"), 29);
   EXPECT_EQ(j.at("usage_missing"), 1);
   EXPECT_EQ(j.at("good_requests"), 1);
   EXPECT_EQ(j.at("total_requests"), 5);

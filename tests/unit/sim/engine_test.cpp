@@ -457,5 +457,27 @@ TEST(Simulation, WithoutChunkedPrefillRequestsLongerThanTheBudgetAreRejected) {
   EXPECT_EQ(result.stats.rejected, 1);
 }
 
+/// The engine's busy share of a window is at most 1 by definition: a step that runs past the
+/// window's end is busy in the next window too, and data-parallel replicas are averaged, not
+/// summed (before, a 1.5-window step at the start of a window read 150%, two replicas 200%).
+TEST(Timeline, BusyShareIsSplitOverWindowsAndReplicas) {
+  const TimeNs ms = 1'000'000;
+  const std::vector<StepTrace> steps{
+      {.start_ns = 0, .end_ns = 15 * ms, .replica = 0},
+      {.start_ns = 0, .end_ns = 10 * ms, .replica = 1},
+      {.start_ns = 15 * ms, .end_ns = 20 * ms, .replica = 0},
+  };
+  const auto timeline = summarize_timeline(steps, 10 * ms);
+  ASSERT_EQ(timeline.size(), 2U);
+  EXPECT_DOUBLE_EQ(timeline[0].busy_fraction, 1.0);  // both replicas busy for the whole window
+  EXPECT_DOUBLE_EQ(timeline[1].busy_fraction, 0.5);  // replica 0 busy 10 of 10 ms, replica 1 idle
+  EXPECT_EQ(timeline[0].steps, 2);                   // steps still counted where they start
+  EXPECT_EQ(timeline[1].steps, 1);
+  const std::vector<StepTrace> one{{.start_ns = 2 * ms, .end_ns = 17 * ms}};
+  const auto split = summarize_timeline(one, 10 * ms);
+  EXPECT_DOUBLE_EQ(split[0].busy_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(split[1].busy_fraction, 0.7);
+}
+
 }  // namespace
 }  // namespace llmbench::sim
