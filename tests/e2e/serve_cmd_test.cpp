@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sweep_fixture.hpp"
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -288,6 +290,59 @@ TEST_F(ServeCmdTest, TemplateAndAxisMistakesAreRefusedBeforeAnythingStarts) {
   EXPECT_EQ(sweep({"--sweep", "kv_dtype=f16", "--num-prompts", "2"}), 2);
   EXPECT_NE(read_file(log().string()).find("with --serve-cmd, any other name is a free axis"),
             std::string::npos);
+}
+
+/// Predict, then verify: the grid max_num_seqs x max_num_batched_tokens is simulated first, the
+/// two settings with the highest predicted output tok/s are measured against `llmbench serve`
+/// (the same engine in real time), and the prediction is stated beside each measurement with its
+/// error: within 10% on throughput.
+TEST_F(ServeCmdTest, PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThroughput) {
+  auto args = target();
+  for (const char* a :
+       {"--serve-cmd", "", "--sweep", "max-num-seqs=8,32", "--sweep",
+        "max-num-batched-tokens=256,2048", "--sweep", "max-concurrency=32", "--predict",
+        "--verify-top", "2", "--random-output-len", "32", "--num-prompts", "64"})
+    args.emplace_back(a);
+  args[7] = "512";  // --random-input-len of target()
+  args[target().size() + 1] = binary() +
+                              " serve --port {port} --host {host} --max-num-seqs {max_num_seqs} "
+                              "--max-num-batched-tokens {max_num_batched_tokens}";
+  ASSERT_EQ(sweep(args), 0) << read_file(log().string());
+  const json doc = sweep_json();
+  const json predicted = json::parse(read_file((dir_ / "out" / "s-predicted.sweep.json").string()));
+  EXPECT_EQ(predicted.at("mode"), "simulate");
+  ASSERT_EQ(predicted.at("points").size(), 4U);
+  const json& p = doc.at("predict");
+  EXPECT_EQ(p.at("predicted_sweep"), "s-predicted.sweep.json");
+  ASSERT_EQ(p.at("settings").size(), 4U) << p.dump();
+  // Ranked by predicted tok/s, best first; the top two measured, and only they.
+  double best = 0;
+  for (const auto& pt : predicted.at("points"))
+    best = std::max(best, pt.at("output_throughput").get<double>());
+  EXPECT_EQ(p.at("settings")[0].at("score").get<double>(), best);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p.at("settings")[i].at("verified").get<bool>(), i < 2);
+    if (i > 0) {
+      EXPECT_LE(p.at("settings")[i].at("score").get<double>(),
+                p.at("settings")[i - 1].at("score").get<double>());
+    }
+  }
+  ASSERT_EQ(doc.at("points").size(), 2U);
+  ASSERT_EQ(doc.at("settings").size(), 2U);
+  expect_no_server_left(doc);
+  std::size_t compared = 0;
+  for (const auto& c : p.at("comparisons")) {
+    if (c.at("metric") != "output_throughput")
+      continue;
+    ++compared;
+    const double want = c.at("predicted").get<double>();
+    const double got = c.at("measured").get<double>();
+    EXPECT_NEAR(c.at("error").get<double>(), (want - got) / got, 1e-9);
+    EXPECT_LE(std::abs(c.at("error").get<double>()), 0.10) << c.dump();
+  }
+  EXPECT_EQ(compared, 2U);
+  const std::string out = read_file(log().string());
+  EXPECT_NE(out.find("Predicted against measured"), std::string::npos) << out;
 }
 
 }  // namespace

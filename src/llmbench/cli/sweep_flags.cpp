@@ -137,6 +137,9 @@ void check_sweep_flags(const SweepFlags& f) {
   if (f.predict && f.serve.serve_cmd.empty())
     throw Exception(
         Error{"verifies predictions on a real server: give --serve-cmd", "--predict", -1});
+  if (!f.predict &&
+      std::find(f.run.given.begin(), f.run.given.end(), "--verify-top") != f.run.given.end())
+    throw Exception(Error{"applies to a sweep with --predict", "--verify-top", -1});
   if (f.verify_top < 1 || f.verify_top > 100)
     throw Exception(Error{"must be in [1, 100]", "--verify-top", -1});
   const auto& given = f.run.given;
