@@ -535,6 +535,9 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
     }
   }
   predicted.write();
+  lines.push_back(fmt::format("Prediction: the grid simulated ({}):",
+                              predicted.json_path().filename().string()));
+  lines.insert(lines.end(), predicted_lines.begin(), predicted_lines.end());
   const auto order = app::rank_settings(scores);
   const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(f.verify_top), order.size());
   std::vector<std::size_t> top(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
