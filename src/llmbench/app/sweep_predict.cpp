@@ -51,6 +51,41 @@ std::vector<PredictionError> compare_point(const std::string& setting, const std
   return out;
 }
 
+std::vector<RankedSetting> ranked_settings(const std::vector<std::string>& labels,
+                                           const std::vector<double>& scores,
+                                           std::size_t verify_top, std::vector<std::size_t>& top) {
+  const auto order = rank_settings(scores);
+  std::vector<RankedSetting> out;
+  top.clear();
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    out.push_back({.label = labels[order[r]],
+                   .score = scores[order[r]],
+                   .rank = r,
+                   .verified = r < verify_top});
+    if (r < verify_top)
+      top.push_back(order[r]);
+  }
+  return out;
+}
+
+std::vector<PredictionError> compare_slo_answers(const std::string& setting,
+                                                 const analysis::SloSearchResult& predicted,
+                                                 const analysis::SloSearchResult& measured) {
+  const auto at = [](const analysis::SloSearchResult& r) {
+    std::map<std::string, double> out;
+    if (r.best)
+      out["answer"] = *r.best;
+    if (r.answer_point) {
+      const auto& m = r.points[*r.answer_point].measurement.metrics;
+      out.insert(m.begin(), m.end());
+    }
+    return out;
+  };
+  std::vector<std::string> keys{"answer"};
+  keys.insert(keys.end(), std::begin(kPredictedMetrics), std::end(kPredictedMetrics));
+  return compare_point(setting, "at the SLO answer", at(predicted), at(measured), keys);
+}
+
 namespace {
 
 /// The worst |error| per metric, in the order the metrics first appear.

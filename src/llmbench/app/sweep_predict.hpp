@@ -6,6 +6,8 @@
 /// `--verify-top K` settings on the real server, and states the prediction beside the
 /// measurement with its error, per setting, load point and metric.
 
+#include "llmbench/analysis/slo_search.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -53,6 +55,19 @@ struct RankedSetting {
   std::size_t rank = 0;
   bool verified = false;
 };
+
+/// The settings ranked by `scores` (`rank_settings`), the best `verify_top` marked verified;
+/// `top` gets their indexes, best first.
+std::vector<RankedSetting> ranked_settings(const std::vector<std::string>& labels,
+                                           const std::vector<double>& scores,
+                                           std::size_t verify_top, std::vector<std::size_t>& top);
+
+/// The comparisons of one setting's SLO search, predicted against measured: the answer (the
+/// highest load meeting the SLO) and `kPredictedMetrics` at each search's own answer (point
+/// "at the SLO answer").
+std::vector<PredictionError> compare_slo_answers(const std::string& setting,
+                                                 const analysis::SloSearchResult& predicted,
+                                                 const analysis::SloSearchResult& measured);
 
 /// The sweep JSON's `predict`: {ranked_by, predicted_sweep, calibration, verify_top, settings:
 /// [{setting, score, rank, verified}], comparisons: [{setting, point, metric, predicted,

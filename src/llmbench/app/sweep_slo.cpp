@@ -1,5 +1,6 @@
 #include "llmbench/app/sweep_slo.hpp"
 
+#include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
 
 #include <fmt/core.h>
@@ -56,6 +57,36 @@ std::string extension_note(std::int64_t scale, std::size_t measurements, std::si
     return "";
   return fmt::format("extended to {}x the requests in {} measurements ({} completed): {}", scale,
                      measurements, completed, valid ? "valid" : "still invalid at the cap");
+}
+
+analysis::SloMeasurement slo_measurement(const RunResult* result,
+                                         const std::vector<analysis::SloConstraint>& constraints,
+                                         const std::string& results_file) {
+  analysis::SloMeasurement m{.metrics = {}, .samples = 0, .ran = result != nullptr};
+  if (result == nullptr)
+    return m;
+  m.samples = result->summary().completed;
+  for (const auto& c : constraints) {
+    const auto value = result->metric(c.metric);
+    if (!value) {
+      throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
+                                        "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
+                                        "output_throughput; see {})",
+                                        c.metric, results_file),
+                            "--slo", -1});
+    }
+    m.metrics[c.metric] = *value;
+  }
+  // What the answer line shows beside the constraints (analysis::slo_answer_lines).
+  for (const char* key : {"output_throughput", "request_throughput", "request_goodput",
+                          "p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms"}) {
+    const auto value = result->metric(key);
+    if (value && std::isfinite(*value) && m.metrics.count(key) == 0)
+      m.metrics[key] = *value;
+  }
+  m.valid = result->verdicts().validity.valid;
+  m.invalid_reasons = result->verdicts().validity.reasons;
+  return m;
 }
 
 std::vector<SettingSearch> search_settings(const std::vector<std::string>& labels,

@@ -55,6 +55,15 @@ std::optional<std::int64_t> extension_scale(const RunResult& result,
 std::string extension_note(std::int64_t scale, std::size_t measurements, std::size_t completed,
                            bool valid);
 
+/// What the SLO search reads of a finished point: the constrained metrics, the numbers the
+/// answer line shows beside them (throughputs, goodput, p99s), the sample count and the validity
+/// verdict. `result` null: a point that did not run (it meets nothing). Throws `Exception` naming
+/// `--slo` when a constraint names no number of the results JSON (`results_file` names the file
+/// to look in).
+analysis::SloMeasurement slo_measurement(const RunResult* result,
+                                         const std::vector<analysis::SloConstraint>& constraints,
+                                         const std::string& results_file);
+
 /// One point of a setting's search as the sweep measured it.
 struct SearchPoint {
   analysis::SloMeasurement measurement;

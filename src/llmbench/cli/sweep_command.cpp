@@ -8,6 +8,7 @@
 #include "llmbench/app/setting_servers.hpp"
 #include "llmbench/app/stop_signals.hpp"
 #include "llmbench/app/sweep_predict.hpp"
+#include "llmbench/app/sweep_profile.hpp"
 #include "llmbench/app/sweep_slo.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
@@ -319,39 +320,6 @@ void run_ladder(Sweep& sweep) {
   }
 }
 
-/// The constrained metrics of the last point's results; throws `Exception` naming `--slo` when
-/// a constraint names no number of the results JSON.
-analysis::SloMeasurement slo_measurement(const Sweep& sweep,
-                                         const std::vector<analysis::SloConstraint>& constraints) {
-  const PointRow& row = sweep.rows().back();
-  analysis::SloMeasurement m{
-      .metrics = {}, .samples = row.samples, .ran = row.status == PointStatus::Ok};
-  if (!m.ran)
-    return m;
-  const app::RunResult& result = *sweep.last_result();
-  for (const auto& c : constraints) {
-    const auto value = result.metric(c.metric);
-    if (!value) {
-      throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
-                                        "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
-                                        "output_throughput; see {})",
-                                        c.metric, row.results_file),
-                            "--slo", -1});
-    }
-    m.metrics[c.metric] = *value;
-  }
-  // What the answer line shows beside the constraints (analysis::slo_answer_lines).
-  for (const char* key : {"output_throughput", "request_throughput", "request_goodput",
-                          "p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms"}) {
-    const auto value = result.metric(key);
-    if (value && std::isfinite(*value) && m.metrics.count(key) == 0)
-      m.metrics[key] = *value;
-  }
-  m.valid = row.valid;
-  m.invalid_reasons = row.invalid_reasons;
-  return m;
-}
-
 /// The engine settings of a sweep (every combination of its knob axes' values) and its load
 /// points (every combination of its load axes' values; none for an SLO search's range).
 struct Grid {
@@ -454,7 +422,8 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
         const PointRow& row = sweep.run(grid.point(chosen[s], {value}));
         if (sweep.stopped())
           return std::nullopt;
-        auto m = slo_measurement(sweep, constraints);
+        auto m = app::slo_measurement(row.status == PointStatus::Ok ? sweep.last_result() : nullptr,
+                                      constraints, row.results_file);
         m.load = value.number;  // the rounded value the point ran at
         return app::SearchPoint{.measurement = std::move(m),
                                 .row = row.index,
@@ -538,34 +507,17 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
   lines.push_back(fmt::format("Prediction: the grid simulated ({}):",
                               predicted.json_path().filename().string()));
   lines.insert(lines.end(), predicted_lines.begin(), predicted_lines.end());
-  const auto order = app::rank_settings(scores);
-  const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(f.verify_top), order.size());
-  std::vector<std::size_t> top(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
-  std::vector<app::RankedSetting> ranked;
-  for (std::size_t r = 0; r < order.size(); ++r) {
-    ranked.push_back(
-        {.label = grid.labels[order[r]], .score = scores[order[r]], .rank = r, .verified = r < k});
-  }
+  std::vector<std::size_t> top;
+  const auto ranked =
+      app::ranked_settings(grid.labels, scores, static_cast<std::size_t>(f.verify_top), top);
   std::vector<app::PredictionError> errors;
   const std::vector<std::string> metrics(std::begin(app::kPredictedMetrics),
                                          std::end(app::kPredictedMetrics));
   if (!f.slo.empty()) {
     const auto measured = run_slo_search(real, f, lines, &top);
     for (std::size_t i = 0; i < measured.size(); ++i) {
-      const auto& m = measured[i].result;
-      const auto& p = predicted_searches[top[i]].result;
-      const auto at = [](const analysis::SloSearchResult& r) {
-        std::map<std::string, double> out;
-        if (r.best)
-          out["answer"] = *r.best;
-        if (r.answer_point)
-          out.insert(r.points[*r.answer_point].measurement.metrics.begin(),
-                     r.points[*r.answer_point].measurement.metrics.end());
-        return out;
-      };
-      std::vector<std::string> keys{"answer"};
-      keys.insert(keys.end(), metrics.begin(), metrics.end());
-      auto e = app::compare_point(grid.labels[top[i]], "at the SLO answer", at(p), at(m), keys);
+      auto e = app::compare_slo_answers(grid.labels[top[i]], predicted_searches[top[i]].result,
+                                        measured[i].result);
       errors.insert(errors.end(), e.begin(), e.end());
     }
   } else {
@@ -582,71 +534,33 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
     real.extra()["knee"] = knee_report(real.axes(), real.rows(), lines);
   }
   const std::string by = f.slo.empty() ? "highest output tok/s" : "SLO answer";
-  real.extra()["predict"] = app::predict_json(by, predicted.json_path().filename().string(),
-                                              f.engine.calibration.value_or(""), k, ranked, errors);
+  real.extra()["predict"] =
+      app::predict_json(by, predicted.json_path().filename().string(),
+                        f.engine.calibration.value_or(""), top.size(), ranked, errors);
   const auto l = app::predict_lines(by, ranked, errors);
   lines.insert(lines.end(), l.begin(), l.end());
 }
 
-/// `--profile auto` (docs/sweep.md "--profile auto"): the synchronous point (concurrency 1),
-/// the saturation search (concurrency doubled, every request sent at once, until output tok/s
-/// grows less than 10% over the previous point or the cap is reached), then `profile_rates`
-/// request rates evenly spaced strictly between the synchronous and the saturating request
-/// throughput, each capped at the saturating concurrency.
+/// `--profile auto` (app::profile_auto): the points are `request-rate` x `max-concurrency` rows.
 void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
   const Axis rate_axis = sweep.axes()[0].axis;
   const Axis conc_axis = sweep.axes()[1].axis;
-  const auto point = [&](double rate, double conc) -> const PointRow& {
+  const auto point = [&](double rate, double conc) -> std::optional<app::ProfilePoint> {
+    if (sweep.stopped())
+      return std::nullopt;
     log::info("profile auto point {}: request-rate={} max-concurrency={}", sweep.rows().size() + 1,
               axis_value(rate_axis, rate).text, axis_value(conc_axis, conc).text);
-    return sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)});
+    const auto m =
+        row_metrics(sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)}));
+    const auto at = [&](const char* key) {
+      const auto it = m.find(key);
+      return it == m.end() ? std::nan("") : it->second;
+    };
+    return app::ProfilePoint{.request_throughput = at("request_throughput"),
+                             .output_throughput = at("output_throughput")};
   };
-  const auto metric = [](const PointRow& r, const char* key) {
-    const auto it = r.metrics.find(key);
-    return it != r.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
-  };
-  const double inf = std::numeric_limits<double>::infinity();
-  const PointRow& sync = point(inf, 1);
-  const double r_sync = metric(sync, "request_throughput");
-  double prev = metric(sync, "output_throughput");
-  double conc = 1;
-  double r_max = std::nan("");
-  bool saturated = false;
-  while (!sweep.stopped() && conc * 2 <= f.profile_max_concurrency) {
-    conc *= 2;
-    const PointRow& r = point(inf, conc);
-    const double t = metric(r, "output_throughput");
-    r_max = metric(r, "request_throughput");
-    if (!(t >= 1.1 * prev)) {  // NaN (a failed point) ends the search too
-      saturated = true;
-      break;
-    }
-    prev = t;
-  }
-  const bool usable = std::isfinite(r_sync) && std::isfinite(r_max) && r_max > r_sync;
-  for (int i = 1; usable && i <= f.profile_rates && !sweep.stopped(); ++i) {
-    point(r_sync + (r_max - r_sync) * i / (f.profile_rates + 1), conc);
-  }
-  const std::string reason =
-      saturated ? fmt::format("output tok/s grew less than 10% from max-concurrency={:g} to {:g}",
-                              conc / 2, conc)
-                : fmt::format(
-                      "not saturated: output tok/s still grew 10% or more at the cap "
-                      "max-concurrency={:g}",
-                      conc);
-  sweep.extra()["profile"] = {
-      {"name", "auto"},
-      {"rule", "concurrency doubled from 1 until output_throughput < 1.1 x the previous point"},
-      {"synchronous_request_throughput", finite_or_null(r_sync)},
-      {"saturating_concurrency", conc},
-      {"saturating_request_throughput", finite_or_null(r_max)},
-      {"saturated", saturated},
-      {"reason", reason},
-      {"rates", f.profile_rates}};
-  lines.push_back(
-      fmt::format("Profile auto: synchronous {:.3f} req/s, saturating {:.3f} req/s at "
-                  "max-concurrency={:g} ({})",
-                  r_sync, r_max, conc, reason));
+  sweep.extra()["profile"] = app::profile_auto(
+      {.rates = f.profile_rates, .max_concurrency = f.profile_max_concurrency}, point, lines);
 }
 
 int execute_sweep(const SweepFlags& f) {
