@@ -10,7 +10,8 @@ set(llmbench_serial_e2e_tests
   AgreementTest.RunAgainstServeMatchesSimulate
   AgreementTest.OpenLoopWithACapAgreesOnQueueWait
   TraceReplayTest.AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths
-  ServeCmdTest.PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThroughput)
+  ServeCmdTest.PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThroughput
+  ServeCmdTest.SloSearchPerSettingRunsInsideEachSettingsServer)
 foreach(t IN LISTS llmbench_serial_e2e_tests)
   set_tests_properties(${t} PROPERTIES RUN_SERIAL TRUE)
 endforeach()

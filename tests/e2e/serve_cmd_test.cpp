@@ -345,5 +345,40 @@ TEST_F(ServeCmdTest, PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThrough
   EXPECT_NE(out.find("Predicted against measured"), std::string::npos) << out;
 }
 
+/// `--slo` against real servers: one load search per setting inside that setting's server. With
+/// fixed timing (20 ms to the first token, 8 tokens 5 ms apart: about 60 ms a request) a server of
+/// N running requests keeps p99 TTFT under 220 ms up to about 4N concurrent requests.
+TEST_F(ServeCmdTest, SloSearchPerSettingRunsInsideEachSettingsServer) {
+  auto args = target();
+  for (const char* a :
+       {"--serve-cmd", "", "--sweep", "max-num-seqs=2,4", "--sweep", "max-concurrency=1:24",
+        "--slo", "p99_ttft_ms<=220", "--num-prompts", "32", "--random-output-len", "8"})
+    args.emplace_back(a);
+  args[target().size() + 1] = binary() +
+                              " serve --port {port} --host {host} --timing fixed --ttft-ms 20 "
+                              "--itl-ms 5 --max-num-seqs {max_num_seqs}";
+  ASSERT_EQ(sweep(args), 0) << read_file(log().string());
+  const json doc = sweep_json();
+  const json& answers = doc.at("slo_settings");
+  ASSERT_EQ(answers.size(), 2U) << answers.dump();
+  const auto& settings = doc.at("settings");
+  ASSERT_EQ(settings.size(), 2U);  // one server start per setting, the search inside it
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(settings[i].at("knobs").at("max_num_seqs"), i == 0 ? "2" : "4");
+    std::vector<std::size_t> rows;
+    for (const auto& p : answers[i].at("search").at("points"))
+      rows.push_back(p.at("row").get<std::size_t>());
+    EXPECT_EQ(settings[i].at("points").get<std::vector<std::size_t>>(), rows);
+  }
+  const double two = answers[0].at("answer").get<double>();
+  const double four = answers[1].at("answer").get<double>();
+  EXPECT_GE(two, 7);
+  EXPECT_LE(two, 9);
+  EXPECT_GE(four, 14);
+  EXPECT_LE(four, 18);
+  EXPECT_EQ(answers[0].at("binding_constraint"), "p99_ttft_ms<=220");
+  expect_no_server_left(doc);
+}
+
 }  // namespace
 }  // namespace llmbench::e2e

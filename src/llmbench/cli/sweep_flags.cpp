@@ -134,6 +134,8 @@ void check_sweep_flags(const SweepFlags& f) {
   check_serve_cmd_flags(f.serve, f.simulate);
   if (!(f.min_duration_s >= 0 && f.min_duration_s <= 86400))
     throw Exception(Error{"must be in [0, 86400] seconds", "--min-duration", -1});
+  if (f.predict && !f.profile.empty())
+    throw Exception(Error{"ranks the settings of --sweep axes, not a profile", "--predict", -1});
   if (f.predict && f.serve.serve_cmd.empty())
     throw Exception(
         Error{"verifies predictions on a real server: give --serve-cmd", "--predict", -1});
