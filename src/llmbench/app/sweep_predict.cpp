@@ -155,7 +155,7 @@ std::vector<std::string> predict_lines(const std::string& ranked_by,
     pw = std::max(pw, c.point.size());
     mw = std::max(mw, c.metric.size());
   }
-  lines.push_back("Predicted against measured (error = (predicted - measured) / measured):");
+  lines.emplace_back("Predicted against measured (error = (predicted - measured) / measured):");
   lines.push_back(fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:>12}  {:>12}  {:>8}", "setting", sw,
                               "point", pw, "metric", mw, "predicted", "measured", "error"));
   const auto num = [](double v) {

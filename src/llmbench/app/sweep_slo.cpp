@@ -278,7 +278,7 @@ std::vector<std::string> slo_settings_table(const std::vector<SettingSearch>& se
   bool provisional = false;
   for (const auto& s : searches) provisional = provisional || s.result.provisional;
   if (provisional)
-    lines.push_back("  * provisional: the answer rests on an invalid point (see its search)");
+    lines.emplace_back("  * provisional: the answer rests on an invalid point (see its search)");
   lines.push_back("  " + summary);
   return lines;
 }

@@ -411,7 +411,7 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
     labels.push_back(grid.labels[s]);
     knobs.push_back(grid.knobs[s]);
   }
-  const auto searches = app::search_settings(
+  auto searches = app::search_settings(
       labels, knobs, constraints, options,
       [&](std::size_t s, double at) -> std::optional<app::SearchPoint> {
         if (sweep.stopped())
