@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sweep_fixture.hpp"
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -288,6 +290,94 @@ TEST_F(ServeCmdTest, TemplateAndAxisMistakesAreRefusedBeforeAnythingStarts) {
   EXPECT_EQ(sweep({"--sweep", "kv_dtype=f16", "--num-prompts", "2"}), 2);
   EXPECT_NE(read_file(log().string()).find("with --serve-cmd, any other name is a free axis"),
             std::string::npos);
+}
+
+/// Predict, then verify: the grid max_num_seqs x max_num_batched_tokens is simulated first, the
+/// two settings with the highest predicted output tok/s are measured against `llmbench serve`
+/// (the same engine in real time), and the prediction is stated beside each measurement with its
+/// error: within 10% on throughput.
+TEST_F(ServeCmdTest, PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThroughput) {
+  auto args = target();
+  for (const char* a :
+       {"--serve-cmd", "", "--sweep", "max-num-seqs=8,32", "--sweep",
+        "max-num-batched-tokens=256,2048", "--sweep", "max-concurrency=32", "--predict",
+        "--verify-top", "2", "--random-output-len", "32", "--num-prompts", "64"})
+    args.emplace_back(a);
+  args[7] = "512";  // --random-input-len of target()
+  args[target().size() + 1] = binary() +
+                              " serve --port {port} --host {host} --max-num-seqs {max_num_seqs} "
+                              "--max-num-batched-tokens {max_num_batched_tokens}";
+  ASSERT_EQ(sweep(args), 0) << read_file(log().string());
+  const json doc = sweep_json();
+  const json predicted = json::parse(read_file((dir_ / "out" / "s-predicted.sweep.json").string()));
+  EXPECT_EQ(predicted.at("mode"), "simulate");
+  ASSERT_EQ(predicted.at("points").size(), 4U);
+  const json& p = doc.at("predict");
+  EXPECT_EQ(p.at("predicted_sweep"), "s-predicted.sweep.json");
+  ASSERT_EQ(p.at("settings").size(), 4U) << p.dump();
+  // Ranked by predicted tok/s, best first; the top two measured, and only they.
+  double best = 0;
+  for (const auto& pt : predicted.at("points"))
+    best = std::max(best, pt.at("output_throughput").get<double>());
+  EXPECT_EQ(p.at("settings")[0].at("score").get<double>(), best);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p.at("settings")[i].at("verified").get<bool>(), i < 2);
+    if (i > 0) {
+      EXPECT_LE(p.at("settings")[i].at("score").get<double>(),
+                p.at("settings")[i - 1].at("score").get<double>());
+    }
+  }
+  ASSERT_EQ(doc.at("points").size(), 2U);
+  ASSERT_EQ(doc.at("settings").size(), 2U);
+  expect_no_server_left(doc);
+  std::size_t compared = 0;
+  for (const auto& c : p.at("comparisons")) {
+    if (c.at("metric") != "output_throughput")
+      continue;
+    ++compared;
+    const double want = c.at("predicted").get<double>();
+    const double got = c.at("measured").get<double>();
+    EXPECT_NEAR(c.at("error").get<double>(), (want - got) / got, 1e-9);
+    EXPECT_LE(std::abs(c.at("error").get<double>()), 0.10) << c.dump();
+  }
+  EXPECT_EQ(compared, 2U);
+  const std::string out = read_file(log().string());
+  EXPECT_NE(out.find("Predicted against measured"), std::string::npos) << out;
+}
+
+/// `--slo` against real servers: one load search per setting inside that setting's server. With
+/// fixed timing (20 ms to the first token, 8 tokens 5 ms apart: about 60 ms a request) a server of
+/// N running requests keeps p99 TTFT under 220 ms up to about 4N concurrent requests.
+TEST_F(ServeCmdTest, SloSearchPerSettingRunsInsideEachSettingsServer) {
+  auto args = target();
+  for (const char* a :
+       {"--serve-cmd", "", "--sweep", "max-num-seqs=2,4", "--sweep", "max-concurrency=1:24",
+        "--slo", "p99_ttft_ms<=220", "--num-prompts", "32", "--random-output-len", "8"})
+    args.emplace_back(a);
+  args[target().size() + 1] = binary() +
+                              " serve --port {port} --host {host} --timing fixed --ttft-ms 20 "
+                              "--itl-ms 5 --max-num-seqs {max_num_seqs}";
+  ASSERT_EQ(sweep(args), 0) << read_file(log().string());
+  const json doc = sweep_json();
+  const json& answers = doc.at("slo_settings");
+  ASSERT_EQ(answers.size(), 2U) << answers.dump();
+  const auto& settings = doc.at("settings");
+  ASSERT_EQ(settings.size(), 2U);  // one server start per setting, the search inside it
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(settings[i].at("knobs").at("max_num_seqs"), i == 0 ? "2" : "4");
+    std::vector<std::size_t> rows;
+    for (const auto& p : answers[i].at("search").at("points"))
+      rows.push_back(p.at("row").get<std::size_t>());
+    EXPECT_EQ(settings[i].at("points").get<std::vector<std::size_t>>(), rows);
+  }
+  const double two = answers[0].at("answer").get<double>();
+  const double four = answers[1].at("answer").get<double>();
+  EXPECT_GE(two, 7);
+  EXPECT_LE(two, 9);
+  EXPECT_GE(four, 14);
+  EXPECT_LE(four, 18);
+  EXPECT_EQ(answers[0].at("binding_constraint"), "p99_ttft_ms<=220");
+  expect_no_server_left(doc);
 }
 
 }  // namespace

@@ -82,6 +82,19 @@ bool is_geometric(const std::vector<LadderPoint>& p) {
                      [&](double r) { return std::abs(r / median - 1) <= 0.25; });
 }
 
+/// The lowest index whose throughput no later point exceeds by `kSaturationGain` or more
+/// (points sorted by load).
+std::size_t saturation_knee(const std::vector<LadderPoint>& p) {
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    bool grows = false;
+    for (std::size_t j = k + 1; j < p.size() && !grows; ++j)
+      grows = p[j].output_throughput >= (1 + kSaturationGain) * p[k].output_throughput;
+    if (!grows)
+      return k;
+  }
+  return p.size();
+}
+
 }  // namespace
 
 KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name) {
@@ -103,6 +116,22 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
     curve.emplace_back(st.geometric ? std::log2(p.load) : p.load, p.output_throughput);
   }
   st.knee = find_knee(curve, {.shape = CurveShape::ConcaveIncreasing});
+  // Where Kneedle cannot see the bend, the saturation rule places it: a ladder that never gains
+  // kSaturationGain over its first point is saturated there (Kneedle would normalize its noise
+  // into a knee); a saturated ladder whose bend is its second-to-last point (the difference
+  // curve can fall by at most 1/(n-1) after it) bends at the lowest load that no later point
+  // betters by kSaturationGain.
+  const std::size_t at = saturation_knee(points);
+  const bool flat = at == 0 && points.size() >= 2;
+  if (flat || (!st.knee.found && at + 1 < points.size() && at + 2 >= points.size())) {
+    st.knee = Knee{.found = true,
+                   .index = at,
+                   .x = points[at].load,
+                   .y = points[at].output_throughput,
+                   .difference = std::nan(""),
+                   .reason = {}};
+    st.saturation_rule = true;
+  }
   if (st.knee.found)
     st.knee.x = points[st.knee.index].load;
   const auto top = std::max_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
@@ -149,9 +178,12 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
         100 * std::max(0.0, st.gained_past_knee), k.p99_ttft_ms, last.p99_ttft_ms, load_name,
         last.load);
   }
+  const char* method = st.saturation_rule ? (st.knee.index == 0 ? ", saturated from the first point"
+                                                                : ", by the saturation rule")
+                       : st.geometric     ? ", Kneedle on log2 load"
+                                          : "";
   st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}; {}", load_name, k.load,
-                        k.output_throughput, st.geometric ? ", Kneedle on log2 load" : "", past,
-                        saturation);
+                        k.output_throughput, method, past, saturation);
   return st;
 }
 

@@ -70,10 +70,15 @@ struct KneeStatement {
   double ttft_at_saturation_ms = std::numeric_limits<double>::quiet_NaN();
   double last_step_gain = std::numeric_limits<double>::quiet_NaN();  ///< tok/s gain, last step
   bool saturated = false;  ///< last_step_gain < kSaturationGain
-  std::string text;        ///< one line (without a "Knee:" label)
+  /// The knee came from the saturation rule, not Kneedle: the ladder never gained
+  /// `kSaturationGain` over its first point (the knee is that point), or Kneedle saw no bend and
+  /// the lowest load no later point betters by `kSaturationGain` is the second-to-last.
+  bool saturation_rule = false;
+  std::string text;  ///< one line (without a "Knee:" label)
 };
 
-/// Kneedle (concave) on the ladder, then the statement. "Throughput stops growing" is said only
+/// Kneedle (concave) on the ladder (or the saturation rule where Kneedle cannot see the bend:
+/// `KneeStatement::saturation_rule`), then the statement. "Throughput stops growing" is said only
 /// when less than `kSaturationGain` was gained past the knee; otherwise the gain is stated.
 /// Points with a non-finite load or throughput are left out.
 KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name);

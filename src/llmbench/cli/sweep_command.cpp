@@ -7,6 +7,9 @@
 #include "llmbench/app/session.hpp"
 #include "llmbench/app/setting_servers.hpp"
 #include "llmbench/app/stop_signals.hpp"
+#include "llmbench/app/sweep_predict.hpp"
+#include "llmbench/app/sweep_profile.hpp"
+#include "llmbench/app/sweep_slo.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
 #include "llmbench/cli/flag_checks.hpp"
@@ -34,7 +37,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,7 +55,8 @@ using nlohmann::json;
 /// each.
 class Sweep {
  public:
-  Sweep(const SweepFlags& flags, std::vector<SweepAxis> axes)
+  /// `stem_suffix` follows the sweep's file stem (the predicted sweep of `--predict`).
+  Sweep(const SweepFlags& flags, std::vector<SweepAxis> axes, const std::string& stem_suffix = {})
       : f_(flags),
         axes_(std::move(axes)),
         dir_(flags.run.result_dir.empty() ? "." : flags.run.result_dir),
@@ -60,6 +66,7 @@ class Sweep {
     stem_ = flags.run.result_filename.empty()
                 ? "sweep-" + date_
                 : std::filesystem::path(flags.run.result_filename).replace_extension().string();
+    stem_ += stem_suffix;
     if (!f_.serve.serve_cmd.empty())
       start_servers();
     for (const auto& axis : axes_) {
@@ -100,8 +107,24 @@ class Sweep {
         result =
             measure(values, fmt::format("{}-t{}", stem, trials), std::int64_t{1} << (trials - 1));
       }
+      // --min-duration / --min-requests: a point invalid for too little data is measured again
+      // with more requests, up to the cap (app::extension_scale).
+      std::int64_t scale = std::int64_t{1} << (trials - 1);
+      while (const auto next = app::extension_scale(result, validity_, extend_, scale)) {
+        if (app::StopSignals::stop_requested())
+          break;
+        earlier.push_back(result.results_path.filename().string());
+        ++trials;
+        scale = *next;
+        log::info(
+            "point {} holds too little data to be valid; measuring it again with {}x the "
+            "requests",
+            index, scale);
+        result = measure(values, fmt::format("{}-x{}", stem, scale), scale);
+      }
       row = point_row(index, values, result);
       row.trials = trials;
+      row.scale = scale;
       row.earlier_results = std::move(earlier);
       last_ = std::make_unique<app::RunResult>(std::move(result));
     } catch (const Exception& e) {
@@ -230,7 +253,7 @@ class Sweep {
       s.result_dir = dir_.string();
       s.result_filename = stem + ".json";
       app::SimPlan plan = resolve_simulate(s, env_.data_dir, env_.memory_bytes);
-      plan.validity = f_.validity;
+      plan.validity = validity_;
       return session_.simulate(plan);
     }
     RunFlags r = f_.run;
@@ -253,13 +276,15 @@ class Sweep {
     r.result_filename = stem + ".json";
     r.quiet = true;
     app::RunPlan plan = resolve_run(r, env_);
-    plan.validity = f_.validity;
+    plan.validity = validity_;
     plan.output.history_kind = "sweep-point";
     plan.output.report_path.clear();  // the sweep's report, of every point, comes at its end
     return session_.run(plan);
   }
 
   const SweepFlags& f_;
+  app::ExtendRule extend_{.min_duration_s = f_.min_duration_s, .min_requests = f_.min_requests};
+  analysis::ValidityRule validity_ = app::with_floors(f_.validity, extend_);
   std::vector<SweepAxis> axes_;
   std::filesystem::path dir_;
   std::string date_;
@@ -295,194 +320,247 @@ void run_ladder(Sweep& sweep) {
   }
 }
 
-/// The constrained metrics of the last point's results; throws `Exception` naming `--slo` when
-/// a constraint names no number of the results JSON.
-analysis::SloMeasurement slo_measurement(const Sweep& sweep,
-                                         const std::vector<analysis::SloConstraint>& constraints) {
-  const PointRow& row = sweep.rows().back();
-  analysis::SloMeasurement m{
-      .metrics = {}, .samples = row.samples, .ran = row.status == PointStatus::Ok};
-  if (!m.ran)
-    return m;
-  const app::RunResult& result = *sweep.last_result();
-  for (const auto& c : constraints) {
-    const auto value = result.metric(c.metric);
-    if (!value) {
-      throw Exception(Error{fmt::format("'{}' is not a number of the results JSON (e.g. "
-                                        "p99_ttft_ms, p99_tpot_ms, mean_e2el_ms, "
-                                        "output_throughput; see {})",
-                                        c.metric, row.results_file),
-                            "--slo", -1});
+/// The engine settings of a sweep (every combination of its knob axes' values) and its load
+/// points (every combination of its load axes' values; none for an SLO search's range).
+struct Grid {
+  std::vector<std::size_t> knob_axes;
+  std::vector<std::size_t> load_axes;
+  std::vector<std::vector<AxisValue>> settings;  ///< values of the knob axes, in their order
+  std::vector<std::vector<AxisValue>> loads;     ///< values of the load axes, in their order
+  std::vector<std::string> labels;               ///< "max-num-seqs=256 ..." per setting
+  std::vector<json> knobs;                       ///< {axis: value} per setting
+
+  /// The values of a point (one per axis, in the sweep's order).
+  [[nodiscard]] std::vector<AxisValue> point(std::size_t setting,
+                                             const std::vector<AxisValue>& load) const {
+    std::vector<AxisValue> v(knob_axes.size() + load_axes.size());
+    for (std::size_t i = 0; i < knob_axes.size(); ++i) v[knob_axes[i]] = settings[setting][i];
+    for (std::size_t i = 0; i < load_axes.size() && i < load.size(); ++i) v[load_axes[i]] = load[i];
+    return v;
+  }
+  /// "max-concurrency=4" of a load point.
+  [[nodiscard]] std::string load_label(const std::vector<SweepAxis>& axes,
+                                       const std::vector<AxisValue>& load) const {
+    std::string out;
+    for (std::size_t i = 0; i < load_axes.size(); ++i)
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", axis_name(axes[load_axes[i]]),
+                         load[i].text);
+    return out;
+  }
+};
+
+Grid grid_of(const std::vector<SweepAxis>& axes) {
+  Grid g;
+  std::vector<SweepAxis> knob;
+  std::vector<SweepAxis> load;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const bool is_load = axis_info(axes[i].axis).load;
+    (is_load ? g.load_axes : g.knob_axes).push_back(i);
+    if (!axes[i].search_range)
+      (is_load ? load : knob).push_back(axes[i]);
+  }
+  g.settings = knob.empty() ? std::vector<std::vector<AxisValue>>{{}} : sweep_points(knob);
+  g.loads = load.empty() ? std::vector<std::vector<AxisValue>>{{}} : sweep_points(load);
+  for (const auto& setting : g.settings) {
+    std::string label;
+    json k = knob.empty() ? json(nullptr) : json::object();
+    for (std::size_t i = 0; i < knob.size(); ++i) {
+      label +=
+          fmt::format("{}{}={}", label.empty() ? "" : " ", axis_name(knob[i]), setting[i].text);
+      k[std::string(axis_name(knob[i]))] = setting[i].text;
     }
-    m.metrics[c.metric] = *value;
+    g.labels.push_back(std::move(label));
+    g.knobs.push_back(std::move(k));
   }
-  // What the answer line shows beside the constraints (analysis::slo_answer_lines).
-  for (const char* key : {"output_throughput", "request_throughput", "request_goodput",
-                          "p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms"}) {
-    const auto value = result.metric(key);
-    if (value && std::isfinite(*value) && m.metrics.count(key) == 0)
-      m.metrics[key] = *value;
-  }
-  m.valid = row.valid;
-  m.invalid_reasons = row.invalid_reasons;
-  return m;
+  return g;
 }
 
-/// `--slo`: the search over the one `--sweep AXIS=LO:HI` (analysis::slo_search); its answer goes
-/// into the sweep JSON (`slo_search`) and `lines`.
-void run_slo_search(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
+/// `--slo`: one search over the `--sweep AXIS=LO:HI` load axis per engine setting (the knob
+/// axes' combinations; `only` restricts them), by `app::search_settings`. One setting without
+/// knob axes writes the sweep JSON's `slo_search`; several write `slo_settings` and the table.
+std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f,
+                                               std::vector<std::string>& lines,
+                                               const std::vector<std::size_t>* only = nullptr) {
   const auto constraints = analysis::parse_slo_constraints(f.slo);
   const auto& axes = sweep.axes();
-  if (axes.size() != 1 || !axes[0].search_range || !axis_info(axes[0].axis).load) {
+  const Grid grid = grid_of(axes);
+  const bool one_range = grid.load_axes.size() == 1 && axes[grid.load_axes[0]].search_range;
+  const bool knob_lists = std::none_of(grid.knob_axes.begin(), grid.knob_axes.end(),
+                                       [&](std::size_t i) { return axes[i].search_range; });
+  if (!one_range || !knob_lists) {
     throw Exception(
-        Error{"--slo searches one load axis: give one --sweep max-concurrency=LO:HI "
-              "or --sweep request-rate=LO:HI",
+        Error{"--slo searches one load axis per engine setting: give one --sweep "
+              "max-concurrency=LO:HI or --sweep request-rate=LO:HI, and lists for the knob axes",
               "--sweep", -1});
   }
-  const Axis axis = axes[0].axis;
+  const SweepAxis& load = axes[grid.load_axes[0]];
+  const Axis axis = load.axis;
   const analysis::SloSearchOptions options{
-      .lo = axes[0].search_range->first,
-      .hi = axes[0].search_range->second,
+      .lo = load.search_range->first,
+      .hi = load.search_range->second,
       .resolution = f.slo_resolution,
       .max_points = static_cast<std::size_t>(std::max(0, f.max_points)),
       .integer = axis_info(axis).type == AxisType::Count};
-  const auto result = analysis::slo_search(
-      constraints, options, [&](double load) -> std::optional<analysis::SloMeasurement> {
+  std::vector<std::size_t> chosen(grid.settings.size());
+  std::iota(chosen.begin(), chosen.end(), std::size_t{0});
+  if (only != nullptr)
+    chosen = *only;
+  std::vector<std::string> labels;
+  std::vector<json> knobs;
+  for (const std::size_t s : chosen) {
+    labels.push_back(grid.labels[s]);
+    knobs.push_back(grid.knobs[s]);
+  }
+  auto searches = app::search_settings(
+      labels, knobs, constraints, options,
+      [&](std::size_t s, double at) -> std::optional<app::SearchPoint> {
         if (sweep.stopped())
           return std::nullopt;
-        log::info("SLO search point {}: {}={}", sweep.rows().size() + 1, axis_info(axis).name,
-                  axis_value(axis, load).text);
-        const AxisValue value = axis_value(axis, load);
-        sweep.run({value});
+        const AxisValue value = axis_value(axis, at);
+        log::info("SLO search point {}: {}{}={}", sweep.rows().size() + 1,
+                  labels[s].empty() ? "" : labels[s] + " ", axis_info(axis).name, value.text);
+        const PointRow& row = sweep.run(grid.point(chosen[s], {value}));
         if (sweep.stopped())
           return std::nullopt;
-        auto m = slo_measurement(sweep, constraints);
+        auto m = app::slo_measurement(row.status == PointStatus::Ok ? sweep.last_result() : nullptr,
+                                      constraints, row.results_file);
         m.load = value.number;  // the rounded value the point ran at
-        return m;
+        return app::SearchPoint{.measurement = std::move(m),
+                                .row = row.index,
+                                .p99_ci = row.p99_ci,
+                                .scale = row.scale,
+                                .measurements = row.trials};
       });
-  std::vector<std::string> names;
-  names.reserve(constraints.size());
-  for (const auto& c : constraints) names.push_back(analysis::to_string(c));
-  json points = json::array();
-  std::string samples;
-  for (std::size_t i = 0; i < result.points.size(); ++i) {
-    const auto& p = result.points[i];
-    points.push_back({{"load", p.load},
-                      {"meets", p.meets},
-                      {"margin", finite_or_null(p.margin)},
-                      {"samples", p.measurement.samples},
-                      {"ran", p.measurement.ran},
-                      {"p99_ci", i < sweep.rows().size() ? sweep.rows()[i].p99_ci : json()}});
-    samples += (samples.empty() ? "" : ", ") + std::to_string(p.measurement.samples);
+  const std::string axis_name_text(axis_info(axis).name);
+  if (grid.knob_axes.empty() && searches.size() == 1) {
+    sweep.extra()["slo_search"] =
+        app::slo_search_json(searches[0], constraints, axis_name_text, options);
+  } else {
+    sweep.extra()["slo_settings"] =
+        app::slo_settings_json(searches, constraints, axis_name_text, options);
   }
-  sweep.extra()["slo_search"] = {
-      {"constraints", names},
-      {"axis", axis_info(axis).name},
-      {"range", {options.lo, options.hi}},
-      {"resolution", options.resolution},
-      {"max_points", options.max_points},
-      {"method",
-       "bracket, then regula falsi on the smallest relative constraint margin (failing end "
-       "floored at -1, 10% minimum step, bisection after two moves of one end)"},
-      {"answer", result.best ? json(*result.best) : json(nullptr)},
-      {"first_failing", result.first_failing ? json(*result.first_failing) : json(nullptr)},
-      {"converged", result.converged},
-      {"stopped", result.stopped},
-      {"reason", result.reason},
-      {"answer_rounded", result.answer_rounded ? json(*result.answer_rounded) : json(nullptr)},
-      {"binding", result.binding},
-      {"non_monotonic", result.non_monotonic},
-      {"provisional", result.provisional},
-      {"provisional_reasons", result.provisional_reasons},
-      {"points", points}};
-  const auto answer = analysis::slo_answer_lines(result, constraints, axis_info(axis).name);
-  lines.insert(lines.end(), answer.begin(), answer.end());
-  lines.push_back(
-      fmt::format("  {} point(s), samples per point: {}", result.points.size(), samples));
-  // How sure the answer is: the p99 interval of each constrained p99 at the answer's point.
-  for (std::size_t i = 0; i < result.points.size() && result.best; ++i) {
-    if (result.points[i].load != *result.best || i >= sweep.rows().size())
-      continue;
-    const json& ci = sweep.rows()[i].p99_ci;
-    for (const auto& c : constraints) {
-      const std::string m = c.metric.size() > 7 && c.metric.rfind("p99_", 0) == 0 &&
-                                    c.metric.substr(c.metric.size() - 3) == "_ms"
-                                ? c.metric.substr(4, c.metric.size() - 7)
-                                : std::string();
-      if (m.empty() || !ci.is_object() || !ci.contains(m))
-        continue;
-      const json& t = ci.at(m);
-      const auto bound = [](const json& v) {
-        return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("none");
-      };
-      lines.push_back(fmt::format(
-          "  at the answer, {}: {} ms, 95% CI [{}, {}] ms from {} samples{}", c.metric,
-          bound(t.at("p99_ms")), bound(t.at("lower_ms")), bound(t.at("upper_ms")),
-          t.at("n").get<std::size_t>(), t.at("supported").get<bool>() ? "" : " (not supported)"));
-    }
-    break;
+  for (const auto& search : searches) {
+    const auto l = app::slo_search_lines(search, constraints, axis_name_text);
+    lines.insert(lines.end(), l.begin(), l.end());
   }
+  if (!grid.knob_axes.empty()) {
+    const auto table = app::slo_settings_table(
+        searches, axis_name_text, axis == Axis::RequestRate ? "req/s" : "", options.resolution);
+    lines.insert(lines.end(), table.begin(), table.end());
+  }
+  return searches;
 }
 
-/// `--profile auto` (docs/sweep.md "--profile auto"): the synchronous point (concurrency 1),
-/// the saturation search (concurrency doubled, every request sent at once, until output tok/s
-/// grows less than 10% over the previous point or the cap is reached), then `profile_rates`
-/// request rates evenly spaced strictly between the synchronous and the saturating request
-/// throughput, each capped at the saturating concurrency.
+/// The metrics of a row that `app::compare_point` reads.
+std::map<std::string, double> row_metrics(const PointRow& row) {
+  std::map<std::string, double> out;
+  if (row.status != PointStatus::Ok)
+    return out;
+  for (const char* key : app::kPredictedMetrics) {
+    const auto it = row.metrics.find(key);
+    if (it != row.metrics.end() && it->is_number())
+      out[key] = it->get<double>();
+  }
+  return out;
+}
+
+/// `--predict`: the grid in the simulator first (a sweep of its own, `<stem>-predicted`), the
+/// settings ranked by the predicted SLO answer (`--slo`) or highest output tok/s, the best
+/// `--verify-top` measured on the real server, and the sweep JSON's `predict` (app/sweep_predict).
+void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lines) {
+  for (const auto& axis : real.axes()) {
+    if (axis.axis == Axis::Free)
+      throw Exception(
+          Error{fmt::format("--predict: the simulator has no knob '{}'", axis_name(axis)),
+                "--sweep", -1});
+  }
+  SweepFlags pf = f;
+  pf.simulate = true;
+  pf.predict = false;
+  pf.serve = ServeCmdFlags{};
+  pf.run.report_path.clear();
+  std::vector<std::string> predicted_lines;
+  Sweep predicted(pf, real.axes(), "-predicted");
+  const Grid grid = grid_of(real.axes());
+  std::vector<double> scores(grid.settings.size(), std::nan(""));
+  std::vector<app::SettingSearch> predicted_searches;
+  // Row index of each (setting, load) of the predicted ladder.
+  std::vector<std::vector<std::size_t>> predicted_rows(grid.settings.size());
+  if (!f.slo.empty()) {
+    predicted_searches = run_slo_search(predicted, pf, predicted_lines);
+    for (std::size_t s = 0; s < predicted_searches.size(); ++s) {
+      const auto& r = predicted_searches[s].result;
+      scores[s] = r.best ? *r.best : std::nan("");
+    }
+  } else {
+    for (std::size_t s = 0; s < grid.settings.size() && !predicted.stopped(); ++s) {
+      for (const auto& load : grid.loads) {
+        predicted_rows[s].push_back(predicted.run(grid.point(s, load)).index);
+        const auto m = row_metrics(predicted.rows().back());
+        const auto t = m.find("output_throughput");
+        if (t != m.end() && std::isfinite(t->second) && !(t->second <= scores[s]))
+          scores[s] = t->second;
+      }
+    }
+  }
+  predicted.write();
+  lines.push_back(fmt::format("Prediction: the grid simulated ({}):",
+                              predicted.json_path().filename().string()));
+  lines.insert(lines.end(), predicted_lines.begin(), predicted_lines.end());
+  std::vector<std::size_t> top;
+  const auto ranked =
+      app::ranked_settings(grid.labels, scores, static_cast<std::size_t>(f.verify_top), top);
+  std::vector<app::PredictionError> errors;
+  const std::vector<std::string> metrics(std::begin(app::kPredictedMetrics),
+                                         std::end(app::kPredictedMetrics));
+  if (!f.slo.empty()) {
+    const auto measured = run_slo_search(real, f, lines, &top);
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      auto e = app::compare_slo_answers(grid.labels[top[i]], predicted_searches[top[i]].result,
+                                        measured[i].result);
+      errors.insert(errors.end(), e.begin(), e.end());
+    }
+  } else {
+    for (std::size_t i = 0; i < top.size() && !real.stopped(); ++i) {
+      for (std::size_t l = 0; l < grid.loads.size() && !real.stopped(); ++l) {
+        const PointRow& row = real.run(grid.point(top[i], grid.loads[l]));
+        const PointRow& guess = predicted.rows()[predicted_rows[top[i]][l]];
+        auto e =
+            app::compare_point(grid.labels[top[i]], grid.load_label(real.axes(), grid.loads[l]),
+                               row_metrics(guess), row_metrics(row), metrics);
+        errors.insert(errors.end(), e.begin(), e.end());
+      }
+    }
+    real.extra()["knee"] = knee_report(real.axes(), real.rows(), lines);
+  }
+  const std::string by = f.slo.empty() ? "highest output tok/s" : "SLO answer";
+  real.extra()["predict"] =
+      app::predict_json(by, predicted.json_path().filename().string(),
+                        f.engine.calibration.value_or(""), top.size(), ranked, errors);
+  const auto l = app::predict_lines(by, ranked, errors);
+  lines.insert(lines.end(), l.begin(), l.end());
+}
+
+/// `--profile auto` (app::profile_auto): the points are `request-rate` x `max-concurrency` rows.
 void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
   const Axis rate_axis = sweep.axes()[0].axis;
   const Axis conc_axis = sweep.axes()[1].axis;
-  const auto point = [&](double rate, double conc) -> const PointRow& {
+  const auto point = [&](double rate, double conc) -> std::optional<app::ProfilePoint> {
+    if (sweep.stopped())
+      return std::nullopt;
     log::info("profile auto point {}: request-rate={} max-concurrency={}", sweep.rows().size() + 1,
               axis_value(rate_axis, rate).text, axis_value(conc_axis, conc).text);
-    return sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)});
+    const auto m =
+        row_metrics(sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)}));
+    const auto at = [&](const char* key) {
+      const auto it = m.find(key);
+      return it == m.end() ? std::nan("") : it->second;
+    };
+    return app::ProfilePoint{.request_throughput = at("request_throughput"),
+                             .output_throughput = at("output_throughput")};
   };
-  const auto metric = [](const PointRow& r, const char* key) {
-    const auto it = r.metrics.find(key);
-    return it != r.metrics.end() && it->is_number() ? it->get<double>() : std::nan("");
-  };
-  const double inf = std::numeric_limits<double>::infinity();
-  const PointRow& sync = point(inf, 1);
-  const double r_sync = metric(sync, "request_throughput");
-  double prev = metric(sync, "output_throughput");
-  double conc = 1;
-  double r_max = std::nan("");
-  bool saturated = false;
-  while (!sweep.stopped() && conc * 2 <= f.profile_max_concurrency) {
-    conc *= 2;
-    const PointRow& r = point(inf, conc);
-    const double t = metric(r, "output_throughput");
-    r_max = metric(r, "request_throughput");
-    if (!(t >= 1.1 * prev)) {  // NaN (a failed point) ends the search too
-      saturated = true;
-      break;
-    }
-    prev = t;
-  }
-  const bool usable = std::isfinite(r_sync) && std::isfinite(r_max) && r_max > r_sync;
-  for (int i = 1; usable && i <= f.profile_rates && !sweep.stopped(); ++i) {
-    point(r_sync + (r_max - r_sync) * i / (f.profile_rates + 1), conc);
-  }
-  const std::string reason =
-      saturated ? fmt::format("output tok/s grew less than 10% from max-concurrency={:g} to {:g}",
-                              conc / 2, conc)
-                : fmt::format(
-                      "not saturated: output tok/s still grew 10% or more at the cap "
-                      "max-concurrency={:g}",
-                      conc);
-  sweep.extra()["profile"] = {
-      {"name", "auto"},
-      {"rule", "concurrency doubled from 1 until output_throughput < 1.1 x the previous point"},
-      {"synchronous_request_throughput", finite_or_null(r_sync)},
-      {"saturating_concurrency", conc},
-      {"saturating_request_throughput", finite_or_null(r_max)},
-      {"saturated", saturated},
-      {"reason", reason},
-      {"rates", f.profile_rates}};
-  lines.push_back(
-      fmt::format("Profile auto: synchronous {:.3f} req/s, saturating {:.3f} req/s at "
-                  "max-concurrency={:g} ({})",
-                  r_sync, r_max, conc, reason));
+  sweep.extra()["profile"] = app::profile_auto(
+      {.rates = f.profile_rates, .max_concurrency = f.profile_max_concurrency}, point, lines);
 }
 
 int execute_sweep(const SweepFlags& f) {
@@ -496,6 +574,8 @@ int execute_sweep(const SweepFlags& f) {
   std::vector<std::string> lines;
   if (profile) {
     run_profile_auto(sweep, f, lines);
+  } else if (f.predict) {
+    run_predict(sweep, f, lines);
   } else if (f.slo.empty()) {
     run_ladder(sweep);
     sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines, f.verbose);

@@ -17,7 +17,7 @@ namespace {
 
 /// The sweep's own flags (and `--quiet`, which a sweep's points always are, and `--report`, the
 /// sweep's HTML report), accepted in both modes.
-constexpr std::array<std::string_view, 16> kSweepOwn{"--sweep",
+constexpr std::array<std::string_view, 20> kSweepOwn{"--sweep",
                                                      "--simulate",
                                                      "--slo",
                                                      "--slo-resolution",
@@ -32,7 +32,11 @@ constexpr std::array<std::string_view, 16> kSweepOwn{"--sweep",
                                                      "--profile",
                                                      "--profile-rates",
                                                      "--profile-max-concurrency",
-                                                     "--verbose"};
+                                                     "--verbose",
+                                                     "--min-duration",
+                                                     "--min-requests",
+                                                     "--predict",
+                                                     "--verify-top"};
 
 /// Long names ("--gpu") of the options `register_flags` adds to a scratch app.
 template <typename Fn>
@@ -94,8 +98,20 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
-  app.add_flag("--verbose", f.verbose,
-               "Details in the console: each queue-model fit's parameters and error");
+                                                     "--verbose",
+  app.add_option("--min-duration", f.min_duration_s,
+                 "A point measured for fewer seconds (or invalid for too few samples) is measured "
+                 "again with more requests until valid, up to 16x (also raises "
+                 "--valid-min-duration)");
+  app.add_option("--min-requests", f.min_requests,
+                 "A point with fewer completed requests (or invalid for too few samples) is "
+                 "measured again with more, up to 16x (also raises --valid-min-completed)");
+  app.add_flag("--predict", f.predict,
+               "--serve-cmd: simulate the grid first (the engine flags, --calibration FILE), "
+               "rank the settings (by the SLO answer with --slo, else throughput) and measure "
+               "only the top --verify-top for real; predicted against measured with errors");
+  app.add_option("--verify-top", f.verify_top, "--predict: settings measured for real")
+      ->capture_default_str();
   add_serve_cmd_flags(app, f.serve);
   const auto options = app.get_options();
   for (auto i = first; i < options.size(); ++i) options[i]->group("Sweep");
@@ -118,6 +134,18 @@ void check_sweep_flags(const SweepFlags& f) {
   if (f.profile_max_concurrency < 2)
     throw Exception(Error{"must be >= 2", "--profile-max-concurrency", -1});
   check_serve_cmd_flags(f.serve, f.simulate);
+  if (!(f.min_duration_s >= 0 && f.min_duration_s <= 86400))
+    throw Exception(Error{"must be in [0, 86400] seconds", "--min-duration", -1});
+  if (f.predict && !f.profile.empty())
+    throw Exception(Error{"ranks the settings of --sweep axes, not a profile", "--predict", -1});
+  if (f.predict && f.serve.serve_cmd.empty())
+    throw Exception(
+        Error{"verifies predictions on a real server: give --serve-cmd", "--predict", -1});
+  if (!f.predict &&
+      std::find(f.run.given.begin(), f.run.given.end(), "--verify-top") != f.run.given.end())
+    throw Exception(Error{"applies to a sweep with --predict", "--verify-top", -1});
+  if (f.verify_top < 1 || f.verify_top > 100)
+    throw Exception(Error{"must be in [1, 100]", "--verify-top", -1});
   const auto& given = f.run.given;
   if (!f.simulate && (!f.cluster_path.empty() || !f.records.empty())) {
     throw Exception(
@@ -137,6 +165,8 @@ void check_sweep_flags(const SweepFlags& f) {
     }
     return;
   }
+  if (f.predict)
+    return;  // the engine flags describe the simulated engine of the prediction
   EngineFlags scratch;
   const auto engine = option_names([&](CLI::App& app) { add_engine_flags(app, scratch, "", ""); });
   for (const auto& name : given) {

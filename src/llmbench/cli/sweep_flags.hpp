@@ -3,7 +3,8 @@
 /// `llmbench sweep`'s flags (docs/sweep.md "Flags"): every `run` flag (`add_run_flags`, the
 /// flags of each point), the engine flags of `simulate` under their plain names for
 /// `--simulate`, and the sweep's own: `--sweep`, `--simulate`, `--slo`, `--slo-resolution`,
-/// `--max-points`, `--max-trials`.
+/// `--max-points`, `--max-trials`, `--min-duration`, `--min-requests`, `--predict`,
+/// `--verify-top`.
 
 #include "llmbench/analysis/validity.hpp"
 #include "llmbench/cli/run_flags.hpp"
@@ -38,6 +39,10 @@ struct SweepFlags {
   int profile_max_concurrency = 256;  ///< the saturation search's highest concurrency
   ServeCmdFlags serve;                ///< `--serve-cmd`: a server started per engine setting
   bool verbose = false;               ///< `--verbose`: the fits' parameters and errors
+  double min_duration_s = 0;          ///< `--min-duration`: a point measures this long at least
+  std::size_t min_requests = 0;       ///< `--min-requests`: a point completes this many at least
+  bool predict = false;               ///< `--predict`: simulate the grid, verify the best settings
+  int verify_top = 2;                 ///< `--verify-top K`: settings measured for real
 };
 
 /// Registers every `sweep` flag on `app`, bound to `flags` (which must outlive parsing).

@@ -120,6 +120,7 @@ PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
                .records_file = result.records_path.filename().string(),
                .samples = result.summary().completed,
                .trials = 1,
+               .scale = 1,
                .earlier_results = {},
                .spikes = analysis::spike_lines(v.spikes, analysis::SpikeRule{}),
                .valid = v.validity.valid,
@@ -160,6 +161,7 @@ json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
     }
     p["samples"] = row.samples;
     p["trials"] = row.trials;
+    p["scale"] = row.scale;
     p["earlier_results"] = row.earlier_results;
     p["spikes"] = row.spikes;
     p["valid"] = row.valid;

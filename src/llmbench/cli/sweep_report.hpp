@@ -55,6 +55,9 @@ struct PointRow {
   std::string records_file;
   std::size_t samples = 0;  ///< completed requests (the sample count of its percentiles)
   std::size_t trials = 1;   ///< measurements made (`--max-trials`); the row is the last one's
+  /// Requests (or `--duration`) of the last measurement, times the sweep's (more than 1 when a
+  /// trial or an extension to validity, `--min-requests`/`--min-duration`, grew the point).
+  std::int64_t scale = 1;
   std::vector<std::string> earlier_results;  ///< results files of the earlier trials
   std::vector<std::string> spikes;           ///< one line per spike of the point
   bool valid = false;                        ///< `analysis::validity` under the sweep's rule

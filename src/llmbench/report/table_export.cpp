@@ -377,7 +377,8 @@ std::string to_compact_markdown_of(const ReportInputs& inputs) {
       verdicts.push_back(run_verdict(run != nullptr ? run->results : json::object(), &point));
     }
     for (const auto& h : sweep_headlines(s.sweep, verdicts)) {
-      if (h.key == "knee" || h.key == "slo" || h.key == "profile")
+      if (h.key == "knee" || h.key == "slo" || h.key == "profile" || h.key == "slo_settings" ||
+          h.key == "predict")
         out += fmt::format("\n- **{}** ({}): {}", h.title, s.name, h.text);
     }
   }

@@ -487,6 +487,43 @@ std::vector<Headline> sweep_headlines(const json& sweep, const std::vector<RunVe
     out.push_back(slo_headline(sweep));
   if (const auto k = sweep.find("knee"); k != sweep.end() && k->is_array() && !k->empty())
     out.push_back(knee_headline(*k));
+  // One SLO search per engine setting: "setting: answer (binding; tok/s)" for each.
+  if (const auto s = sweep.find("slo_settings"); s != sweep.end() && s->is_array()) {
+    std::vector<std::string> parts;
+    bool provisional = false;
+    for (const auto& r : *s) {
+      const json a = r.value("answer_rounded", json());
+      provisional = provisional || r.value("provisional", false);
+      parts.push_back(fmt::format("{}: {}{} ({}; {} tok/s)", r.value("setting", ""),
+                                  a.is_number() ? num(a.get<double>()) : "none",
+                                  r.value("provisional", false) ? " [provisional]" : "",
+                                  r.value("binding_constraint", ""),
+                                  num(number_at(r, "output_throughput"))));
+    }
+    const std::string axis =
+        s->empty() ? "load" : s->front().value("/search/axis"_json_pointer, "");
+    out.push_back({"slo_settings", "SLO answer per setting",
+                   fmt::format("highest {} meeting the SLO: {}", axis, join(parts, "; ")),
+                   provisional ? Tone::Warn : Tone::Info,
+                   "one load search per setting, rounded down to the search's resolution"});
+  }
+  // Predict, then verify: the worst |predicted - measured| / measured per metric.
+  if (const auto p = sweep.find("predict"); p != sweep.end() && p->is_object()) {
+    std::vector<std::string> parts;
+    const json worst = p->value("max_abs_error", json::object());
+    for (const auto& [metric, e] : worst.items())
+      parts.push_back(
+          fmt::format("{} {}%", metric, e.is_number() ? num(100 * e.get<double>()) : "-"));
+    out.push_back(
+        {"predict", "Predicted against measured",
+         fmt::format("{} setting(s) measured of {} predicted (ranked by {}); worst "
+                     "error: {}",
+                     p->value("verify_top", 0), p->value("settings", json::array()).size(),
+                     p->value("ranked_by", ""), join(parts, ", ")),
+         Tone::Info,
+         "error = (predicted - measured) / measured; predictions in " +
+             p->value("predicted_sweep", "")});
+  }
   if (const auto p = sweep.find("profile"); p != sweep.end() && p->is_object()) {
     out.push_back(
         {"profile", "Profile",

@@ -143,5 +143,28 @@ TEST(KneeStatement, ASaturatedLadderStopsGrowingAtItsKnee) {
   EXPECT_THAT(st.text, HasSubstr("saturated: the last step (max-concurrency=256) gained +0.0%"));
 }
 
+/// A slot-limited server (llama.cpp's `-np N`): throughput grows with concurrency up to the slot
+/// count, then stays (with a few percent of noise); the knee is the slot count, on a doubling
+/// ladder and on every concurrency 1..16 alike. One slot is saturated from the first point.
+TEST(KneeStatement, SlotLimitedLaddersKneeAtTheSlotCount) {
+  const double noise[] = {0.0,    0.03,  -0.02, 0.025, -0.03, 0.01,   -0.01, 0.02,
+                          -0.025, 0.015, 0.0,   -0.02, 0.03,  -0.015, 0.01,  0.0};
+  for (const int slots : {1, 2, 4, 8}) {
+    for (const bool doubling : {true, false}) {
+      std::vector<LadderPoint> ladder;
+      for (int c = 1; c <= 16; c = doubling ? 2 * c : c + 1) {
+        const double flat = c > slots ? noise[c - 1] : 0.0;
+        ladder.push_back({.load = static_cast<double>(c),
+                          .output_throughput = 40.0 * std::min(c, slots) * (1 + flat),
+                          .p99_ttft_ms = c <= slots ? 30.0 : 30.0 * c / slots});
+      }
+      const auto st = describe_knee(ladder, "max-concurrency");
+      ASSERT_TRUE(st.knee.found) << slots << (doubling ? " doubling: " : " linear: ") << st.text;
+      EXPECT_DOUBLE_EQ(st.knee.x, slots) << (doubling ? "doubling: " : "linear: ") << st.text;
+      EXPECT_THAT(st.text, HasSubstr("throughput stops growing there")) << st.text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace llmbench::analysis
