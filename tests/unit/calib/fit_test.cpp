@@ -124,7 +124,7 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
   const auto plan =
       probe_plan(ProbeLimits{.max_concurrency = 16, .max_input_len = 1024, .output_len = 64});
   EXPECT_LE(plan.size(), kMaxProbes);
-  EXPECT_EQ(plan.size(), 8u);
+  EXPECT_EQ(plan.size(), 9u);
   int prefill = 0, decode = 0, mixed = 0;
   for (const auto& p : plan) {
     prefill += p.kind == "prefill";
@@ -135,9 +135,9 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
   }
   EXPECT_EQ(prefill, 3);
   EXPECT_EQ(decode, 3);
-  EXPECT_EQ(mixed, 2);
+  EXPECT_EQ(mixed, 3);
   // One slot: the decode probes at 1, 1/4 and all slots collapse into one.
-  EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 6u);
+  EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 7u);
 }
 
 /// Points "measured" by simulating `truth` (so the fit's target is known exactly).
