@@ -4,7 +4,10 @@
 # a GGUF model. It starts the server on 127.0.0.1, runs `calibrate --base-url` (at most 20 probes,
 # 5 minutes), then a closed-loop concurrency sweep 1..16 at two input lengths with `llmbench run`,
 # and prints the calibrated simulator's prediction of every sweep point against the measurement,
-# with the errors and their MAPE (`calibrate --evaluate`). The server is stopped by its pid.
+# with the errors and their MAPE (`calibrate --evaluate`; the probes go in too, unjudged, since
+# llama-server keeps their prompts in its KV cache). Then it stops the server (by its pid), prints
+# the per-step evidence of the sweep (steps.py: decode steps, prompt stalls) and refits offline
+# for the other protocols: 256 -> 2048-token prompts and back, concurrency 1,4,16 -> 2,8.
 #
 # Usage: bench/calib/live_llamacpp.sh LLAMA_SERVER MODEL.gguf [options]
 #   --llmbench PATH        llmbench binary (default build/ci/llmbench)
@@ -19,15 +22,16 @@
 #   --tokenizer PATH       tokenizer.json for exact prompt lengths (default: none)
 #   --probe-max-input N    longest probe prompt (default: the longer sweep length)
 #   --max-probe-seconds S  the probes' time budget (default 300)
+#   --jobs N               simulations at once in the offline fits (default 4)
 #   --out DIR              where everything goes (default /tmp/llmbench-live-<date>)
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n '2,24p' "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,29p' "$0"; exit 2; }
 server_bin=$1 model=$2
 shift 2
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 llmbench="$here/build/ci/llmbench" profile=ds2-random-tiny gpu=cpu-host port=18777 slots=16
 ctx_slot=2048 threads=1 ngl=0 inputs="128 1024" out_len=32 per_slot=2 tokenizer="" probe_max=""
-probe_seconds=300
+probe_seconds=300 jobs=4
 out="/tmp/llmbench-live-$(date +%Y%m%d-%H%M%S)"
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -35,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --port) port=$2 ;; --slots) slots=$2 ;; --ctx-per-slot) ctx_slot=$2 ;;
     --threads) threads=$2 ;; --ngl) ngl=$2 ;; --inputs) inputs=$2 ;; --output-len) out_len=$2 ;;
     --prompts-per-slot) per_slot=$2 ;; --tokenizer) tokenizer=$2 ;; --out) out=$2 ;;
-    --probe-max-input) probe_max=$2 ;; --max-probe-seconds) probe_seconds=$2 ;;
+    --probe-max-input) probe_max=$2 ;; --max-probe-seconds) probe_seconds=$2 ;; --jobs) jobs=$2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -89,7 +93,33 @@ for in_len in $inputs; do
   done
 done
 
-echo "== predicted (calibrated simulator) against measured"
-"$llmbench" calibrate "$out"/sweep/sweep-*.json --calibration "$out/calibration.json" \
-  "${common[@]}" --evaluate | tee "$out/prediction.txt"
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+trap - EXIT
+
+echo "== predicted (calibrated on the probes) against measured (held out: the sweep)"
+"$llmbench" calibrate "$out"/probes/*.json "$out"/sweep/sweep-*.json --calibration \
+  "$out/calibration.json" "${common[@]}" --evaluate --holdout 'file=sweep-*' |
+  tee "$out/prediction.txt"
+
+if command -v python3 >/dev/null; then
+  echo "== per-step evidence of the sweep (client token times)"
+  python3 "$here/bench/calib/steps.py" "$out"/sweep/sweep-*.records.jsonl | tee "$out/steps.txt"
+fi
+
+# Offline refits on the same measurements: fit on part of the sweep, judge the rest (the probes
+# ride along unselected: they only set what the server's slots held before the sweep).
+engine=("${common[@]}" --max-num-seqs "$slots" --ctx-size $((slots * ctx_slot)) --jobs "$jobs")
+set -- $inputs
+protocol() {
+  local name=$1
+  shift
+  echo "== offline: $name"
+  "$llmbench" calibrate "$out"/probes/*.json "$out"/sweep/sweep-*.json "${engine[@]}" \
+    --select 'file=sweep-*' "$@" -o "$out/fit-$name.json" | tee "$out/fit-$name.txt" ||
+    echo "offline fit $name failed"
+}
+protocol "isl$1-to-isl$2" --holdout "isl=$2"
+protocol "isl$2-to-isl$1" --holdout "isl=$1"
+protocol "c1-4-16-to-c2-8" --holdout concurrency=2,8
 echo "results in $out"

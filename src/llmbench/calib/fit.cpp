@@ -101,7 +101,8 @@ std::vector<std::pair<Metric, double>> weighted_metrics(const FitOptions& o) {
   return {{Metric::Tpot, o.weight_tpot},
           {Metric::OutputPerGpu, o.weight_output},
           {Metric::TtftMean, o.weight_ttft_mean},
-          {Metric::TtftMedian, o.weight_ttft_median}};
+          {Metric::TtftMedian, o.weight_ttft_median},
+          {Metric::ItlMedian, o.weight_itl_median}};
 }
 
 /// Solves (A) x = b for a small dense system (LU with partial pivoting, Boost.uBLAS); false when
@@ -152,7 +153,7 @@ class Problem {
       }
     }
     for (std::size_t i = 0; i < params_.size(); ++i)
-      r.push_back((theta[i] - prior_[i]) / range_of(params_[i]).prior_sigma);
+      r.push_back((theta[i] - prior_[i]) / prior_sigma(params_[i]));
     if (results != nullptr)
       *results = std::move(pr);
     return r;
@@ -160,6 +161,14 @@ class Problem {
 
   [[nodiscard]] const std::vector<Param>& params() const noexcept { return params_; }
   [[nodiscard]] int evaluations() const noexcept { return evaluations_; }
+  /// `range_of(p).prior_sigma`, but a weak prior (3 e-folds) for attention over llama.cpp's
+  /// shared KV window: its score and softmax path without flash attention has no datasheet
+  /// analogue near the linear layers' rate (docs/calibration.md).
+  [[nodiscard]] double prior_sigma(Param p) const noexcept {
+    if (p == Param::Attention && start_.engine.slot_cache)
+      return 3.0;
+    return range_of(p).prior_sigma;
+  }
   [[nodiscard]] const Coordinates& coords() const noexcept { return coords_; }
 
  private:

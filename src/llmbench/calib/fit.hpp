@@ -60,6 +60,9 @@ struct FitOptions {
   double weight_output = 1.0;
   double weight_ttft_mean = 0.7;
   double weight_ttft_median = 0.7;
+  /// Median ITL, where the points have it (llmbench and vLLM results): a decode step's time,
+  /// which tells the per-sequence step cost from prefill stalls that a mean TPOT mixes.
+  double weight_itl_median = 0.7;
   /// Assumed relative noise of a measured figure (5 %), which scales the posterior spread.
   double noise = 0.05;
   /// A parameter is identified when its posterior standard deviation in ln units is below this

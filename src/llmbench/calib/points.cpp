@@ -202,6 +202,7 @@ Point point_from_summary(const json& j, const std::string& origin, int num_gpus)
   m.tpot_mean_ms = get_number(j, "mean_tpot_ms");
   m.tpot_median_ms = get_number(j, "median_tpot_ms");
   m.tpot_p99_ms = get_number(j, "p99_tpot_ms");
+  m.itl_median_ms = get_number(j, "median_itl_ms");
   const double e2e_ms = get_number(j, "mean_e2el_ms");
   m.e2e_mean_s = std::isnan(e2e_ms) ? kMissing : e2e_ms / 1e3;
   p.num_gpus = num_gpus;
@@ -212,8 +213,11 @@ Point point_from_summary(const json& j, const std::string& origin, int num_gpus)
   p.tags["isl"] = std::to_string(w.input_max);
   p.tags["osl"] = std::to_string(w.output_max);
   p.tags["concurrency"] = std::to_string(w.max_concurrency);
-  if (const auto b = j.find("backend"); b != j.end() && b->is_string())
-    p.tags["backend"] = b->get<std::string>();
+  for (const char* key : {"backend", "base_url", "date"}) {
+    if (const auto v = j.find(key);
+        v != j.end() && v->is_string() && !v->get<std::string>().empty())
+      p.tags[key] = v->get<std::string>();
+  }
   p.source = origin;
   p.label = label_of(w);
   w.seed =
@@ -310,6 +314,8 @@ std::vector<Point> read_points_file(const std::string& path, int num_gpus) {
   if (head.find(',') != std::string_view::npos && head.find('{') == std::string_view::npos)
     return read_points_csv(text, path);
   std::vector<Point> points = read_summary_json(text, path, num_gpus);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  for (Point& p : points) p.tags["file"] = stem;
   if (points.size() == 1) {
     const json j = json::parse(text, nullptr, false);
     const auto file = j.is_object() ? j.find("records_file") : j.end();
@@ -324,7 +330,14 @@ std::vector<Point> read_points_file(const std::string& path, int num_gpus) {
 
 bool Filter::matches(const Point& p) const {
   const auto it = p.tags.find(key);
-  return it != p.tags.end() && std::find(values.begin(), values.end(), it->second) != values.end();
+  if (it == p.tags.end())
+    return false;
+  const std::string& tag = it->second;
+  return std::any_of(values.begin(), values.end(), [&](const std::string& v) {
+    if (!v.empty() && v.back() == '*')  // a prefix
+      return tag.compare(0, v.size() - 1, v, 0, v.size() - 1) == 0;
+    return tag == v;
+  });
 }
 
 Filter parse_filter(std::string_view text, const std::string& flag) {

@@ -47,6 +47,9 @@ struct Metrics {
   double tpot_median_ms = kMissing;
   double tpot_p99_ms = kMissing;
   double e2e_mean_s = kMissing;
+  /// Median inter-token latency: a decode step's time when most gaps are plain decode steps
+  /// (the per-step evidence a mean TPOT mixes with prefill stalls).
+  double itl_median_ms = kMissing;
   double output_tok_s_per_gpu = kMissing;  ///< output tokens / duration / GPUs
   double total_tok_s_per_gpu = kMissing;   ///< (input + output) tokens / duration / GPUs
 };
@@ -55,12 +58,16 @@ struct Metrics {
 struct Point {
   std::string label;  ///< "1024/1024 c8" (input/output/concurrency) unless the source names it
   /// Attributes for `--select` and `--holdout` (config, gpu, engine, engine_version, isl, osl,
-  /// concurrency, date, …), as strings.
+  /// concurrency, date, base_url, file — the results file's name without its extension —, …),
+  /// as strings.
   std::map<std::string, std::string> tags;
   Workload workload;
   Metrics measured;
   int num_gpus = 0;    ///< GPUs the per-GPU figures divide by; 0 = the engine spec's tp × dp
   std::string source;  ///< file and line, or URL
+  /// llama.cpp: the KV cells each server slot still held from earlier runs when the point
+  /// started, least recently used first (`chain_slot_history`); empty = a fresh server.
+  std::vector<std::int64_t> slot_cells_before;
 };
 
 /// Reads a CSV of points (header row; columns of tests/data/calibration/README.md: gpu, engine,
@@ -90,7 +97,8 @@ std::vector<Point> read_points_file(const std::string& path, int num_gpus);
 struct Filter {
   std::string key;
   std::vector<std::string> values;
-  /// True when the point has tag `key` equal to one of `values`.
+  /// True when the point has tag `key` equal to one of `values`; a value ending in '*' matches
+  /// every tag that starts with the rest (`file=sweep-*`).
   [[nodiscard]] bool matches(const Point& p) const;
 };
 /// Parses "key=value[,value…]"; throws `Exception` with `flag` as the source otherwise.

@@ -2,9 +2,14 @@
 
 #include "llmbench/core/rng.hpp"
 #include "llmbench/metrics/summary.hpp"
+#include "llmbench/sim/slot_cache.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <span>
+#include <tuple>
 
 namespace llmbench::calib {
 
@@ -41,10 +46,42 @@ std::vector<sim::SimRequest> requests_for(const Workload& w) {
   return out;
 }
 
+void chain_slot_history(std::vector<Point>& points, std::int64_t num_slots) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    points[i].slot_cells_before.clear();
+    if (points[i].tags.count("base_url") != 0 && points[i].tags.count("date") != 0)
+      order.push_back(i);
+  }
+  const auto key = [&](std::size_t i) {
+    return std::tie(points[i].tags.at("base_url"), points[i].tags.at("date"));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::optional<sim::SlotCache> slots;
+  const std::string* server = nullptr;
+  for (const std::size_t i : order) {
+    Point& p = points[i];
+    if (server == nullptr || *server != p.tags.at("base_url")) {
+      slots.emplace(num_slots, std::span<const std::int64_t>{});
+      server = &p.tags.at("base_url");
+    } else {
+      p.slot_cells_before = slots->cells_by_age();
+    }
+    const auto requests = requests_for(p.workload);
+    for (std::size_t r = 0; r < requests.size(); ++r) {
+      slots->take(static_cast<std::int64_t>(r));
+      slots->release(static_cast<std::int64_t>(r),
+                     requests[r].prompt_len + requests[r].output_len - 1);
+    }
+  }
+}
+
 Metrics predict(const sim::EngineSpec& spec, const Point& point) {
   const Workload& w = point.workload;
   sim::SimOptions o;
   o.engine = spec.engine;
+  o.engine.initial_slot_cells = point.slot_cells_before;
   o.data_parallel_size = spec.data_parallel_size();
   o.max_concurrency = w.max_concurrency > 0 ? w.max_concurrency : -1;
   o.closed_loop = !(std::isfinite(w.request_rate) && w.request_rate > 0);
@@ -63,6 +100,7 @@ Metrics predict(const sim::EngineSpec& spec, const Point& point) {
   m.tpot_median_ms = s.tpot_ms.median;
   m.tpot_p99_ms = percentile_of(s.tpot_ms, 99);
   m.e2e_mean_s = s.e2el_ms.mean / 1e3;
+  m.itl_median_ms = s.itl_ms.median;
   m.output_tok_s_per_gpu = s.output_throughput / gpus;
   m.total_tok_s_per_gpu = s.total_token_throughput / gpus;
   return m;
@@ -90,6 +128,8 @@ double metric_value(const Metrics& x, Metric m) noexcept {
       return x.output_tok_s_per_gpu;
     case Metric::E2eMean:
       return x.e2e_mean_s;
+    case Metric::ItlMedian:
+      return x.itl_median_ms;
   }
   return kMissing;
 }

@@ -38,6 +38,9 @@ std::vector<Probe> probe_plan(const ProbeLimits& limits) {
   const std::int64_t half = std::max<std::int64_t>(2, c / 2);
   plan.push_back(make_probe("mixed", len / 2, out / 4, std::min(half, c), 2 * std::min(half, c)));
   plan.push_back(make_probe("mixed", len / 4, out / 4, c, 2 * c));
+  // Every slot full of the longest prompts: the largest KV window an engine whose steps attend
+  // over all occupied cells (llama.cpp) reaches, and the longest prefill stalls of decodes.
+  plan.push_back(make_probe("mixed", len, out / 4, c, 2 * c));
   std::vector<Probe> unique;
   for (auto& p : plan) {
     if (std::none_of(unique.begin(), unique.end(), [&](const Probe& q) { return same(p, q); }))

@@ -27,6 +27,7 @@ json metrics_json(const Metrics& m) {
           {"tpot_median_ms", number_or_null(m.tpot_median_ms)},
           {"tpot_p99_ms", number_or_null(m.tpot_p99_ms)},
           {"e2e_mean_s", number_or_null(m.e2e_mean_s)},
+          {"itl_median_ms", number_or_null(m.itl_median_ms)},
           {"output_tok_s_per_gpu", number_or_null(m.output_tok_s_per_gpu)},
           {"total_tok_s_per_gpu", number_or_null(m.total_tok_s_per_gpu)}};
 }
@@ -39,7 +40,8 @@ json errors_json(const ErrorSummary& e) {
             {"ttft_p99", number_or_null(e.ttft_p99)},
             {"tpot", number_or_null(e.tpot)},
             {"output_tok_s_per_gpu", number_or_null(e.output_per_gpu)},
-            {"e2e_mean", number_or_null(e.e2e_mean)}}}};
+            {"e2e_mean", number_or_null(e.e2e_mean)},
+            {"itl_median", number_or_null(e.itl_median)}}}};
 }
 
 json point_json(const PointResult& r) {
@@ -101,6 +103,7 @@ ErrorSummary summarize_errors(const std::vector<PointResult>& results) {
   e.tpot = mape(results, Metric::Tpot);
   e.output_per_gpu = mape(results, Metric::OutputPerGpu);
   e.e2e_mean = mape(results, Metric::E2eMean);
+  e.itl_median = mape(results, Metric::ItlMedian);
   return e;
 }
 
@@ -183,8 +186,9 @@ std::string calibration_json(const Calibration& c) {
       {"fit",
        {{"summary", summary_line(c)},
         {"method",
-         "Levenberg-Marquardt on ln(predicted/measured) of TPOT, mean and median TTFT and output "
-         "tok/s per GPU; parameters with posterior ln-sigma >= 0.35 keep their defaults"},
+         "Levenberg-Marquardt on ln(predicted/measured) of TPOT, mean and median TTFT, median ITL "
+         "(where measured) and output tok/s per GPU; parameters with posterior ln-sigma >= 0.35 "
+         "keep their defaults"},
         {"inputs", c.inputs},
         {"select", c.select},
         {"holdout", c.holdout},
@@ -199,22 +203,24 @@ std::string calibration_json(const Calibration& c) {
 }
 
 std::string points_table(const std::vector<PointResult>& results, const std::string& title) {
-  std::string out = fmt::format("{:=^118}\n", " " + title + " (measured/predicted error) ");
-  out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>18}\n", "point", "TTFT mean ms",
-                     "TTFT median ms", "TTFT p99 ms", "TPOT ms", "out tok/s/GPU");
+  std::string out = fmt::format("{:=^135}\n", " " + title + " (measured/predicted error) ");
+  out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>16} {:>18}\n", "point", "TTFT mean ms",
+                     "TTFT median ms", "TTFT p99 ms", "TPOT ms", "ITL median ms", "out tok/s/GPU");
   for (const auto& r : results) {
     const Metrics& m = r.point.measured;
     const Metrics& p = r.predicted;
-    out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>18}\n", r.point.label,
+    out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>16} {:>18}\n", r.point.label,
                        cell(m.ttft_mean_ms, p.ttft_mean_ms, 1, 0),
                        cell(m.ttft_median_ms, p.ttft_median_ms, 1, 0),
                        cell(m.ttft_p99_ms, p.ttft_p99_ms, 1, 0),
                        cell(metric_value(m, Metric::Tpot), metric_value(p, Metric::Tpot), 1, 1),
+                       cell(m.itl_median_ms, p.itl_median_ms, 1, 1),
                        cell(m.output_tok_s_per_gpu, p.output_tok_s_per_gpu, 1, 1));
   }
   const ErrorSummary e = summarize_errors(results);
-  out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>18}\n", "MAPE", pct(e.ttft_mean),
-                     pct(e.ttft_median), pct(e.ttft_p99), pct(e.tpot), pct(e.output_per_gpu));
+  out += fmt::format("{:<16} {:>22} {:>22} {:>20} {:>16} {:>16} {:>18}\n", "MAPE", pct(e.ttft_mean),
+                     pct(e.ttft_median), pct(e.ttft_p99), pct(e.tpot), pct(e.itl_median),
+                     pct(e.output_per_gpu));
   return out;
 }
 

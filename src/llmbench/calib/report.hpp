@@ -38,6 +38,7 @@ struct ErrorSummary {
   double tpot = kMissing;
   double output_per_gpu = kMissing;
   double e2e_mean = kMissing;
+  double itl_median = kMissing;
   std::size_t points = 0;
 };
 /// The MAPEs of `results`.

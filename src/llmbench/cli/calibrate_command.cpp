@@ -82,6 +82,8 @@ int execute_calibrate(CalibrateFlags f) {
     points.insert(points.end(), std::make_move_iterator(more.begin()),
                   std::make_move_iterator(more.end()));
   }
+  if (spec.engine.slot_cache)  // llama.cpp: what ran before a point is still in its KV cache
+    calib::chain_slot_history(points, spec.engine.scheduler.max_num_seqs);
   points = calib::select_points(points, filters(f.select, "--select"));
   std::vector<calib::Point> fit_points, held_out;
   calib::split_holdout(points, filters(f.holdout, "--holdout"), fit_points, held_out);

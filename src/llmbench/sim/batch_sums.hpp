@@ -29,6 +29,15 @@ struct BatchSums {
   std::int64_t prefill_read = 0;     ///< Σ (p + q) over prefill chunks
   double prefill_qp = 0;             ///< Σ q·(p + q/2) over prefill chunks
   bool any_prefill = false;
+  /// KV cells held outside the batch by idle slots that keep their last request's cache
+  /// (llama.cpp's prompt cache, `sim::SlotCache`); 0 elsewhere. A shared-window attention
+  /// (`ExecModelParams::shared_kv_window`) spans these plus the batch's own cells.
+  std::int64_t retained_cells = 0;
+  /// The cells a shared KV window spans in this step: `retained_cells` + Σ (p + 1) over decodes +
+  /// Σ (p + q) over prefill chunks (every batch sequence's cells after the step's writes).
+  [[nodiscard]] std::int64_t window_cells() const noexcept {
+    return retained_cells + decode_context + prefill_read;
+  }
   /// Adds one sequence (q ≥ 1 new tokens after p ≥ 0).
   void add(std::int64_t q, std::int64_t p, bool samples) noexcept {
     ++num_seqs;

@@ -26,6 +26,7 @@ double ExecTimeModel::swap_time_s(std::int64_t num_blocks, std::int64_t block_si
 
 RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
   LLMBENCH_ASSERT(p_.tp >= 1 && p_.ep >= 1 && p_.dp >= 1, "tp, ep and dp must be >= 1");
+  LLMBENCH_ASSERT(p_.ubatch_tokens >= 1, "ubatch_tokens must be >= 1");
   LLMBENCH_ASSERT(p_.efficiency.attention > 0, "the attention efficiency must be > 0");
   peak_flops_ = p_.gpu.peak_flops(p_.model.weight_bytes) * p_.efficiency.compute;
   bandwidth_ = p_.gpu.memory_bandwidth_gb_s * 1e9 * p_.efficiency.memory;
@@ -72,6 +73,31 @@ RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
     pre_flops_up_ = 0;
     pre_bytes_per_tok_ = kv_layer;
   }
+  if (p_.shared_kv_window) {
+    // Scores and weighted values per token and cell: 2·n_h·(d_qk + d_v) FLOPs over K and V
+    // cached per head (GQA: 4·n_h·d_h over 2·n_kv·d_h elements).
+    const double nh = static_cast<double>(m.num_heads);
+    if (m.attention == AttentionKind::Mla) {
+      const double dk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+      const double dv = static_cast<double>(m.v_head_dim);
+      win_flops_ = 2.0 * nh * (dk + dv);
+      win_bytes_ = nh * (dk + dv) * bkv;
+    } else {
+      win_flops_ = 4.0 * nh * static_cast<double>(m.head_dim);
+      win_bytes_ = static_cast<double>(m.kv_elements_per_token_per_layer(1)) * bkv;
+    }
+  }
+}
+
+double RooflineModel::window_attention_s(const BatchSums& sums) const noexcept {
+  // n_kv = the occupied window padded to 32 cells; T·n_kv scores per layer at η_attn times the
+  // linear layers' FLOP rate, the window's K and V read once per micro-batch at η_M.
+  const double window = std::ceil(static_cast<double>(sums.window_cells()) / 32.0) * 32.0;
+  const double tokens = static_cast<double>(sums.tokens);
+  const double ubatches = std::ceil(tokens / static_cast<double>(p_.ubatch_tokens));
+  const double L = static_cast<double>(p_.model.num_layers);
+  return std::max(L * tokens * window * win_flops_ / (peak_flops_ * p_.efficiency.attention),
+                  L * ubatches * window * win_bytes_ / bandwidth_);
 }
 
 StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
@@ -132,13 +158,15 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
   }
 
   // Attention: heads are sharded over TP; MLA latents are replicated, GQA KV heads sharded.
-  if (sums.any_prefill) {
+  if (p_.shared_kv_window) {
+    (sums.any_prefill ? c.attention_prefill_s : c.attention_decode_s) = window_attention_s(sums);
+  } else if (sums.any_prefill) {
     const double f_pre =
         pre_flops_qk_ * sums.prefill_qp + pre_flops_up_ * static_cast<double>(sums.prefill_context);
     const double m_pre = pre_bytes_per_tok_ * static_cast<double>(sums.prefill_read);
     c.attention_prefill_s = roof(L * f_pre, L * m_pre) / e.attention;
   }
-  if (sums.decode_context > 0) {
+  if (!p_.shared_kv_window && sums.decode_context > 0) {
     const double ctx = static_cast<double>(sums.decode_context);
     c.attention_decode_s =
         roof(L * dec_flops_per_tok_ * ctx, L * dec_bytes_per_tok_ * ctx) / e.attention;

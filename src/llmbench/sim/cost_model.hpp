@@ -75,6 +75,15 @@ struct ExecModelParams {
   /// Measured curves (`llmbench probe comm`, a calibration file's `comm` section) that replace
   /// the datasheet TP all-reduce and EP all-to-all terms; empty = datasheet.
   CommTerms comm{};
+  /// llama.cpp's attention over its unified KV cache without flash attention (the llamacpp
+  /// engine family): every token of a step attends over all occupied cells
+  /// (`BatchSums::window_cells`, padded to 32 as llama.cpp pads `n_kv`), not over its own
+  /// sequence's, and each micro-batch of `ubatch_tokens` reads the whole window's K and V once.
+  /// MLA models are priced as llama.cpp c392e5094 (February 2025) runs them: K and V cached per
+  /// head (n_h·(d_nope + d_rope) + n_h·d_v elements per cell and layer), no absorbed form.
+  /// docs/simulator.md "llama.cpp's shared KV window".
+  bool shared_kv_window = false;
+  std::int64_t ubatch_tokens = 512;  ///< llama.cpp `--ubatch-size` (`n_ubatch`), default 512
 };
 
 /// The roofline model of docs/simulator.md "Step-time model".
@@ -106,6 +115,9 @@ class RooflineModel final : public ExecTimeModel {
   double nh_ = 0;             ///< heads per GPU
   double dec_flops_per_tok_ = 0, dec_bytes_per_tok_ = 0;  ///< attention decode, per layer
   double pre_flops_qk_ = 0, pre_flops_up_ = 0, pre_bytes_per_tok_ = 0;
+  double win_flops_ = 0, win_bytes_ = 0;  ///< shared window: per token·cell, per cell (a layer)
+  /// The shared-window attention of `sums` (`ExecModelParams::shared_kv_window`), seconds.
+  [[nodiscard]] double window_attention_s(const BatchSums& sums) const noexcept;
 };
 
 /// Execution-time model kinds.

@@ -94,6 +94,12 @@ EngineCore::EngineCore(const EngineConfig& config, std::shared_ptr<const ExecTim
   LLMBENCH_ASSERT(exec_model_ != nullptr, "no execution-time model");
   scheduler_ = make_scheduler(config.scheduler_kind, config.scheduler, config.num_gpu_blocks,
                               config.block_size);
+  if (config.slot_cache)
+    slots_.emplace(config.scheduler.max_num_seqs, config.initial_slot_cells);
+}
+
+std::vector<std::int64_t> EngineCore::slot_cells() const {
+  return slots_ ? slots_->cells_by_age() : std::vector<std::int64_t>{};
 }
 
 bool EngineCore::enable_decode_lane() {
@@ -182,6 +188,8 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
     if (!seq.request->scheduled_once) {
       seq.request->scheduled_once = true;
       first_scheduled_.push_back(seq.request->id);
+      if (slots_)
+        slots_->take(seq.request->id);
     }
   }
   if (config_.check_invariants && current_.has_sums) {
@@ -191,7 +199,8 @@ std::optional<TimeNs> EngineCore::begin_step(TimeNs now_ns) {
     LLMBENCH_ASSERT(current_.sums == fresh, "scheduler batch sums differ from the batch");
   }
   std::int64_t decodes = 0;
-  TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes);
+  TimeNs dt = price_step(*exec_model_, current_, config_.block_size, work_, &decodes,
+                         slots_ ? slots_->retained_cells() : 0);
   if (steps_ == 0 && config_.overheads.first_step_overhead_us > 0)
     dt += static_cast<TimeNs>(std::llround(config_.overheads.first_step_overhead_us * 1e3));
   const SchedulerStats& after = scheduler_->stats();
@@ -220,6 +229,11 @@ const StepOutcome& EngineCore::end_step() {
   in_step_ = false;
   scheduler_->update_into(current_, result_);
   const StepResult& result = result_;
+  if (slots_) {
+    // The slot keeps the prompt and every output token but the last (never fed back).
+    for (const RequestState* r : result.finished)
+      slots_->release(r->id, r->prompt_len + r->num_output_tokens - 1);
+  }
   StepOutcome& out = outcome_;
   out.finished.clear();
   out.lane_runs.assign(result.lane_runs.begin(), result.lane_runs.end());
@@ -268,6 +282,8 @@ bool EngineCore::abort(std::int64_t id) {
       deferred_aborts_.push_back(id);
     return true;
   }
+  if (slots_)
+    slots_->release(id, it->second->num_computed_tokens);
   scheduler_->abort(id);
   live_.erase(it);
   return true;

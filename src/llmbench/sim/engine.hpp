@@ -16,6 +16,7 @@
 #include "llmbench/metrics/token_runs.hpp"
 #include "llmbench/sim/cost_model.hpp"
 #include "llmbench/sim/scheduler.hpp"
+#include "llmbench/sim/slot_cache.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -126,6 +127,13 @@ struct EngineConfig {
   /// whole KV cache limits it. A longer request is rejected (`EngineCore::fits`).
   std::int64_t max_request_tokens = 0;
   ServingOverheads overheads;
+  /// llama.cpp's slots over one unified KV cache (the llamacpp family): `max_num_seqs` slots keep
+  /// their last request's cells while idle (`SlotCache`), and each step's attention window
+  /// counts them (`BatchSums::retained_cells`). Off: nothing is kept after a request.
+  bool slot_cache = false;
+  /// With `slot_cache`: the cells the slots hold when the engine starts, least recently used
+  /// first (a server that served earlier runs; `SlotCache`); empty = a fresh server.
+  std::vector<std::int64_t> initial_slot_cells;
 };
 
 /// How to run the engine in virtual time: the replica's configuration and the run's own options.
@@ -346,6 +354,9 @@ class EngineCore {
   [[nodiscard]] std::int64_t steps() const noexcept { return steps_; }
   [[nodiscard]] double busy_s() const noexcept { return busy_s_; }
   [[nodiscard]] double step_tokens_sum() const noexcept { return step_tokens_sum_; }
+  /// With `EngineConfig::slot_cache`: the cells each slot keeps, least recently used first
+  /// (`SlotCache::cells_by_age`); empty otherwise.
+  [[nodiscard]] std::vector<std::int64_t> slot_cells() const;
 
  private:
   EngineConfig config_;
@@ -358,6 +369,7 @@ class EngineCore {
   std::vector<std::int64_t> deferred_aborts_;  ///< aborted while a step was in flight
   std::vector<std::int64_t> first_scheduled_;  ///< see first_scheduled()
   std::vector<SeqWork> work_;
+  std::optional<SlotCache> slots_;  ///< `EngineConfig::slot_cache`
   StepTrace last_;
   bool in_step_ = false;
   bool lane_ = false;  ///< the scheduler runs its decode lane

@@ -168,6 +168,8 @@ EngineSpec make_engine_spec(const HardwareProfile& gpu, const ModelProfile& mode
   s.plan = plan_memory(s.model, s.gpu, s.memory);
   require_fit(s.plan, s.model, s.gpu, s.memory);
   s.engine.scheduler.num_cpu_blocks = s.plan.num_cpu_blocks;
+  // llama.cpp: slots keep their prompt cache in one KV cache that every step attends over.
+  s.engine.slot_cache = s.family == EngineFamily::Llamacpp;
   s.engine.scheduler_kind = o.scheduler ? parse_scheduler_kind(*o.scheduler) : d.scheduler;
   s.engine.num_gpu_blocks = s.plan.num_gpu_blocks;
   s.engine.block_size = s.plan.block_size;
@@ -234,7 +236,8 @@ ExecModelParams EngineSpec::exec_params() const {
                          .efficiency = efficiency,
                          .ep = memory.ep,
                          .dp = memory.dp,
-                         .comm = comm ? comm_terms(*comm, memory.tp, memory.ep) : CommTerms{}};
+                         .comm = comm ? comm_terms(*comm, memory.tp, memory.ep) : CommTerms{},
+                         .shared_kv_window = family == EngineFamily::Llamacpp};
 }
 
 std::unique_ptr<ExecTimeModel> EngineSpec::make_exec_model() const {

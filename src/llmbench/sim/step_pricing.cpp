@@ -25,11 +25,12 @@ BatchSums batch_sums(const std::vector<ScheduledSeq>& seqs) {
 
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
                   std::int64_t block_size, std::vector<SeqWork>& work,
-                  std::int64_t* num_decode_seqs) {
+                  std::int64_t* num_decode_seqs, std::int64_t retained_cells) {
   double s = 0;
   if (model.prices_from_sums()) {
     // One pass over the schedule straight into the sums (no per-sequence work list).
-    const BatchSums sums = output.has_sums ? output.sums : batch_sums(output.seqs);
+    BatchSums sums = output.has_sums ? output.sums : batch_sums(output.seqs);
+    sums.retained_cells = retained_cells;
     if (num_decode_seqs != nullptr)
       *num_decode_seqs = sums.decode_seqs;
     s = model.step_cost_of_sums(sums).total_s();

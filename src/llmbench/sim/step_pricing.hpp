@@ -25,8 +25,10 @@ BatchSums batch_sums(const std::vector<ScheduledSeq>& seqs);
 /// swapped blocks before the forward pass). A model that `prices_from_sums()` gets the batch's
 /// `BatchSums` (one pass, `work` untouched); any other gets `step_work`'s list in `work`
 /// (scratch storage). `num_decode_seqs` (optional) receives the number of decode sequences.
+/// `retained_cells` goes into the sums (`BatchSums::retained_cells`: KV cells idle llama.cpp
+/// slots keep).
 TimeNs price_step(const ExecTimeModel& model, const SchedulerOutput& output,
                   std::int64_t block_size, std::vector<SeqWork>& work,
-                  std::int64_t* num_decode_seqs = nullptr);
+                  std::int64_t* num_decode_seqs = nullptr, std::int64_t retained_cells = 0);
 
 }  // namespace llmbench::sim

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace llmbench::calib {
 namespace {
@@ -83,11 +84,47 @@ TEST(Points, VllmAndSglangSummaries) {
   EXPECT_THROW((void)read_summary_json(R"({"mean_ttft_ms": 1})", "x.json", 1), Exception);
 }
 
+TEST(Points, AFilterValueEndingInAStarIsAPrefix) {
+  Point a, b;
+  a.tags["file"] = "sweep-in256-c1";
+  b.tags["file"] = "probe-01-prefill";
+  const Filter f = parse_filter("file=sweep-*,probe-02*", "--holdout");
+  EXPECT_TRUE(f.matches(a));
+  EXPECT_FALSE(f.matches(b));
+  EXPECT_TRUE(parse_filter("file=probe-01-prefill", "--select").matches(b));
+  EXPECT_FALSE(parse_filter("file=probe-01", "--select").matches(b));  // no star: exact
+}
+
+TEST(Points, LlamaCppSlotsCarryWhatRanBeforeOnTheSameServer) {
+  // Three runs on one server, given out of order, and one on another server.
+  const auto point = [](std::string url, std::string date, std::int64_t in, std::int64_t n) {
+    Point p;
+    p.tags["base_url"] = std::move(url);
+    p.tags["date"] = std::move(date);
+    p.workload.input_min = p.workload.input_max = in;
+    p.workload.output_min = p.workload.output_max = 10;
+    p.workload.num_prompts = n;
+    return p;
+  };
+  std::vector<Point> points{
+      point("http://a", "20261206-0502", 1000, 1), point("http://a", "20261206-0501", 100, 3),
+      point("http://b", "20261206-0503", 50, 1), point("http://a", "20261206-0503", 20, 2)};
+  points.push_back(Point{});  // no server: starts fresh
+  chain_slot_history(points, 4);
+  EXPECT_TRUE(points[1].slot_cells_before.empty());  // the first run of server a
+  // After three 100 + 10 − 1 = 109-cell requests in slots 0-2 (slot 3 still empty, oldest).
+  EXPECT_EQ(points[0].slot_cells_before, (std::vector<std::int64_t>{0, 109, 109, 109}));
+  // Then the 1000-token request took slot 3.
+  EXPECT_EQ(points[3].slot_cells_before, (std::vector<std::int64_t>{109, 109, 109, 1009}));
+  EXPECT_TRUE(points[2].slot_cells_before.empty());  // another server
+  EXPECT_TRUE(points[4].slot_cells_before.empty());
+}
+
 TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
   const auto plan =
       probe_plan(ProbeLimits{.max_concurrency = 16, .max_input_len = 1024, .output_len = 64});
   EXPECT_LE(plan.size(), kMaxProbes);
-  EXPECT_EQ(plan.size(), 8u);
+  EXPECT_EQ(plan.size(), 9u);
   int prefill = 0, decode = 0, mixed = 0;
   for (const auto& p : plan) {
     prefill += p.kind == "prefill";
@@ -98,9 +135,9 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
   }
   EXPECT_EQ(prefill, 3);
   EXPECT_EQ(decode, 3);
-  EXPECT_EQ(mixed, 2);
+  EXPECT_EQ(mixed, 3);
   // One slot: the decode probes at 1, 1/4 and all slots collapse into one.
-  EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 6u);
+  EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 7u);
 }
 
 /// Points "measured" by simulating `truth` (so the fit's target is known exactly).
