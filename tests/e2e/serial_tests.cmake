@@ -9,7 +9,9 @@ set(llmbench_serial_e2e_tests
   SweepRulesTest.ADriftingServerIsExtendedUntilStableAndACleanOneIsNot
   AgreementTest.RunAgainstServeMatchesSimulate
   AgreementTest.OpenLoopWithACapAgreesOnQueueWait
-  TraceReplayTest.AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths)
+  TraceReplayTest.AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths
+  MpiRunTest.ThreeRanksMergeIntoTheSingleProcessRun
+  MpiRunTest.AKilledRankEndsTheJobAndTheOthersKeepTheirRecords)
 foreach(t IN LISTS llmbench_serial_e2e_tests)
   set_tests_properties(${t} PROPERTIES RUN_SERIAL TRUE)
 endforeach()
