@@ -70,11 +70,22 @@ class MpiRunTest : public ScratchDirTest {
             "--quiet"};
   }
 
-  /// `mpirun --oversubscribe -np 3` in front of `args` (TCP between the ranks: no shared-memory
-  /// segment to size in a container).
+  /// `mpirun --oversubscribe -np 3` in front of `args` (TCP over the loopback between the ranks:
+  /// no shared-memory segment to size in a container, no other interface tried).
   static std::vector<std::string> mpirun(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{LLMBENCH_MPIEXEC, "--oversubscribe", "-np", "3", "--mca", "btl",
-                                  "self,tcp"};
+    std::vector<std::string> argv{LLMBENCH_MPIEXEC,
+                                  "--oversubscribe",
+                                  "-np",
+                                  "3",
+                                  "--mca",
+                                  "btl",
+                                  "self,tcp",
+                                  "--mca",
+                                  "btl_tcp_if_include",
+                                  "lo",
+                                  "--mca",
+                                  "oob_tcp_if_include",
+                                  "lo"};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
