@@ -192,6 +192,13 @@ TEST(ClientPool, IdleConnectionTheServerClosedIsReplacedBeforeSending) {
   EXPECT_EQ(peer.requests(), (std::vector<std::string>{"0:/a", "1:/b"}));
 }
 
+/// Client options that bind connections to `sources` (`--source-address`).
+ClientOptions from(std::vector<std::string> sources) {
+  ClientOptions options;
+  options.source_addresses = std::move(sources);
+  return options;
+}
+
 TEST(ClientPool, SourceAddressesAreUsedInTurnAsThePeerSeesThem) {
   // Every reply closes its connection, so each request opens one: from 127.0.0.1, then
   // 127.0.0.2 (both loopback), then again.
@@ -200,7 +207,7 @@ TEST(ClientPool, SourceAddressesAreUsedInTurnAsThePeerSeesThem) {
   std::vector<ConnectionScript> scripts(
       4, ConnectionScript{Reply{.bytes = a.bytes, .then = Then::Close}});
   ScriptedPeer peer(ioc, scripts);
-  ConnectionPool pool(ioc, peer.url(), {.source_addresses = {"127.0.0.1", "127.0.0.2"}});
+  ConnectionPool pool(ioc, peer.url(), from({"127.0.0.1", "127.0.0.2"}));
   for (int i = 0; i < 4; ++i) {
     Collect seen;
     const auto out = run_exchange(ioc, pool, post("/r"), seen);
@@ -215,8 +222,8 @@ TEST(ClientPool, SourceAddressesAreUsedInTurnAsThePeerSeesThem) {
 TEST(ClientPool, ASourceAddressThatIsNotOneIsRefusedNamingTheFlag) {
   net::io_context ioc;
   try {
-    ConnectionPool pool(ioc, Url{.host = "127.0.0.1", .port = 1},
-                        {.source_addresses = {"10.0.0.x"}});
+    ConnectionPool pool(ioc, Url{.tls = false, .host = "127.0.0.1", .port = 1, .path_prefix = ""},
+                        from({"10.0.0.x"}));
     FAIL() << "no error";
   } catch (const Exception& e) {
     EXPECT_NE(std::string(e.what()).find("--source-address"), std::string::npos) << e.what();
@@ -229,7 +236,7 @@ TEST(ClientPool, ASourceAddressOfAnotherFamilyIsAConnectErrorNamingIt) {
   net::io_context ioc;
   ScriptedPeer peer(ioc, {{Reply{.bytes = a.bytes}}});
   // An IPv6 source for an IPv4 server: nothing to connect to from it.
-  ConnectionPool pool(ioc, peer.url(), {.source_addresses = {"::1"}});
+  ConnectionPool pool(ioc, peer.url(), from({"::1"}));
   Collect seen;
   const auto out = run_exchange(ioc, pool, post("/r"), seen);
   ASSERT_TRUE(out.has_value()) << "the client hung";
