@@ -21,7 +21,8 @@ declare -A allowed=(
   [report]="core metrics analysis"
   [loadgen]="core http sse protocol tokenizer workload metrics"
   [server]="core http sim tokenizer"
-  [app]="core sse http protocol tokenizer workload metrics analysis telemetry sim calib report loadgen server"
+  [dist]="core workload metrics loadgen"
+  [app]="core sse http protocol tokenizer workload metrics analysis telemetry sim calib report loadgen server dist"
   [cli]="*"
 )
 

@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ git ca-certificates pkg-config
   libboost1.81-dev libssl-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libonig-dev libutf8proc-dev libsqlite3-dev
-  clang-format clang-tidy zstd
+  clang-format clang-tidy zstd openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,10 @@
 #include "llmbench/cli/cli.hpp"
 #include "llmbench/core/heap.hpp"
+#include "llmbench/dist/world.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string_view>
 
 int main(int argc, char** argv) {
@@ -12,5 +15,15 @@ int main(int argc, char** argv) {
   const char* huge = std::getenv("LLMBENCH_HUGE_PAGE_HEAP");
   if (huge == nullptr || std::string_view(huge) != "0")
     llmbench::use_huge_page_heap(std::size_t{256} << 20);
-  return llmbench::cli::run(argc, argv);
+  // Under an MPI launcher (mpirun, srun --mpi=pmix): join the job before any thread starts;
+  // alone, nothing is started (docs/distributed.md).
+  try {
+    llmbench::dist::World::join(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llmbench: %s\n", e.what());
+    return 2;
+  }
+  const int code = llmbench::cli::run(argc, argv);
+  llmbench::dist::World::leave();
+  return code;
 }

@@ -11,7 +11,9 @@ set(llmbench_serial_e2e_tests
   AgreementTest.OpenLoopWithACapAgreesOnQueueWait
   TraceReplayTest.AzureConvTenMinutesAtTenfoldKeepsTimesAndLengths
   ServeCmdTest.PredictThenVerifyTheTopTwoSettingsWithinTenPercentOnThroughput
-  ServeCmdTest.SloSearchPerSettingRunsInsideEachSettingsServer)
+  ServeCmdTest.SloSearchPerSettingRunsInsideEachSettingsServer
+  MpiRunTest.ThreeRanksMergeIntoTheSingleProcessRun
+  MpiRunTest.AKilledRankEndsTheJobAndTheOthersKeepTheirRecords)
 foreach(t IN LISTS llmbench_serial_e2e_tests)
   set_tests_properties(${t} PROPERTIES RUN_SERIAL TRUE)
 endforeach()

@@ -87,6 +87,8 @@ json run_document(const RunResult& r) {
   if (r.telemetry)
     info.extra["telemetry"] = r.telemetry->to_json();
   info.extra["tokenizer"] = tokenizer_json(plan.names.tokenizer);
+  if (r.spread)
+    info.extra["distributed"] = dist::to_json(*r.spread);
   if (lo.multi_turn) {
     // Multi-turn runs only (docs/workloads.md "Conversations"): the per-turn figures and how the
     // conversations ended; `num_prompts` counts conversations, `completed` requests (turns).

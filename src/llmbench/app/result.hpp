@@ -9,6 +9,7 @@
 #include "llmbench/app/analyse.hpp"
 #include "llmbench/app/plan.hpp"
 #include "llmbench/app/telemetry.hpp"
+#include "llmbench/dist/spread.hpp"
 #include "llmbench/loadgen/loadgen.hpp"
 #include "llmbench/metrics/record.hpp"
 #include "llmbench/metrics/token_runs.hpp"
@@ -94,11 +95,14 @@ struct RunResult {
   std::optional<LoadFacts> load_facts;        ///< `run`
   std::optional<SimulationFacts> simulation;  ///< `simulate` of one engine
   std::optional<ClusterFacts> cluster;        ///< `simulate --cluster`
-  std::filesystem::path results_path;         ///< "" when not saved
-  std::filesystem::path records_path;         ///< "" when not saved
-  std::size_t records_lost = 0;               ///< records that could not be written
-  std::string records_error;                  ///< why (the first failure)
-  bool interrupted = false;                   ///< ended early by SIGINT / SIGTERM / SIGHUP
+  /// `run` spread over the ranks of an MPI job (docs/distributed.md), on rank 0: the per-rank
+  /// figures and clock offsets beside the merged ones.
+  std::optional<dist::SpreadFacts> spread;
+  std::filesystem::path results_path;  ///< "" when not saved
+  std::filesystem::path records_path;  ///< "" when not saved
+  std::size_t records_lost = 0;        ///< records that could not be written
+  std::string records_error;           ///< why (the first failure)
+  bool interrupted = false;            ///< ended early by SIGINT / SIGTERM / SIGHUP
   /// 0: every request completed; 1: a request failed, the run was interrupted or records were
   /// lost (docs/architecture.md, conventions: errors).
   int exit_code = 0;

@@ -1,6 +1,7 @@
 #include "llmbench/app/session.hpp"
 
 #include "llmbench/app/detail/sim_cluster.hpp"
+#include "llmbench/app/detail/spread.hpp"
 #include "llmbench/app/detail/target.hpp"
 #include "llmbench/app/outputs.hpp"
 #include "llmbench/app/sim_requests.hpp"
@@ -137,6 +138,16 @@ loadgen::LoadResult run_load(const loadgen::LoadOptions& load, const Schedule& s
   return result;
 }
 
+/// Rank 0 of a spread point: `<stem>.records.jsonl` with every rank's `records` (merged onto
+/// its clock), written through the same checked writer as a single process's.
+std::unique_ptr<RecordsFile> merged_records(const OutputPlan& output, const std::string& stem,
+                                            const std::vector<metrics::RequestRecord>& records) {
+  auto file = open_records(output, stem);
+  for (const auto& r : records) file->writer->append(r);
+  file->writer->flush();
+  return file;
+}
+
 }  // namespace
 
 std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& load) {
@@ -267,6 +278,21 @@ Schedule Session::schedule_run(const RunPlan& plan, const Workload& w) const {
 }
 
 RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
+  dist::World* world = dist::World::current();
+  if (world == nullptr || world->size() <= 1)
+    return run_point(plan, observer);
+  // A rank that fails alone would leave the others waiting in a collective: the job ends
+  // (MPI_Abort), and each rank's records file keeps what it completed (docs/distributed.md).
+  try {
+    return run_point(plan, observer);
+  } catch (const std::exception& e) {
+    log::error("rank {} of {} ({}): {}; ending the MPI job", world->rank(), world->size(),
+               world->host(), e.what());
+    dist::World::abort(1);
+  }
+}
+
+RunResult Session::run_point(const RunPlan& plan, LoadObserver* observer) {
   for (const auto& warning : plan.warnings) log::warn("{}", warning);
   if (!workload_ || !workload_->warned_unhonoured) {
     for (const auto& warning : unhonoured_flag_warnings(plan.load)) log::warn("{}", warning);
@@ -280,6 +306,15 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
   const Schedule schedule = schedule_run(plan, w);
   r.load.num_prompts = schedule.num_prompts;
   r.samples = schedule.samples->size();
+  // Under an MPI launcher with several ranks the point is spread (docs/distributed.md): every
+  // rank drew the schedule above; it checks that it is rank 0's and sends its share.
+  dist::World* world = dist::World::current();
+  std::optional<detail::Spread> spread;
+  if (world != nullptr && world->size() > 1)
+    spread.emplace(*world, plan, r.load, *schedule.samples);
+  const bool leader = !spread || spread->leader();
+  if (!leader)
+    observer = nullptr;  // rank 0 alone prints the progress and the table
 
   // ---- target ----
   if (plan.builtin) {
@@ -303,14 +338,28 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
                : default_result_stem(plan.output.label, plan.backend_name, plan.report.rate,
                                      plan.max_concurrency, r.load.request.model,
                                      std::chrono::system_clock::to_time_t(r.start_time));
-  auto records = open_records(plan.output, r.stem);
+  if (spread)
+    r.stem = spread->common_stem(r.stem);
+  // A spread point: each rank streams its own records file as it goes (what a rank that dies
+  // leaves behind); rank 0 writes the merged one after the load.
+  auto records = open_records(plan.output, spread ? spread->rank_stem(r.stem) : r.stem);
   if (records)
     r.records_path = records->path;
   RunTelemetry telemetry(plan.telemetry, r.load);
-  log::info("{}", run_banner(plan, r.load, schedule));
-  loadgen::LoadOptions load = r.load;
+  if (leader)
+    log::info("{}", run_banner(plan, r.load, schedule));
+  loadgen::LoadOptions load = spread ? spread->share(r.load) : r.load;
   load.tokenizer = w.tokenizer.get();
   loadgen::LoadResult result = run_load(load, schedule, records.get(), telemetry, observer);
+  if (spread) {
+    if (records)
+      records->writer->flush();
+    spread->gather(result);
+    if (records && leader)
+      records = merged_records(plan.output, r.stem, result.records);
+    if (records)
+      r.records_path = records->path;
+  }
 
   // ---- analysis ----
   r.telemetry = telemetry.finish(result);
@@ -334,10 +383,16 @@ RunResult Session::run(const RunPlan& plan, LoadObserver* observer) {
   // Cancelled requests are not failures (they are counted apart), but a run that had to cancel
   // any did not finish its work: it still exits 1.
   r.exit_code = (r.summary().failed > 0 || r.summary().cancelled > 0 || r.interrupted) ? 1 : 0;
-  if (observer != nullptr)
-    observer->analysed(r);
-  warn_load_accuracy(r);
-  write_run_outputs(r, records.get());
+  if (spread && leader)
+    spread->describe(r);
+  if (leader) {
+    if (observer != nullptr)
+      observer->analysed(r);
+    warn_load_accuracy(r);
+    write_run_outputs(r, records.get());
+  }
+  if (spread)
+    r.exit_code = spread->common_exit_code(r.exit_code);
   return r;
 }
 

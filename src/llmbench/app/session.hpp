@@ -82,7 +82,10 @@ class Session {
   /// options (a bad `--ca-cert` fails here, at once), discovers the model, opens the outputs,
   /// runs the load (SIGINT / SIGTERM / SIGHUP end it early: `RunResult::interrupted`), analyses
   /// it and writes the results, records, history entry and HTML report the plan asks for.
-  /// Throws `Exception` on a bad plan, an unreachable target or an unwritable output.
+  /// Throws `Exception` on a bad plan, an unreachable target or an unwritable output. Under an
+  /// MPI launcher with several ranks (`dist::World`) the point is spread over them
+  /// (docs/distributed.md): rank 0 returns the merged result and writes the files, the others
+  /// return their own part with rank 0's exit code; a rank that throws ends the job (MPI_Abort).
   RunResult run(const RunPlan& plan, LoadObserver* observer = nullptr);
 
   /// Runs one `simulate` point in virtual time: loads the workload, decides open or closed loop
@@ -106,6 +109,8 @@ class Session {
                                const std::shared_ptr<const std::vector<workload::Sample>>& given,
                                const std::string& tokenizer, bool chat);
   Schedule schedule_run(const RunPlan& plan, const Workload& w) const;
+  /// `run` in one process, or in each rank of an MPI job (`detail::Spread`).
+  RunResult run_point(const RunPlan& plan, LoadObserver* observer);
 
   std::unique_ptr<Workload> workload_;
   std::unique_ptr<server::Server> builtin_;

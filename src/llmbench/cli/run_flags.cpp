@@ -83,6 +83,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "https: PEM file of the certificates to trust instead of the system's (e.g. a "
                  "self-signed server's own)")
       ->check(CLI::ExistingFile);
+  app.add_option("--source-address", f.source_addresses,
+                 "Local IP addresses to open connections from, in turn (A,B,...): past one "
+                 "address's ephemeral ports (docs/distributed.md)")
+      ->delimiter(',');
   app.add_option("--client-threads", f.client_threads, "Client threads (default: all cores)");
   app.add_option("--connect-timeout", f.connect_timeout_s,
                  "Seconds to open a connection (TCP and TLS) before the request fails")

@@ -61,6 +61,7 @@ struct RunFlags : WorkloadFlags {
   bool insecure = false;
   std::string ca_cert;     ///< `--ca-cert`: PEM file of the certificates to trust ("" = system's)
   int client_threads = 0;  ///< 0 = one per core
+  std::vector<std::string> source_addresses;  ///< `--source-address`: local IPs to connect from
   double connect_timeout_s = 10;
   double first_byte_timeout_s = 600;
   double idle_timeout_s = 300;

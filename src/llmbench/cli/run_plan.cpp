@@ -188,7 +188,8 @@ void resolve_load(const RunFlags& f, const ResolveEnv& env, app::RunPlan& plan) 
                                   .connect_timeout = ms(f.connect_timeout_s),
                                   .first_byte_timeout = ms(f.first_byte_timeout_s),
                                   .idle_timeout = ms(f.idle_timeout_s),
-                                  .total_timeout = ms(f.timeout_s)};
+                                  .total_timeout = ms(f.timeout_s),
+                                  .source_addresses = f.source_addresses};
   lo.num_prompts = f.num_prompts;
   lo.num_warmups = f.num_warmups;
   lo.max_concurrency = f.max_concurrency;

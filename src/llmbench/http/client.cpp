@@ -162,9 +162,19 @@ struct ConnectionPool::Impl {
   std::unordered_set<Connection*> busy;
   std::uint64_t opened = 0;
   std::uint64_t generation = 0;  // bumped by cancel_all so late finishers don't park connections
+  std::vector<net::ip::address> sources;  // options.source_addresses, parsed
+  std::size_t next_source = 0;            // the source address of the next connection
 
   Impl(net::io_context& io, Url u, ClientOptions o)
       : ioc(io), url(std::move(u)), options(std::move(o)), resolver(io) {
+    for (const auto& text : options.source_addresses) {
+      beast::error_code ec;
+      sources.push_back(net::ip::make_address(text, ec));
+      if (ec) {
+        throw Exception(
+            Error{fmt::format("not an IP address: \"{}\"", text), "--source-address", -1});
+      }
+    }
     if (url.tls) {
       ssl_ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
       if (options.insecure) {
@@ -212,7 +222,12 @@ struct ConnectionPool::Impl {
     }
     auto& low = c->lowest();
     low.expires_after(options.connect_timeout);
-    auto [ec, ep] = co_await low.async_connect(endpoints, kNoThrow);
+    beast::error_code ec;
+    if (sources.empty()) {
+      ec = std::get<0>(co_await low.async_connect(endpoints, kNoThrow));
+    } else if (!co_await connect_from(low, ec, out)) {
+      co_return nullptr;
+    }
     if (ec == beast::error::timeout) {
       out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
                       fmt::format("connecting to {}", url.origin()));
@@ -230,6 +245,36 @@ struct ConnectionPool::Impl {
     }
     ++opened;
     co_return c;
+  }
+
+  /// Connects `low` from the next of `sources` (bound before connecting, port 0: the kernel
+  /// picks a free port of that address) to the first resolved endpoint of its family, the
+  /// connect's result in `ec`. False when it could not try (no such endpoint, a failed bind):
+  /// `out` says why.
+  net::awaitable<bool> connect_from(beast::tcp_stream& low, beast::error_code& ec, Outcome& out) {
+    const net::ip::address source = sources[next_source++ % sources.size()];
+    for (const auto& entry : endpoints) {
+      const tcp::endpoint target = entry.endpoint();
+      if (target.address().is_v4() != source.is_v4())
+        continue;
+      beast::error_code setup;
+      auto& socket = low.socket();
+      socket.open(target.protocol(), setup);
+      if (!setup)
+        socket.bind(tcp::endpoint(source, 0), setup);
+      if (setup) {
+        out = {.failure = Failure::Connect,
+               .message = fmt::format("bind to --source-address {}: {}", source.to_string(),
+                                      setup.message())};
+        co_return false;
+      }
+      ec = std::get<0>(co_await low.async_connect(target, kNoThrow));
+      co_return true;
+    }
+    out = {.failure = Failure::Connect,
+           .message = fmt::format("--source-address {}: {} resolves to no address of its family",
+                                  source.to_string(), url.origin())};
+    co_return false;
   }
 
   /// TLS client handshake on a connected stream: SNI (RFC 6066 §3, host names only, never an IP

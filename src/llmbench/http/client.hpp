@@ -43,6 +43,10 @@ struct ClientOptions {
   std::chrono::milliseconds idle_timeout{300'000};        ///< max silence between body reads
   std::chrono::milliseconds total_timeout{3'600'000};     ///< whole exchange
   std::size_t max_error_body_bytes = 64 * 1024;  ///< non-2xx bodies are kept up to this size
+  /// `--source-address A,B,...`: local IP addresses the pool's connections are bound to before
+  /// they connect, in turn, so one host opens more connections to one server than the
+  /// ephemeral ports of one address allow (about 28,000 each). Empty: the kernel chooses.
+  std::vector<std::string> source_addresses{};
 };
 
 /// How an exchange ended at the transport level. HTTP status codes are not failures here.

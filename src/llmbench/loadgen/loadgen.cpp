@@ -99,8 +99,9 @@ struct Run {
   const bool open_loop;
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
-  std::int64_t in_flight = 0;                                   // (D)
-  std::int64_t next_id = 0;                                     // (D) ids, warm-ups first
+  std::int64_t in_flight = 0;    // (D)
+  std::int64_t next_id = 0;      // (D) ids, warm-ups first
+  std::int64_t later_turns = 0;  // (D) later turns of conversations sent (a share's turn ids)
   std::int64_t cap = std::numeric_limits<std::int64_t>::max();  // (D)
   // (D) Never expires: every waiter for a slot (the plan, the drain, the turns of conversations)
   // waits on it at once, and `cancel()` wakes them all: when a slot frees, and every 50 ms from
@@ -155,6 +156,7 @@ struct Run {
     rec.slot_ns = job.slot_ns;
     rec.conversation_id = job.conversation;
     rec.turn = job.turn;
+    rec.rank = opt.share.spread() ? opt.share.rank : -1;
     const auto& sample = samples[job.sample];
     rec.prompt_len = job.turn > 1 ? job.prompt_len : sample.prompt_len;
     rec.max_tokens = job.turn > 1 ? job.max_tokens : sample.output_len;
@@ -291,7 +293,7 @@ struct Run {
     for (const auto& m : c.history) {
       estimate.add(m.content);
     }
-    dispatch(Job{.id = next_id++,
+    dispatch(Job{.id = turn_id(),
                  .sample = c.sample,
                  .scheduled_ns = due_ns,
                  .slot_ns = clock.now(),
@@ -378,6 +380,14 @@ struct Run {
     }
   }
 
+  /// (D) The id of a later turn of a conversation: the next in dispatch order, or in a share
+  /// of a spread load one above every plan index that no other rank uses.
+  std::int64_t turn_id() {
+    if (!opt.share.spread())
+      return next_id++;
+    return RankShare::kTurnIdBase + (later_turns++) * opt.share.ranks + opt.share.rank;
+  }
+
   void dispatch(Job job) {  // (D)
     ++in_flight;
     last_dispatch_ns = clock.now();
@@ -424,22 +434,32 @@ struct Run {
     }
     // ---- warm-up: sent together (within the cap), not timed ----
     for (std::int64_t i = 0; i < opt.num_warmups; ++i) {
+      if (!opt.share.mine(i))
+        continue;
       if (!co_await acquire_slot())
         break;
       const TimeNs now = clock.now();
-      dispatch(Job{.id = next_id++,
+      next_id = i + 1;
+      dispatch(Job{.id = i,
                    .sample = static_cast<std::size_t>(i) % samples.size(),
                    .scheduled_ns = now,
                    .slot_ns = now,
                    .warmup = true});
     }
     co_await drain(static_cast<TimeNs>(opt.drain_timeout_s * 1e9));
+    TimeNs t0 = clock.now();
+    if (opt.share.agree_start) {
+      // Every rank starts its share of the schedule at the one agreed instant (t0 is that
+      // instant even when this rank wakes a little after it: its sends are then late). Called
+      // on a stopped rank too, since the others wait in it.
+      t0 = opt.share.agree_start(clock.start_ns() + t0) - clock.start_ns();
+      co_await sleep_until(t0);
+    }
     if (stop_requested()) {
       result.interrupted = true;
       co_return;
     }
     // ---- measured phase ----
-    const TimeNs t0 = clock.now();
     result.measure_start_ns = t0;
     end_ns =
         timed ? t0 + static_cast<TimeNs>(opt.duration_s * 1e9) : std::numeric_limits<TimeNs>::max();
@@ -469,6 +489,8 @@ struct Run {
     }
     const std::int64_t count = timed && !open_loop ? kMaxTimedRequests : result.planned;
     for (std::int64_t i = 0; i < count; ++i) {
+      if (!opt.share.mine(i))
+        continue;
       TimeNs scheduled = 0;
       if (open_loop) {
         scheduled = t0 + arrivals[static_cast<std::size_t>(i)];
@@ -486,7 +508,7 @@ struct Run {
       const TimeNs slot = std::max(clock.now(), scheduled);
       if (slot >= end_ns)
         break;
-      Job job{.id = next_id++,
+      Job job{.id = opt.share.spread() ? opt.num_warmups + i : next_id++,
               .sample = static_cast<std::size_t>(i + opt.num_warmups) % samples.size(),
               .scheduled_ns = scheduled,
               .slot_ns = slot,

@@ -46,6 +46,28 @@ ThinkTime parse_think_time(std::string_view name);
 /// The name of `kind` in `kThinkTimes`.
 std::string_view to_string(ThinkTime kind) noexcept;
 
+/// One process's share of a load spread over several (`mpirun`, docs/distributed.md). Rank
+/// `rank` of `ranks` sends the warm-ups and measured requests whose index i in the plan has
+/// i mod ranks == rank, at the plan's times, so the ranks together send exactly the one plan;
+/// the later turns of a conversation stay with the rank of its first turn. A share's records
+/// carry `rank`; their ids are the plan's indices (later turns: `kTurnIdBase` + k·ranks + rank).
+struct RankShare {
+  int rank = 0;
+  int ranks = 1;  ///< 1 = the whole plan (a single process)
+  /// Called once, on the calling thread of `run_load`, when the warm-ups are done, with this
+  /// process's steady clock now (ns); returns the steady-clock instant at which every rank
+  /// begins the measured phase (blocking: it waits for the other ranks). Empty = at once.
+  std::function<TimeNs(TimeNs)> agree_start;
+
+  /// First id of the later turns of conversations in a share (above any plan index).
+  static constexpr std::int64_t kTurnIdBase = std::int64_t{1} << 40;
+  [[nodiscard]] bool spread() const noexcept { return ranks > 1; }
+  /// Whether the request of plan index `index` is this rank's.
+  [[nodiscard]] bool mine(std::int64_t index) const noexcept {
+    return ranks <= 1 || index % ranks == rank;
+  }
+};
+
 /// Load and request settings for one run (validated by the CLI before use).
 struct LoadOptions {
   http::Url url;         ///< `--base-url`
@@ -90,6 +112,9 @@ struct LoadOptions {
   double ramp_up_start_rps = 0;
   double ramp_up_end_rps = 0;
   double think_time_ms = 0;  ///< `--think-time-ms`: mean think time between turns (ms), >= 0
+  /// The share of the plan this process sends (`max_concurrency` is then this rank's part of
+  /// the cap, `num_prompts` still the whole plan's).
+  RankShare share;
 };
 
 /// Live counters for a progress display; read from any thread.

@@ -112,6 +112,9 @@ struct RequestRecord {
   /// Multi-turn runs: this request's turn in its conversation, 1-based; -1 for a single-turn
   /// request. Written only when >= 1.
   std::int64_t turn = -1;
+  /// Runs spread over several processes (`mpirun`, docs/distributed.md): the MPI rank that sent
+  /// this request; -1 for a single process. Written only when >= 0.
+  std::int64_t rank = -1;
 
   /// True when the request completed without error (it then counts in metrics unless warm-up).
   [[nodiscard]] bool ok() const noexcept { return error_kind == ErrorKind::None; }

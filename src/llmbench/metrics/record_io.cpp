@@ -151,6 +151,8 @@ class LineReader {
         good = read_int(value, record.conversation_id, -1);
       } else if (key == "turn") {
         good = read_int(value, record.turn, -1, std::numeric_limits<std::int32_t>::max());
+      } else if (key == "rank") {
+        good = read_int(value, record.rank, -1, std::numeric_limits<std::int32_t>::max());
       } else if (key == "chunks") {
         good = read_chunks(value, record.chunks);
       } else {
@@ -424,6 +426,9 @@ std::string record_to_json_line(const RequestRecord& r) {
   }
   if (r.turn >= 1) {
     append_int(out, "turn", r.turn);
+  }
+  if (r.rank >= 0) {
+    append_int(out, "rank", r.rank);
   }
   append_key(out, "chunks");
   out += '[';

@@ -192,6 +192,59 @@ TEST(ClientPool, IdleConnectionTheServerClosedIsReplacedBeforeSending) {
   EXPECT_EQ(peer.requests(), (std::vector<std::string>{"0:/a", "1:/b"}));
 }
 
+/// Client options that bind connections to `sources` (`--source-address`).
+ClientOptions from(std::vector<std::string> sources) {
+  ClientOptions options;
+  options.source_addresses = std::move(sources);
+  return options;
+}
+
+TEST(ClientPool, SourceAddressesAreUsedInTurnAsThePeerSeesThem) {
+  // Every reply closes its connection, so each request opens one: from 127.0.0.1, then
+  // 127.0.0.2 (both loopback), then again.
+  const Canned a = content_length("ok");
+  net::io_context ioc;
+  std::vector<ConnectionScript> scripts(
+      4, ConnectionScript{Reply{.bytes = a.bytes, .then = Then::Close}});
+  ScriptedPeer peer(ioc, scripts);
+  ConnectionPool pool(ioc, peer.url(), from({"127.0.0.1", "127.0.0.2"}));
+  for (int i = 0; i < 4; ++i) {
+    Collect seen;
+    const auto out = run_exchange(ioc, pool, post("/r"), seen);
+    ASSERT_TRUE(out.has_value()) << "the client hung";
+    EXPECT_EQ(out->failure, Failure::None) << out->message;
+    ASSERT_TRUE(run_until(ioc, [&] { return peer.ended() == static_cast<std::size_t>(i + 1); }));
+  }
+  EXPECT_EQ(peer.peers(),
+            (std::vector<std::string>{"127.0.0.1", "127.0.0.2", "127.0.0.1", "127.0.0.2"}));
+}
+
+TEST(ClientPool, ASourceAddressThatIsNotOneIsRefusedNamingTheFlag) {
+  net::io_context ioc;
+  try {
+    ConnectionPool pool(ioc, Url{.tls = false, .host = "127.0.0.1", .port = 1, .path_prefix = ""},
+                        from({"10.0.0.x"}));
+    FAIL() << "no error";
+  } catch (const Exception& e) {
+    EXPECT_NE(std::string(e.what()).find("--source-address"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("10.0.0.x"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ClientPool, ASourceAddressOfAnotherFamilyIsAConnectErrorNamingIt) {
+  const Canned a = content_length("ok");
+  net::io_context ioc;
+  ScriptedPeer peer(ioc, {{Reply{.bytes = a.bytes}}});
+  // An IPv6 source for an IPv4 server: nothing to connect to from it.
+  ConnectionPool pool(ioc, peer.url(), from({"::1"}));
+  Collect seen;
+  const auto out = run_exchange(ioc, pool, post("/r"), seen);
+  ASSERT_TRUE(out.has_value()) << "the client hung";
+  EXPECT_EQ(out->failure, Failure::Connect);
+  EXPECT_NE(out->message.find("--source-address ::1"), std::string::npos) << out->message;
+  EXPECT_EQ(peer.accepted(), 0U);
+}
+
 TEST(ClientPool, ConnectionCloseResponseIsNotReused) {
   const std::string bytes = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
   net::io_context ioc;

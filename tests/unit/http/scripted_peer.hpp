@@ -87,6 +87,8 @@ class ScriptedPeer {
   }
   /// Connections accepted so far.
   [[nodiscard]] std::size_t accepted() const { return accepted_; }
+  /// The address each accepted connection came from, in order.
+  [[nodiscard]] const std::vector<std::string>& peers() const { return peers_; }
   /// Connections whose script has ended (the peer closed them or the client did).
   [[nodiscard]] std::size_t ended() const { return *ended_; }
   /// Targets of the requests read so far, in arrival order, as "conn#:target".
@@ -115,6 +117,9 @@ class ScriptedPeer {
         co_return;
       }
       const std::size_t id = accepted_++;
+      boost::system::error_code peer_ec;
+      const auto peer = socket.remote_endpoint(peer_ec);
+      peers_.push_back(peer_ec ? std::string() : peer.address().to_string());
       ConnectionScript script;
       if (!scripts_.empty()) {
         script = std::move(scripts_.front());
@@ -196,6 +201,7 @@ class ScriptedPeer {
   net::ssl::context* tls_;
   tcp::acceptor acceptor_;
   std::size_t accepted_ = 0;
+  std::vector<std::string> peers_;
   std::shared_ptr<std::vector<std::string>> requests_ =
       std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::size_t> ended_ = std::make_shared<std::size_t>(0);
