@@ -6,7 +6,7 @@
 #include "llmbench/analysis/gate.hpp"
 #include "llmbench/app/what_if.hpp"
 #include "llmbench/cli/commands.hpp"
-#include "llmbench/cli/compare_inputs.hpp"
+#include "llmbench/app/compare_inputs.hpp"
 #include "llmbench/cli/compare_report.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
@@ -49,9 +49,9 @@ int execute_compare(const CompareFlags& f) {
       throw Exception(parsed.error());
     gates = std::move(*parsed);
   }
-  std::vector<CompareInput> inputs;
+  std::vector<app::CompareInput> inputs;
   inputs.reserve(f.files.size());
-  for (const auto& path : f.files) inputs.push_back(read_compare_input(path));
+  for (const auto& path : f.files) inputs.push_back(app::read_compare_input(path));
   const analysis::CompareOptions options{
       .bootstrap = {.resamples = f.resamples, .confidence = f.confidence, .seed = f.seed},
       .block_requests = f.block_requests,

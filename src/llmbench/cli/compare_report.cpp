@@ -69,7 +69,7 @@ std::string p_value(double p) {
   return p < 1e-4 ? std::string("<0.0001") : fmt::format("{:.4f}", p);
 }
 
-std::string describe(const CompareInput& input) {
+std::string describe(const app::CompareInput& input) {
   return fmt::format("{} ({}, {} requests)", input.path, to_string(input.format),
                      input.samples.failed.size());
 }
@@ -205,7 +205,7 @@ json compare_json(const std::vector<RunComparison>& comparisons,
              {"alpha", options.alpha},
              {"block_requests", options.block_requests},
              {"seed", options.bootstrap.seed}}}};
-  const auto input_json = [](const CompareInput& in) {
+  const auto input_json = [](const app::CompareInput& in) {
     return json{{"path", in.path},
                 {"format", to_string(in.format)},
                 {"requests", in.samples.failed.size()}};

@@ -7,7 +7,7 @@
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/analysis/gate.hpp"
 #include "llmbench/analysis/what_if.hpp"
-#include "llmbench/cli/compare_inputs.hpp"
+#include "llmbench/app/compare_inputs.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,8 +29,8 @@ std::string valid_compare_formats();
 
 /// B against the baseline A, with its gates (empty without `--gate`).
 struct RunComparison {
-  const CompareInput* a = nullptr;
-  const CompareInput* b = nullptr;
+  const app::CompareInput* a = nullptr;
+  const app::CompareInput* b = nullptr;
   std::vector<analysis::MetricComparison> metrics{};
   std::vector<analysis::GateResult> gates{};
   /// The bottleneck of each and whether it moved, when both results hold engine facts

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// What a compare input was read from.
 enum class InputFormat : std::uint8_t {
@@ -47,4 +47,4 @@ analysis::RunSamples samples_from_arrays(const nlohmann::json& document, const s
 /// missing ("neither llmbench records nor --save-detailed arrays: key 'ttfts' missing").
 CompareInput read_compare_input(const std::string& path);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

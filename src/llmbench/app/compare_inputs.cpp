@@ -1,4 +1,4 @@
-#include "llmbench/cli/compare_inputs.hpp"
+#include "llmbench/app/compare_inputs.hpp"
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/file.hpp"
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -156,4 +156,4 @@ CompareInput read_compare_input(const std::string& path) {
   return input;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -1,4 +1,4 @@
-#include "llmbench/cli/compare_inputs.hpp"
+#include "llmbench/app/compare_inputs.hpp"
 
 #include "llmbench/core/error.hpp"
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 namespace {
 
 using nlohmann::json;
@@ -87,4 +87,4 @@ TEST(CompareInputs, MissingAndMismatchedKeysNameTheFile) {
 }
 
 }  // namespace
-}  // namespace llmbench::cli
+}  // namespace llmbench::app
