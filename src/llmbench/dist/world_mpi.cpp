@@ -25,7 +25,8 @@ void check(int rc, const char* call) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   MPI_Error_string(rc, text.data(), &length);
-  throw Exception(fmt::format("{} failed: {}", call, std::string_view(text.data(), length)));
+  throw Exception(fmt::format("{} failed: {}", call,
+                              std::string_view(text.data(), static_cast<std::size_t>(length))));
 }
 
 constexpr int kPingTag = 17;
@@ -48,7 +49,8 @@ World* World::join(int& argc, char**& argv) {
   std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
   int length = 0;
   MPI_Get_processor_name(name.data(), &length);
-  the_world() = std::make_unique<World>(rank, size, std::string(name.data(), length));
+  the_world() = std::make_unique<World>(rank, size,
+                                        std::string(name.data(), static_cast<std::size_t>(length)));
   return the_world().get();
 }
 
