@@ -132,6 +132,38 @@ double throughput_at_answer(const analysis::SloSearchResult& result) {
   return metric_at_answer(result, "output_throughput");
 }
 
+const SearchPoint* bounding_point(const SettingSearch& search) {
+  const auto& r = search.result;
+  const auto at = r.failing_point ? r.failing_point : r.answer_point;
+  if (!at || *at >= search.points.size() || !search.points[*at].engine)
+    return nullptr;
+  return &search.points[*at];
+}
+
+std::vector<std::string> slo_bottleneck_lines(const std::vector<SettingSearch>& searches,
+                                              std::string_view axis) {
+  std::vector<std::string> lines;
+  std::vector<analysis::EngineFacts> named;
+  for (const auto& s : searches) {
+    const SearchPoint* p = bounding_point(s);
+    if (p == nullptr)
+      continue;
+    analysis::EngineFacts facts = *p->engine;
+    facts.setting = s.label;
+    const auto finding = analysis::name_bottleneck(facts);
+    lines.push_back(fmt::format(
+        "  {}{}at {}={:g} ({}): {}", s.label, s.label.empty() ? "" : " ", axis, p->measurement.load,
+        s.result.failing_point ? "the first load past the answer" : "the answer", finding.reason));
+    named.push_back(std::move(facts));
+  }
+  if (lines.empty())
+    return lines;
+  lines.insert(lines.begin(), "Bottleneck per setting (the simulated engine's facts):");
+  if (named.size() >= 2)
+    lines.push_back("  " + analysis::explain_what_if(named.front(), named.back()));
+  return lines;
+}
+
 std::string binding_constraint(const analysis::SloSearchResult& result) {
   return result.binding.substr(0, result.binding.find(" ("));
 }
@@ -183,6 +215,21 @@ json slo_search_json(const SettingSearch& search,
           {"points", points}};
 }
 
+namespace {
+
+/// `{load, which, statement}` of a setting's `bounding_point`; null without engine facts.
+json setting_bottleneck_json(const SettingSearch& search) {
+  const SearchPoint* p = bounding_point(search);
+  if (p == nullptr)
+    return nullptr;
+  const auto finding = analysis::name_bottleneck(*p->engine);
+  return {{"load", p->measurement.load},
+          {"which", analysis::to_string(finding.which)},
+          {"statement", finding.reason}};
+}
+
+}  // namespace
+
 json slo_settings_json(const std::vector<SettingSearch>& searches,
                        const std::vector<analysis::SloConstraint>& constraints,
                        std::string_view axis, const analysis::SloSearchOptions& options) {
@@ -199,6 +246,7 @@ json slo_settings_json(const std::vector<SettingSearch>& searches,
          {"output_throughput", finite_or_null(throughput_at_answer(r))},
          {"request_throughput", finite_or_null(metric_at_answer(r, "request_throughput"))},
          {"provisional", r.provisional},
+         {"bottleneck", setting_bottleneck_json(s)},
          {"points", r.points.size()},
          {"search", slo_search_json(s, constraints, axis, options)}});
   }

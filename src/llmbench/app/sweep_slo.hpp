@@ -9,6 +9,7 @@
 
 #include "llmbench/analysis/slo_search.hpp"
 #include "llmbench/analysis/validity.hpp"
+#include "llmbench/analysis/what_if.hpp"
 #include "llmbench/app/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,8 @@ struct SearchPoint {
   nlohmann::json p99_ci = nullptr;  ///< the results' `p99_ci`
   std::int64_t scale = 1;           ///< requests (or duration) times the sweep's
   std::size_t measurements = 1;     ///< measurements made of the point (more when extended)
+  /// The simulated engine's facts (a `--simulate` sweep's point; none against a server).
+  std::optional<analysis::EngineFacts> engine;
 };
 
 /// Measures `load` in setting `setting` (an index into the settings given to
@@ -93,6 +96,18 @@ std::vector<SettingSearch> search_settings(const std::vector<std::string>& label
                                            const std::vector<analysis::SloConstraint>& constraints,
                                            const analysis::SloSearchOptions& options,
                                            const SettingMeasure& measure);
+
+/// The point of a setting's search whose engine names what bounds the setting: the first point
+/// that failed the SLO (the load the engine could not carry), else the answer's point; null when
+/// that point holds no engine facts (a search against a server).
+const SearchPoint* bounding_point(const SettingSearch& search);
+
+/// The bottleneck of each setting at its `bounding_point` (`analysis::name_bottleneck`, docs/
+/// compare.md "What-if: the bottleneck"), one line each, then, with two or more such settings,
+/// the what-if from the first to the last ("max-num-seqs=256 → max-num-seqs=512: the bottleneck
+/// did not move (KV cache in both): ..."); empty when no setting has engine facts.
+std::vector<std::string> slo_bottleneck_lines(const std::vector<SettingSearch>& searches,
+                                              std::string_view axis);
 
 /// The throughput at a search's answer (output tok/s of the answer's point; NaN without one).
 double throughput_at_answer(const analysis::SloSearchResult& result);

@@ -422,14 +422,18 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
         const PointRow& row = sweep.run(grid.point(chosen[s], {value}));
         if (sweep.stopped())
           return std::nullopt;
-        auto m = app::slo_measurement(row.status == PointStatus::Ok ? sweep.last_result() : nullptr,
-                                      constraints, row.results_file);
+        const app::RunResult* result =
+            row.status == PointStatus::Ok ? sweep.last_result() : nullptr;
+        auto m = app::slo_measurement(result, constraints, row.results_file);
         m.load = value.number;  // the rounded value the point ran at
         return app::SearchPoint{.measurement = std::move(m),
                                 .row = row.index,
                                 .p99_ci = row.p99_ci,
                                 .scale = row.scale,
-                                .measurements = row.trials};
+                                .measurements = row.trials,
+                                .engine = result != nullptr && result->simulation
+                                              ? std::optional(result->simulation->engine)
+                                              : std::nullopt};
       });
   const std::string axis_name_text(axis_info(axis).name);
   if (grid.knob_axes.empty() && searches.size() == 1) {
@@ -448,6 +452,8 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
         searches, axis_name_text, axis == Axis::RequestRate ? "req/s" : "", options.resolution);
     lines.insert(lines.end(), table.begin(), table.end());
   }
+  const auto bottlenecks = app::slo_bottleneck_lines(searches, axis_name_text);
+  lines.insert(lines.end(), bottlenecks.begin(), bottlenecks.end());
   return searches;
 }
 

@@ -98,7 +98,8 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--valid-max-error-rate", f.validity.max_error_rate,
                  "Validity: a point whose failed share is above this (0-1) is invalid")
       ->capture_default_str();
-                                                     "--verbose",
+  app.add_flag("--verbose", f.verbose,
+               "Details in the console: each queue-model fit's parameters and error");
   app.add_option("--min-duration", f.min_duration_s,
                  "A point measured for fewer seconds (or invalid for too few samples) is measured "
                  "again with more requests until valid, up to 16x (also raises "
