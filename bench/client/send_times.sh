@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Send times of an open loop (docs/performance.md, "Client: send times of an open loop";
-# issue 17). Two measurements, each against `llmbench serve` in its own process:
+# Send times of an open loop (docs/performance.md, "Client: send times of an open loop").
+# Two measurements, each against `llmbench serve` in its own process:
 #   trace: the first 10 minutes of the Azure LLM inference conversation trace at 10x against
 #          `serve --tokenizer` (2,867 requests, 60 s), then the host's own wake-up floor on the
 #          same schedule (`client_bench sleepfloor`: one thread, clock_nanosleep to each planned

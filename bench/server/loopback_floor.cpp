@@ -15,7 +15,7 @@
 //
 // On loopback the kernel runs the receiver's TCP input in softirq on the sending CPU unless RPS
 // (/sys/class/net/lo/queues/rx-0/rps_cpus) steers it elsewhere, so the figure is the cost a
-// server pays on loopback; docs/performance.md (built-in server, session 7) reports both.
+// server pays on loopback; docs/performance.md (built-in server) reports both.
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Simulator speed (issue 4 target: ≥ 10,000x real time for DeepSeek-V3 TP8 H200 at 256
+# Simulator speed (target: ≥ 10,000x real time for DeepSeek-V3 TP8 H200 at 256
 # concurrent sequences). Usage: bench/sim/run.sh [BUILD_DIR] [extra sim_speed_bench flags]
 # Build BUILD_DIR with -DCMAKE_BUILD_TYPE=Release. Wall-clock ratios depend on the machine's
 # load (print `uptime` with them); CALLGRIND=1 also prints the load-independent instruction

@@ -2,7 +2,7 @@
 // a model/GPU/TP profile and prints simulated seconds, wall seconds and their ratio (the
 // speed-up over real time). Three modes:
 //   engine    the full `Simulation` (events, records with one chunk per token, scheduler, cost
-//             model), as `simulate` ran it up to session 5;
+//             model), as `simulate` used to run it;
 //   pipeline  what `simulate` runs now between building the workload and printing: the
 //             `Simulation` with token times kept as runs (no chunks) and the step trace, then
 //             `metrics::summarize` from those runs;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep speed (issue 15 item 7: a `--simulate` sweep of 10 points x 1,000 requests in about a
+# Sweep speed (target: a `--simulate` sweep of 10 points x 1,000 requests in about a
 # second). Runs `llmbench sweep --simulate` over max-concurrency 1..512 (10 points, x2) with 1,000
 # random requests (1024 in, 128 out, simulate's defaults) per point, every point writing its
 # results JSON and records file as a sweep does, REPEAT times (default 5) in fresh processes, and

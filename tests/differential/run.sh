@@ -3,8 +3,8 @@
 #   run.sh DRIVER OUT_DIR
 # Environment: LLMBENCH_SOURCE_DIR (repo root), LLMBENCH_NPM_REF (folder whose node_modules holds
 # the pinned npm `tokenizers`; default $LLMBENCH_SOURCE_DIR/build/npm-ref), DIFF_TOKENIZERS
-# (space-separated subset of the names below; default all nine). The five tokenizers issue 3 names
-# get all ~25,000 strings, the other four every second one (CI time).
+# (space-separated subset of the names below; default all nine). The five DeepSeek/Qwen/Llama
+# tokenizers listed first below get all ~25,000 strings, the other four every second one (CI time).
 # Exit 77 (ctest: skipped) when node, the pinned package, zstd or the shared data is missing;
 # exit 1 instead under LLMBENCH_REQUIRE_SHARED_DATA=1 (scripts/test.sh sets it when the data is
 # there, and installs the rest), so CI cannot pass by skipping.
@@ -36,7 +36,7 @@ have=$(node -p "require('tokenizers/package.json').version" 2>/dev/null || true)
     "scripts/test.sh installs it"
 node -e "require('tokenizers')" 2>/dev/null || skip "npm tokenizers@$pinned does not load here"
 
-# name folder tokenizer-file strings (the five of issue 3 first)
+# name folder tokenizer-file strings (the five DeepSeek/Qwen/Llama ones first)
 cases=(
   "deepseek-v3 deepseek-v3 tokenizer.json all"
   "deepseek-r1 deepseek-r1 tokenizer.derived.json all"

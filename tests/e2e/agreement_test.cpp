@@ -1,7 +1,7 @@
-// Acceptance (issue 4): `llmbench run` against `llmbench serve` (the simulated engine in real
+// Acceptance: `llmbench run` against `llmbench serve` (the simulated engine in real
 // time) and `llmbench simulate` (the same engine in virtual time) on the same workload and
 // profile agree within 5 % on mean TTFT, mean TPOT and output throughput. Also checks that the
-// server's /metrics counters match the workload after the run. Issue 13: on an open loop with a
+// server's /metrics counters match the workload after the run. On an open loop with a
 // concurrency cap they agree on the queue-inclusive TTFT and the queue wait.
 
 #include <fmt/core.h>
@@ -175,7 +175,7 @@ TEST_F(AgreementTest, RunAgainstServeMatchesSimulate) {
       << metrics;
 }
 
-// Issue 13: an open loop faster than the engine, with a concurrency cap. `run` stamps each
+// An open loop faster than the engine, with a concurrency cap. `run` stamps each
 // request's arrival as `scheduled` and its slot as `slot`; `simulate` keeps the arrival as
 // `scheduled` and its admission as `slot`; so the queue-inclusive TTFT and the wait behind the
 // cap agree (before the fix `simulate` stamped the admission as `scheduled`, and its

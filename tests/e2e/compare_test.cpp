@@ -1,5 +1,5 @@
-// End to end: `llmbench compare` on runs against `llmbench serve` configurations (issue 16
-// acceptance): a 10% TPOT change is detected with an interval that excludes 0; 20 seeded pairs
+// End to end: `llmbench compare` on runs against `llmbench serve` configurations (its
+// acceptance test): a 10% TPOT change is detected with an interval that excludes 0; 20 seeded pairs
 // of identical simulated configurations give at most one significant difference; `--gate`
 // passes, fails on the error rate (serve's fault injection, docs/faults.md) and on latency;
 // a vLLM `bench serve --save-detailed` file made here with vLLM's key names is read.

@@ -1,4 +1,4 @@
-// `run --save-detailed` end to end (issue 14, "every number honest"): the per-request TPOT, ITL
+// `run --save-detailed` end to end (every number honest): the per-request TPOT, ITL
 // and E2EL arrays against the built-in server with fixed timing, null where TPOT is undefined
 // (all output in one chunk), and the warning for a flag the backend cannot honour.
 

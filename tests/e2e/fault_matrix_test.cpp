@@ -1,4 +1,4 @@
-// End to end under faults (issue 14 item 7): for every fault kind of `llmbench serve --fault`,
+// End to end under faults: for every fault kind of `llmbench serve --fault`,
 // `llmbench run --base-url` sends 200 requests at concurrency 8 to a server that injects it
 // into a seeded share of them. The run must end by itself, account for every request (sent =
 // completed + failed by kind), give every failure the kind a correct client records

@@ -1,6 +1,6 @@
 // End to end: `run --history` records five runs in SQLite; `llmbench history` lists them,
 // prints a metric's trend, and `regress` flags exactly the one run made against a slower
-// `llmbench serve` (issue 16 acceptance), with the records (compare's statistics) and, once the
+// `llmbench serve` (the acceptance test), with the records (compare's statistics) and, once the
 // records are gone, by the weaker summary-only rule.
 
 #include <fmt/core.h>

@@ -1,4 +1,4 @@
-// Issue 13 and 14, data safety of the per-request JSONL, end to end: a `kill -9` of `run` loses
+// Data safety of the per-request JSONL, end to end: a `kill -9` of `run` loses
 // only the records finished in the last flush interval (100 ms promised, 50 ms in the code) and
 // tears at most the last line; a records file that cannot be written (a full disk: /dev/full)
 // makes the run exit non-zero saying how many records were lost, with the summary still
@@ -173,7 +173,7 @@ TEST_F(RecordsSafetyTest, SighupStopsTheRunLikeSigterm) {
 }
 
 TEST_F(RecordsSafetyTest, DurationBoundsTheWholeRunNotOnlyTheSending) {
-  // Issue 14: each request takes 60 s (100 tokens, 600 ms apart); `--duration 1` used to stop
+  // Each request takes 60 s (100 tokens, 600 ms apart); `--duration 1` used to stop
   // sending at 1 s and then wait for them. Now they get the stated 10 s grace and are cancelled.
   server_ = std::make_unique<ServeProcess>(
       dir_, std::vector<std::string>{"--timing", "fixed", "--ttft-ms", "20", "--itl-ms", "600"});

@@ -1,4 +1,4 @@
-// The vLLM and SGLang habits of issue 17 item 5, each checked on what reaches the server: a
+// The vLLM and SGLang habits, each checked on what reaches the server: a
 // capturing server in this test (an `http::Listener` on 127.0.0.1 that keeps every request's
 // target, headers and body, and answers an OpenAI-shaped stream or JSON body) and `llmbench run`
 // as a child process against it. Sampling knobs, backend names, --header in both forms,

@@ -1,4 +1,4 @@
-// `run`'s setup failures (issue 14 item 9 and its follow-ups): a target that cannot be used ends
+// `run`'s setup failures: a target that cannot be used ends
 // the run once, before any request, with the reason, instead of a warning and then the same
 // failure in every worker (an unreadable --ca-cert) or a misleading "--model: not given".
 

@@ -1,4 +1,4 @@
-// Secrets over a whole run (issue 14, Secrets; acceptance: "a grep over every output of a run
+// Secrets over a whole run (acceptance: "a grep over every output of a run
 // whose server echoes the key ... finds no key and no 8-character fragment of it").
 //
 // The server is in this test (an `http::Listener`, so it sees exactly what the client sends): it

@@ -1,4 +1,4 @@
-// Acceptance (issue 15): a concurrency sweep 1 to 256 against `llmbench serve` (the simulated
+// Acceptance: a concurrency sweep 1 to 256 against `llmbench serve` (the simulated
 // engine in real time, behind HTTP) finds the throughput knee where a fine `simulate` sweep of
 // the same workload and engine (virtual time) puts it, and the same saturation throughput
 // (docs/sweep.md, "Knee").

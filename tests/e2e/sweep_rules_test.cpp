@@ -78,7 +78,7 @@ TEST_F(SweepRulesTest, StallsAreFoundAsSpikesWhereTheyHappened) {
   EXPECT_GE(spikes.at("itl_baseline_ms").get<double>(), 99.0);
   EXPECT_LT(spikes.at("itl_baseline_ms").get<double>(), 150.0);
   EXPECT_EQ(p.at("spikes").size(), 1U);  // the point's one summary line
-  // One summary line per point (issue 25: spikes summarized, not listed line by line).
+  // One summary line per point (spikes summarized, not listed line by line).
   const std::string out = read_file(log().string());
   const auto line = out.find("point 0: spikes: ");
   ASSERT_NE(line, std::string::npos) << out;

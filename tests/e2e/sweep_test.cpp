@@ -121,7 +121,7 @@ TEST_F(SweepTest, SloSearchWithSimulate) {
   }
 }
 
-/// Issue 15's acceptance: the SLO search lands within 5% of the true highest rate, found by a
+/// Acceptance: the SLO search lands within 5% of the true highest rate, found by a
 /// fine simulated sweep of the same workload, in at most 10 points, on two different SLOs.
 TEST_F(SweepTest, SloSearchLandsWithinFivePercentOfAFineSweepOnTwoSlos) {
   ASSERT_EQ(sweep({"--simulate", "--sweep", "request-rate=32:42:+0.25", "--num-prompts", "1000"}),

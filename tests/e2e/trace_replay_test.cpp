@@ -1,4 +1,4 @@
-// Acceptance (issue 17, trace replay): the Azure conv trace replayed against `llmbench serve
+// Acceptance (trace replay): the Azure conv trace replayed against `llmbench serve
 // --tokenizer` keeps the trace's arrival times and lengths, and the Mooncake conversation trace
 // gives the prefix-cache hit rate its hash ids imply, in `simulate` and against `serve`.
 

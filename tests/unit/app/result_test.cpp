@@ -54,7 +54,7 @@ TEST(DetailedArrays, EveryRequestHasItsLatenciesOrNull) {
   warmup.warmup = true;
   records.push_back(warmup);
   records.push_back(completed(1, {110, 130, 150}, {1, 1, 1}));
-  // All four tokens in one chunk (N >= 2): TPOT is undefined, not 0 (issue 14).
+  // All four tokens in one chunk (N >= 2): TPOT is undefined, not 0.
   records.push_back(completed(2, {210}, {4}));
   // A chunk of three tokens after the first: three ITL samples of a third of its gap each.
   records.push_back(completed(3, {40, 70}, {1, 3}));

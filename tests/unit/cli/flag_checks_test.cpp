@@ -1,4 +1,4 @@
-// Bad input gets a clear error naming the flag (issue 14 item 6): the checks of flag_checks.hpp
+// Bad input gets a clear error naming the flag: the checks of flag_checks.hpp
 // and flag_parsing.hpp, the unsigned-flag check at parse time, and the exit-code mapping.
 
 #include "llmbench/cli/flag_checks.hpp"

@@ -1,4 +1,4 @@
-// https against a self-signed certificate served on 127.0.0.1 (issue 14 item 9): verification is
+// https against a self-signed certificate served on 127.0.0.1: verification is
 // on by default and fails with a clear message; --insecure and --ca-cert both work. The
 // certificate is made here with OpenSSL's C API, so nothing expires in the repository.
 #include "llmbench/http/client.hpp"

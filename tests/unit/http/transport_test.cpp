@@ -1,4 +1,4 @@
-// Replies seen in the wild that once confused the client (issue 14, "hostile servers"): interim
+// Replies seen in the wild that once confused the client (hostile servers): interim
 // 1xx responses, encoded bodies, large header blocks, redirects.
 #include "llmbench/http/client.hpp"
 

@@ -86,7 +86,7 @@ TEST_F(LocalCount_, ReasoningAndAnswerAreCountedSeparately) {
   EXPECT_EQ(r->size() + a->size(), 8U);  // "Let| me| think| about| it|." + "Yes|."
 }
 
-// Issue 14: re-encoding the joined text gave one token for fifteen one-space events (DeepSeek-V3
+// Re-encoding the joined text once gave one token for fifteen one-space events (DeepSeek-V3
 // has a token for a run of spaces); each event the server sent apart is at least one token.
 TEST_F(LocalCount_, TokensStreamedApartAreNotMerged) {
   std::vector<std::string> events(15, chat(R"({"content":" "})"));

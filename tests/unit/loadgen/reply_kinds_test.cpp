@@ -1,4 +1,4 @@
-// Server replies seen in the wild that used to be measured wrong (issue 14): errors that arrive in
+// Server replies seen in the wild that used to be measured wrong: errors that arrive in
 // HTTP 200, 2xx answers without output, redirects, and token counts no stream could carry.
 
 #include "llmbench/loadgen/request_handler.hpp"

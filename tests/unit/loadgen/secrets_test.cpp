@@ -1,4 +1,4 @@
-// Issue 14, secrets: a server that echoes the API key (whole, bare, cut, in finish_reason, in an
+// Secrets: a server that echoes the API key (whole, bare, cut, in finish_reason, in an
 // in-stream error) must leave no key and no 8-byte piece of it in any record.
 
 #include "llmbench/loadgen/request_handler.hpp"

@@ -48,7 +48,7 @@ TEST(RecordFileWriter, WritesEveryLineAndReadsThemBack) {
 }
 
 TEST(RecordFileWriter, AFailedWriteIsCountedAndNothingIsWrittenAfterIt) {
-  // Issue 14: a full disk lost records silently. The writer takes 1.5 lines, then fails.
+  // A full disk once lost records silently. The writer takes 1.5 lines, then fails.
   std::string file;
   const std::size_t line = record_to_json_line(record(0)).size() + 1;
   std::size_t budget = line + line / 2;

@@ -210,7 +210,7 @@ TEST(Describe, MeanAndStdAreNumpysBitForBit) {
 }
 
 TEST(Describe, EmptyIsUndefinedNotZero) {
-  // Issue 14: a metric with no samples is undefined (n/a, JSON null), never 0.
+  // A metric with no samples is undefined (n/a, JSON null), never 0.
   const Stats s = describe({}, {50, 99});
   EXPECT_EQ(s.count, 0u);
   EXPECT_TRUE(std::isnan(s.mean));

@@ -111,7 +111,7 @@ TEST(RequestMetrics, SlotSplitsQueueWaitFromLateness) {
 }
 
 TEST(RequestMetrics, AllOutputInOneChunkHasNoTpot) {
-  // Issue 14: N = 8 tokens in one event. (last − first) / (N − 1) would be 0: TPOT is undefined.
+  // N = 8 tokens in one event. (last − first) / (N − 1) would be 0: TPOT is undefined.
   const RequestRecord r = make_record(0, 0, {{100, 8}});
   const RequestLatency l = request_latency(r);
   EXPECT_DOUBLE_EQ(l.ttft_ms, 100.0);

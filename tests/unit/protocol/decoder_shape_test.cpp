@@ -1,4 +1,4 @@
-// Decoder inputs of the wrong shape and SSE-level errors (issue 14): servers seen in the wild send
+// Decoder inputs of the wrong shape and SSE-level errors: servers seen in the wild send
 // fields of the wrong JSON type, counts that are no counts, `event: error` and llama.cpp's
 // `error:` field line.
 
@@ -20,7 +20,7 @@ Delta decode_ok(Decoder& decoder, std::string_view payload) {
   return result ? std::move(*result) : Delta{};
 }
 
-// ---- wrong shapes (issue 14) -----------------------------------------------------------------
+// ---- wrong shapes -----------------------------------------------------------------
 
 // A known field of the wrong JSON type is an error naming the field; it used to decode as an
 // empty chunk, which counted as a success without output.
@@ -90,7 +90,7 @@ TEST(DecoderTest, TimingsOutOfRangeAreAbsent) {
   EXPECT_EQ(d.timings_predicted_ms, -1);
 }
 
-// ---- SSE-level errors (issue 14) --------------------------------------------------------------
+// ---- SSE-level errors --------------------------------------------------------------
 
 TEST(DecoderTest, ErrorEventTypeIsAnError) {
   Decoder decoder;

@@ -1,6 +1,6 @@
 // The dialect registry and the dialect files: names, endpoints, model discovery, and request
 // bodies byte-identical to those of the code before dialects (captured from it), apart from
-// `ignore_eos`, now sent for openai and openai-chat too (issue 14).
+// `ignore_eos`, now sent for openai and openai-chat too.
 
 #include "llmbench/protocol/dialect.hpp"
 

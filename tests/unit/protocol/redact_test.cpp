@@ -40,7 +40,7 @@ TEST(Redactor, ShortSecretsAreMatchedWholeAndTinyOnesIgnored) {
   EXPECT_TRUE(Redactor({"", "ab"}).empty());
 }
 
-// Issue 14: the 512-byte cut ran before redaction, so the first bytes of a key at the cut
+// The 512-byte cut once ran before redaction, so the first bytes of a key at the cut
 // survived. Redacting first leaves no 8-byte piece of it.
 TEST(Redactor, RedactsBeforeTheCut) {
   const Redactor r({kKey});

@@ -178,7 +178,7 @@ TEST(RequestBodyTest, ChatFromPromptIsOneUserMessage) {
   EXPECT_FALSE(body.contains("ignore_eos"));
 }
 
-// Issue 14: --ignore-eos was silently dropped for openai and openai-chat.
+// --ignore-eos used to be silently dropped for openai and openai-chat.
 TEST(RequestBodyTest, IgnoreEosIsSentOnBothOpenAIPaths) {
   GenRequest request = completion_request();
   request.ignore_eos = true;

@@ -136,7 +136,7 @@ TEST(Console, GoodputHiddenWithoutSloAndOptionalLines) {
   EXPECT_THAT(text, HasSubstr("Request rate configured (RPS):           2.50      \n"));
   EXPECT_THAT(text, HasSubstr("----------------End-to-end Latency----------------\n"));
   EXPECT_THAT(text, HasSubstr("P99 E2EL (ms):                           898.00    \n"));
-  // No TTFAT samples: undefined, printed n/a (issue 14), never 0.
+  // No TTFAT samples: undefined, printed n/a, never 0.
   EXPECT_THAT(text, HasSubstr("Mean TTFAT (ms):                         n/a       \n"));
   EXPECT_THAT(text, Not(HasSubstr("TTFT (ms)")));
 
@@ -305,7 +305,7 @@ TEST(ResultsJson, VllmKeysAndValues) {
   // Ours, same pattern.
   EXPECT_EQ(j.at("max_lateness_ms"), 10.0);
   EXPECT_EQ(j.at("p99_lateness_ms"), 9.8);
-  EXPECT_TRUE(j.at("mean_ttfat_ms").is_null());  // no samples: undefined, null (issue 14)
+  EXPECT_TRUE(j.at("mean_ttfat_ms").is_null());  // no samples: undefined, null
   EXPECT_TRUE(j.at("std_ttfat_ms").is_null());
   EXPECT_TRUE(j.contains("median_inter_chunk_ms"));
   EXPECT_TRUE(j.contains("std_ttft_sched_ms"));

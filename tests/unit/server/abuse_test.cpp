@@ -1,4 +1,4 @@
-// The built-in server under abuse (issue 14 item 5): lengths near 2^63, unknown models and
+// The built-in server under abuse: lengths near 2^63, unknown models and
 // fields, idle, slow and surplus connections, the listen address.
 
 #include "llmbench/server/openai_request.hpp"

@@ -1,5 +1,5 @@
 // Malformed tokenizer files that must fail with an error naming the field, not load with a
-// silently wrong table or allocate without bound (issue 14, "bad input, clear error").
+// silently wrong table or allocate without bound (bad input, clear error).
 
 #include "llmbench/tokenizer/tokenizer.hpp"
 

@@ -1,5 +1,5 @@
-// Inputs that must end with a clear error naming the input (issue 14, "bad input, clear
-// error"): binary files given as text corpora, endless or huge files, absurd sizes.
+// Inputs that must end with a clear error naming the input (bad input, clear
+// error): binary files given as text corpora, endless or huge files, absurd sizes.
 
 #include "llmbench/core/error.hpp"
 #include "llmbench/workload/dataset.hpp"
