@@ -51,6 +51,13 @@ TEST_F(SweepSloTest, OneLoadSearchPerKnobSettingAnswersPerSetting) {
   const std::string out = read_file(log().string());
   EXPECT_NE(out.find("SLO answer per setting"), std::string::npos) << out;
   EXPECT_NE(out.find("max-num-seqs=8: "), std::string::npos) << out;
+  // Each setting names what bounds it at the first load it could not carry: eight running
+  // requests at most are the cap itself (docs/compare.md "What-if: the bottleneck").
+  ASSERT_TRUE(settings[0].at("bottleneck").is_object()) << settings[0].dump();
+  EXPECT_EQ(settings[0].at("bottleneck").at("which"), "max_num_seqs") << settings[0].dump();
+  EXPECT_GT(settings[0].at("bottleneck").at("load").get<double>(), answers[0]);
+  EXPECT_NE(out.find("Bottleneck per setting"), std::string::npos) << out;
+  EXPECT_NE(out.find("max-num-seqs=8 → max-num-seqs=64"), std::string::npos) << out;
   // The same search of one setting alone lands on the same answer.
   for (std::size_t i = 0; i < 2; ++i) {
     auto alone = common;
