@@ -93,7 +93,7 @@ std::string data_dir() {
   if (const char* d = std::getenv("LLMBENCH_DATA_DIR"); d != nullptr && *d != '\0') {
     return d;
   }
-  const std::string built(build_info::data_dir());
+  std::string built(build_info::data_dir());
   std::error_code ec;
   if (std::filesystem::is_directory(built, ec)) {
     return built;
