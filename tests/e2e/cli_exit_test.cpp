@@ -160,6 +160,8 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "insecure", "ca_cert", "client_threads", "connect_timeout", "first_byte_timeout",
       "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm", "server", "history",
       "report", "stall", "drift",
+      // a real server's client side: GPUs behind it (per-GPU figures), local source addresses
+      "num_gpus", "source_addresses",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",
