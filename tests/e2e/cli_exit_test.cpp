@@ -161,7 +161,7 @@ TEST_F(CliExitTest, RunAndSimulateWriteTheSameConfigurationKeys) {
       "idle_timeout", "timeout", "stream", "continuous_usage", "prewarm", "server", "history",
       "report", "stall", "drift",
       // a real server's client side: GPUs behind it (per-GPU figures), local source addresses
-      "num_gpus", "source_addresses",
+      "num_gpus", "source_address",
       // the built-in server's own knobs (no engine concept)
       "timing", "ttft_ms", "itl_ms", "tokens_per_chunk", "default_output_len", "max_model_len",
       "admission_window_ms",

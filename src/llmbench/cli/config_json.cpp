@@ -151,7 +151,7 @@ json run_flags_json(const RunFlags& f) {
                 {"api_key_given", !f.api_key.empty()},
                 {"insecure", f.insecure},
                 {"ca_cert", f.ca_cert},
-                {"source_addresses", f.source_addresses},
+                {"source_address", f.source_addresses},
                 {"client_threads", f.client_threads},
                 {"connect_timeout", f.connect_timeout_s},
                 {"first_byte_timeout", f.first_byte_timeout_s},

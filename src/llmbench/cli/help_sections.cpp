@@ -25,7 +25,7 @@ constexpr std::string_view kServer = "Built-in server (no --base-url)";
 
 /// The sections, first matching rule wins. The order of the sections in `--help` is the order in
 /// which their first flags were registered.
-constexpr std::array<SectionRule, 74> kRules{{
+constexpr std::array<SectionRule, 76> kRules{{
     {"--server-*", kServer},
     {"--base-url", kTarget},
     {"--host", kTarget},
@@ -43,6 +43,8 @@ constexpr std::array<SectionRule, 74> kRules{{
     {"--timeout", kTarget},
     {"--client-threads", kTarget},
     {"--no-prewarm", kTarget},
+    {"--source-address", kTarget},
+    {"--num-gpus", kTarget},
     {"--insecure", kTls},
     {"--ca-cert", kTls},
     {"--num-prompts", kLoad},
