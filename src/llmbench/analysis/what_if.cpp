@@ -31,9 +31,10 @@ std::string_view to_string(Bottleneck which) noexcept {
 
 BottleneckFinding name_bottleneck(const EngineFacts& f) {
   BottleneckFinding out;
-  const bool waits = f.waiting_mean >= 1;
   const bool cap_reached = f.max_num_seqs > 0 && f.running_mean >= 0.95 * f.max_num_seqs;
   const bool kv_full = f.kv_usage_max >= 0.9 || f.preemptions > 0;
+  // A short queue behind a batch at its cap (or a full cache) is the engine's limit all the same.
+  const bool waits = f.waiting_mean >= 1 || ((cap_reached || kv_full) && f.waiting_mean >= 0.1);
   if (!waits) {
     out.which = Bottleneck::None;
     out.reason = fmt::format(

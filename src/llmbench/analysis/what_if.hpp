@@ -78,10 +78,11 @@ struct WhatIf {
   std::string statement;  ///< `explain_what_if(a, b)`
 };
 
-/// The rule, in order (thresholds ours, docs/compare.md): nothing waits (mean waiting < 1) →
-/// None; the engine preempted, or KV usage peaked at ≥ 90% while the batch stayed under
-/// `max_num_seqs` → KvCache; the batch reached `max_num_seqs` (its mean ≥ 95% of it) → MaxNumSeqs;
-/// mean tokens per step ≥ 90% of the token budget → TokenBudget; else Compute.
+/// The rule, in order (thresholds ours, docs/compare.md): nothing waits (mean waiting < 1, or
+/// < 0.1 when the batch is at `max_num_seqs` or the cache is full) → None; the engine preempted, or
+/// KV usage peaked at ≥ 90% while the batch stayed under `max_num_seqs` → KvCache; the batch
+/// reached `max_num_seqs` (its mean ≥ 95% of it) → MaxNumSeqs; mean tokens per step ≥ 90% of the
+/// token budget → TokenBudget; else Compute.
 BottleneckFinding name_bottleneck(const EngineFacts& facts);
 
 /// The what-if of `a` → `b`: each one's bottleneck, whether it moved, and what the change did

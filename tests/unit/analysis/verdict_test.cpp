@@ -110,7 +110,14 @@ TEST(WhatIf, EachLimitIsNamedFromItsFacts) {
   EXPECT_EQ(name_bottleneck(capped).which, Bottleneck::MaxNumSeqs);
   EngineFacts idle = capped;
   idle.waiting_mean = 0.2;
+  idle.running_mean = 20;
   EXPECT_EQ(name_bottleneck(idle).which, Bottleneck::None);
+  // A short queue behind a batch held at its cap is the cap's doing; a rare waiter is not.
+  EngineFacts short_queue = capped;
+  short_queue.waiting_mean = 0.2;
+  EXPECT_EQ(name_bottleneck(short_queue).which, Bottleneck::MaxNumSeqs);
+  short_queue.waiting_mean = 0.05;
+  EXPECT_EQ(name_bottleneck(short_queue).which, Bottleneck::None);
   EngineFacts prefill = kv_bound(1024, 0, 20);
   prefill.kv_usage_max = 0.5;
   prefill.step_tokens_mean = 8000;
