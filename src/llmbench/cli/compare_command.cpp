@@ -4,9 +4,9 @@
 
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/analysis/gate.hpp"
+#include "llmbench/app/compare_inputs.hpp"
 #include "llmbench/app/what_if.hpp"
 #include "llmbench/cli/commands.hpp"
-#include "llmbench/app/compare_inputs.hpp"
 #include "llmbench/cli/compare_report.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
