@@ -256,7 +256,12 @@ class ChunkSamples {
   static constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
 
   ChunkSamples(const std::vector<RequestRecord>& records, const FirstChunks& firsts)
-      : records_(records), firsts_(firsts), next_(records.size(), 0), prev_(records.size(), -1) {}
+      : records_(records), firsts_(firsts), next_(records.size(), 0), prev_(records.size(), -1) {
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      if (measured(records[r]) && records[r].ok() && !records[r].chunks.empty())
+        pending_.push_back(r);
+    }
+  }
 
   /// True when every record's chunk times are in order; else every chunk is added at once.
   [[nodiscard]] static bool in_time_order(const std::vector<RequestRecord>& records) {
@@ -267,10 +272,8 @@ class ChunkSamples {
   }
 
   void add(Binner& bins, std::size_t last) {
-    for (std::size_t r = 0; r < records_.size(); ++r) {
+    for (const std::size_t r : pending_) {
       const auto& rec = records_[r];
-      if (!measured(rec) || !rec.ok())
-        continue;
       std::size_t& k = next_[r];
       TimeNs& prev = prev_[r];
       for (; k < rec.chunks.size(); ++k) {
@@ -291,13 +294,16 @@ class ChunkSamples {
         prev = t;
       }
     }
+    // Records whose every chunk is added leave the walk (their order is kept: see above).
+    std::erase_if(pending_, [&](std::size_t r) { return next_[r] == records_[r].chunks.size(); });
   }
 
  private:
   const std::vector<RequestRecord>& records_;
   const FirstChunks& firsts_;
-  std::vector<std::size_t> next_;  ///< per record: its first chunk not added yet
-  std::vector<TimeNs> prev_;       ///< per record: the end of its last ITL gap (-1 = none yet)
+  std::vector<std::size_t> pending_;  ///< records with chunks not added yet, in index order
+  std::vector<std::size_t> next_;     ///< per record: its first chunk not added yet
+  std::vector<TimeNs> prev_;          ///< per record: the end of its last ITL gap (-1 = none yet)
 };
 
 void check_width(const WindowOptions& options) {

@@ -163,17 +163,6 @@ std::optional<analysis::WhatIf> what_if_of_results(const json& a, const json& b)
   return analysis::what_if(*fa, *fb);
 }
 
-std::optional<analysis::WhatIf> what_if_of(const RunResult& a, std::string a_setting,
-                                           const RunResult& b, std::string b_setting) {
-  if (!a.simulation || !b.simulation)
-    return std::nullopt;
-  analysis::EngineFacts fa = a.simulation->engine;
-  analysis::EngineFacts fb = b.simulation->engine;
-  fa.setting = std::move(a_setting);
-  fb.setting = std::move(b_setting);
-  return analysis::what_if(fa, fb);
-}
-
 json what_if_json(const analysis::WhatIf& w) {
   const auto side = [](const std::string& setting, const analysis::BottleneckFinding& f) {
     return json{

@@ -47,12 +47,6 @@ std::optional<analysis::EngineFacts> engine_facts_from_results(const nlohmann::j
 std::optional<analysis::WhatIf> what_if_of_results(const nlohmann::json& a,
                                                    const nlohmann::json& b);
 
-/// The what-if between two finished simulations, typed (a `--simulate` sweep's settings: no
-/// JSON round trip), each named by the caller ("max_num_seqs 256"); nullopt unless both are
-/// single-engine simulations.
-std::optional<analysis::WhatIf> what_if_of(const RunResult& a, std::string a_setting,
-                                           const RunResult& b, std::string b_setting);
-
 /// `{moved, statement, a: {setting, bottleneck, reason}, b: {...}}` of a what-if (`compare`'s
 /// JSON).
 nlohmann::json what_if_json(const analysis::WhatIf& what_if);
