@@ -79,49 +79,47 @@ bool VllmV1Scheduler::enable_decode_lane() {
   return true;
 }
 
-void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
-  if (lane_on_) {
-    // Lane members that need a block in this step go back to one-at-a-time scheduling, and all
-    // of them when the step cannot be formed with the lane.
-    for (RequestState* r : lane_.release_block_wakes()) insert_running(r);
-    if (!lane_.empty() && !lane_.step_fits(running_, config_.max_num_batched_tokens,
-                                           config_.long_prefill_token_threshold,
-                                           blocks_.num_free_blocks(), blocks_.block_size())) {
-      for (RequestState* r : lane_.release_all()) insert_running(r);
-    }
-  }
-  const auto lane_n = static_cast<std::int64_t>(lane_.size());
-  // The batch is written by index into storage sized for its largest possible length (every
-  // running request plus admissions up to max_num_seqs), then trimmed: no capacity check per
-  // sequence. resize() only initialises elements past the previous size.
-  const std::size_t admit_cap = static_cast<std::size_t>(std::max<std::int64_t>(
-      0, config_.max_num_seqs - static_cast<std::int64_t>(running_.size()) - lane_n));
-  out.seqs.resize(running_.size() + std::min(waiting_.size() + swapped_.size(), admit_cap));
-  ScheduledSeq* const seqs = out.seqs.data();
-  std::size_t count = 0;
-  out.preempted.clear();
-  out.swapped_out.clear();
-  out.swapped_in.clear();
-  out.num_swap_out_blocks = 0;
-  out.num_swap_in_blocks = 0;
-  // The lane's members take one token each; `step_fits` made sure the budget reaches them
-  // all in RUNNING order, so taking their tokens first changes no other request's share.
-  std::int64_t budget = config_.max_num_batched_tokens - lane_n;
-  const std::int64_t threshold = config_.long_prefill_token_threshold;
-  const CacheHit no_hit;
-  BatchSums sums;
-  // Running decodes (one token after context, always sampling) are summed in these counters
-  // (fewer updates per sequence than `BatchSums::add`) and merged at the end.
+/// The batch of one step while `schedule_into` forms it: the sequences written so far, the token
+/// budget left and the running sums of the cost model's inputs.
+struct VllmV1Scheduler::StepDraft {
+  ScheduledSeq* seqs = nullptr;  ///< storage sized for the largest possible batch
+  std::size_t count = 0;         ///< sequences written into `seqs`
+  std::int64_t budget = 0;       ///< tokens left of `max_num_batched_tokens`
+  std::int64_t threshold = 0;    ///< `long_prefill_token_threshold` (0 = none)
+  std::int64_t lane_n = 0;       ///< requests in the decode lane this step
+  BatchSums sums{};
+  /// Running decodes (one token after context, always sampling) are summed in these counters
+  /// (fewer updates per sequence than `BatchSums::add`) and merged at the end.
   std::int64_t decodes = 0;
   std::int64_t decode_context = 0;
 
-  // ---- RUNNING first, in admission order ----
+  /// Appends `req` with `n` new tokens after `computed` and charges them to the budget.
+  void take(RequestState* req, std::int64_t n, std::int64_t computed) noexcept {
+    seqs[count++] = ScheduledSeq{req, n, computed};
+    sums.add(n, computed, computed + n == req->num_tokens());
+    budget -= n;
+  }
+};
+
+void VllmV1Scheduler::release_lane_for_step() {
+  // Lane members that need a block in this step go back to one-at-a-time scheduling, and all
+  // of them when the step cannot be formed with the lane.
+  for (RequestState* r : lane_.release_block_wakes()) insert_running(r);
+  if (!lane_.empty() && !lane_.step_fits(running_, config_.max_num_batched_tokens,
+                                         config_.long_prefill_token_threshold,
+                                         blocks_.num_free_blocks(), blocks_.block_size())) {
+    for (RequestState* r : lane_.release_all()) insert_running(r);
+  }
+}
+
+void VllmV1Scheduler::schedule_running(StepDraft& d, SchedulerOutput& out) {
+  const CacheHit no_hit;
   std::size_t index = 0;
-  while (index < running_.size() && budget > 0) {
+  while (index < running_.size() && d.budget > 0) {
     RequestState* req = running_[index];
-    std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
-    if (threshold > 0)
-      n = std::min(n, threshold);
+    std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, d.budget);
+    if (d.threshold > 0)
+      n = std::min(n, d.threshold);
     if (n <= 0) {
       ++index;
       continue;
@@ -146,87 +144,116 @@ void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
     if (!scheduled)
       break;
     const std::int64_t computed = req->num_computed_tokens;
-    seqs[count++] = ScheduledSeq{req, n, computed};
     if (n == 1 && computed > 0 && computed + 1 == req->num_tokens()) {
-      ++decodes;
-      decode_context += computed + 1;
+      d.seqs[d.count++] = ScheduledSeq{req, n, computed};
+      ++d.decodes;
+      d.decode_context += computed + 1;
+      d.budget -= n;
     } else {
-      sums.add(n, computed, computed + n == req->num_tokens());
+      d.take(req, n, computed);
     }
-    budget -= n;
     ++index;
   }
+}
 
-  // ---- SWAPPED, then WAITING, only when nothing was preempted this step ----
-  if (out.preempted.empty()) {
-    while (!swapped_.empty() && budget > 0 &&
-           static_cast<std::int64_t>(running_.size()) + lane_n < config_.max_num_seqs) {
-      RequestState* req = swapped_.front();
-      std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, budget);
-      if (threshold > 0)
-        n = std::min(n, threshold);
-      if (!blocks_.allocate_slots(req->id, req->num_computed_tokens, n, no_hit, req->block_hashes))
-        break;
-      swapped_.pop_front();
-      req->num_kv_slots = slots_for(req->num_computed_tokens + n);
-      cpu_free_ += req->num_swapped_blocks;
-      out.num_swap_in_blocks += req->num_swapped_blocks;
-      stats_.swap_in_blocks += req->num_swapped_blocks;
-      ++stats_.swap_ins;
-      req->num_swapped_blocks = 0;
-      req->status = RequestStatus::Running;
-      req->admit_seq = next_admit_seq_++;
-      running_.push_back(req);
-      out.swapped_in.push_back(req->id);
-      seqs[count++] = ScheduledSeq{req, n, req->num_computed_tokens};
-      sums.add(n, req->num_computed_tokens, req->num_computed_tokens + n == req->num_tokens());
-      budget -= n;
-    }
+void VllmV1Scheduler::schedule_swapped(StepDraft& d, SchedulerOutput& out) {
+  const CacheHit no_hit;
+  while (!swapped_.empty() && d.budget > 0 &&
+         static_cast<std::int64_t>(running_.size()) + d.lane_n < config_.max_num_seqs) {
+    RequestState* req = swapped_.front();
+    std::int64_t n = std::min(req->num_tokens() - req->num_computed_tokens, d.budget);
+    if (d.threshold > 0)
+      n = std::min(n, d.threshold);
+    if (!blocks_.allocate_slots(req->id, req->num_computed_tokens, n, no_hit, req->block_hashes))
+      break;
+    swapped_.pop_front();
+    req->num_kv_slots = slots_for(req->num_computed_tokens + n);
+    cpu_free_ += req->num_swapped_blocks;
+    out.num_swap_in_blocks += req->num_swapped_blocks;
+    stats_.swap_in_blocks += req->num_swapped_blocks;
+    ++stats_.swap_ins;
+    req->num_swapped_blocks = 0;
+    req->status = RequestStatus::Running;
+    req->admit_seq = next_admit_seq_++;
+    running_.push_back(req);
+    out.swapped_in.push_back(req->id);
+    d.take(req, n, req->num_computed_tokens);
   }
-  if (out.preempted.empty() && swapped_.empty()) {
-    while (!waiting_.empty() && budget > 0) {
-      if (static_cast<std::int64_t>(running_.size()) + lane_n >= config_.max_num_seqs)
-        break;
-      RequestState* req = waiting_.front();
-      CacheHit hit;
-      const bool external = req->num_external_tokens > 0;
-      if (req->num_computed_tokens == 0 && !external)
-        hit = blocks_.find_cached(req->block_hashes, req->num_tokens());
-      // KV transferred from a prefill engine counts as computed (no lookup, no compute).
-      const std::int64_t computed =
-          std::max(req->num_computed_tokens, req->num_external_tokens) + hit.num_tokens;
-      std::int64_t n = req->num_tokens() - computed;
-      if (threshold > 0)
-        n = std::min(n, threshold);
-      if (!config_.enable_chunked_prefill && n > budget)
-        break;
-      n = std::min(n, budget);
-      if (!blocks_.allocate_slots(req->id, computed, n, hit, req->block_hashes))
-        break;  // no preemption on behalf of waiting requests
-      waiting_.pop_front();
-      req->num_kv_slots = slots_for(computed + n);
-      req->num_external_tokens = 0;
-      if (!external) {
-        stats_.prefix_queries += req->num_tokens();
-        stats_.prefix_hits += hit.num_tokens;
-      }
-      if (req->cached_tokens < 0)
-        req->cached_tokens = hit.num_tokens;
-      req->num_computed_tokens = computed;
-      req->status = RequestStatus::Running;
-      req->admit_seq = next_admit_seq_++;
-      running_.push_back(req);
-      seqs[count++] = ScheduledSeq{req, n, computed};
-      sums.add(n, computed, computed + n == req->num_tokens());
-      budget -= n;
+}
+
+void VllmV1Scheduler::schedule_waiting(StepDraft& d) {
+  while (!waiting_.empty() && d.budget > 0) {
+    if (static_cast<std::int64_t>(running_.size()) + d.lane_n >= config_.max_num_seqs)
+      break;
+    RequestState* req = waiting_.front();
+    CacheHit hit;
+    const bool external = req->num_external_tokens > 0;
+    if (req->num_computed_tokens == 0 && !external)
+      hit = blocks_.find_cached(req->block_hashes, req->num_tokens());
+    // KV transferred from a prefill engine counts as computed (no lookup, no compute).
+    const std::int64_t computed =
+        std::max(req->num_computed_tokens, req->num_external_tokens) + hit.num_tokens;
+    std::int64_t n = req->num_tokens() - computed;
+    if (d.threshold > 0)
+      n = std::min(n, d.threshold);
+    if (!config_.enable_chunked_prefill && n > d.budget)
+      break;
+    n = std::min(n, d.budget);
+    if (!blocks_.allocate_slots(req->id, computed, n, hit, req->block_hashes))
+      break;  // no preemption on behalf of waiting requests
+    waiting_.pop_front();
+    req->num_kv_slots = slots_for(computed + n);
+    req->num_external_tokens = 0;
+    if (!external) {
+      stats_.prefix_queries += req->num_tokens();
+      stats_.prefix_hits += hit.num_tokens;
     }
+    if (req->cached_tokens < 0)
+      req->cached_tokens = hit.num_tokens;
+    req->num_computed_tokens = computed;
+    req->status = RequestStatus::Running;
+    req->admit_seq = next_admit_seq_++;
+    running_.push_back(req);
+    d.take(req, n, computed);
   }
-  out.seqs.resize(count);
+}
+
+void VllmV1Scheduler::schedule_into(SchedulerOutput& out) {
+  if (lane_on_)
+    release_lane_for_step();
+  const auto lane_n = static_cast<std::int64_t>(lane_.size());
+  // The batch is written by index into storage sized for its largest possible length (every
+  // running request plus admissions up to max_num_seqs), then trimmed: no capacity check per
+  // sequence. resize() only initialises elements past the previous size.
+  const std::size_t admit_cap = static_cast<std::size_t>(std::max<std::int64_t>(
+      0, config_.max_num_seqs - static_cast<std::int64_t>(running_.size()) - lane_n));
+  out.seqs.resize(running_.size() + std::min(waiting_.size() + swapped_.size(), admit_cap));
+  out.preempted.clear();
+  out.swapped_out.clear();
+  out.swapped_in.clear();
+  out.num_swap_out_blocks = 0;
+  out.num_swap_in_blocks = 0;
+  // The lane's members take one token each; `step_fits` made sure the budget reaches them
+  // all in RUNNING order, so taking their tokens first changes no other request's share.
+  StepDraft d{.seqs = out.seqs.data(),
+              .budget = config_.max_num_batched_tokens - lane_n,
+              .threshold = config_.long_prefill_token_threshold,
+              .lane_n = lane_n};
+
+  // RUNNING first, in admission order; then SWAPPED and WAITING, only when nothing was
+  // preempted this step, and WAITING only once SWAPPED is empty.
+  schedule_running(d, out);
+  if (out.preempted.empty())
+    schedule_swapped(d, out);
+  if (out.preempted.empty() && swapped_.empty())
+    schedule_waiting(d);
+
+  out.seqs.resize(d.count);
   out.lane = lane_.share();
-  sums.add_decodes(decodes + out.lane.seqs, decode_context + out.lane.context);
-  out.sums = sums;
+  d.sums.add_decodes(d.decodes + out.lane.seqs, d.decode_context + out.lane.context);
+  out.sums = d.sums;
   out.has_sums = true;
-  out.num_tokens = config_.max_num_batched_tokens - budget;
+  out.num_tokens = config_.max_num_batched_tokens - d.budget;
   stats_.max_running =
       std::max(stats_.max_running, static_cast<std::int64_t>(running_.size()) + lane_n);
 }

@@ -287,6 +287,19 @@ class VllmV1Scheduler final : public Scheduler {
   /// Inserts `r` into `running_` at its admission position.
   void insert_running(RequestState* r);
 
+  struct StepDraft;
+  /// With the lane on, returns to RUNNING the lane members that need a block in this step, or
+  /// every member when the step cannot be formed with the lane.
+  void release_lane_for_step();
+  /// The RUNNING pass of a step: in admission order while budget lasts, preempting from the
+  /// back of RUNNING when a request's blocks do not fit.
+  void schedule_running(StepDraft& d, SchedulerOutput& out);
+  /// Swaps SWAPPED requests back in (FIFO) while budget, `max_num_seqs` and blocks allow.
+  void schedule_swapped(StepDraft& d, SchedulerOutput& out);
+  /// Admits WAITING requests (FCFS) with their prefix-cache hits while budget, `max_num_seqs`
+  /// and blocks allow; never preempts on their behalf.
+  void schedule_waiting(StepDraft& d);
+
   SchedulerConfig config_;
   BlockManager blocks_;
   std::vector<RequestState*> running_;  ///< RUNNING outside the lane, by `admit_seq`
