@@ -1,8 +1,9 @@
-#include "llmbench/cli/sweep_report.hpp"
+#include "llmbench/app/sweep_report.hpp"
 
 #include "llmbench/analysis/knee.hpp"
 #include "llmbench/analysis/pareto.hpp"
 #include "llmbench/analysis/queue_fit.hpp"
+#include "llmbench/app/sweep_predict.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
 #include "llmbench/core/name_table.hpp"
@@ -17,7 +18,7 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -69,7 +70,7 @@ double metric(const PointRow& row, std::string_view key) {
 
 /// The number `key` of a point's results as its results document writes it: a count as an
 /// integer, a non-finite value as null, a key the results lack as null.
-json metric_json(const app::RunResult& result, std::string_view key) {
+json metric_json(const RunResult& result, std::string_view key) {
   const auto value = result.metric(key);
   if (!value)
     return nullptr;
@@ -107,7 +108,7 @@ std::string_view to_string(PointStatus status) noexcept {
 }
 
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const app::RunResult& result) {
+                   const RunResult& result) {
   const auto& v = result.verdicts();
   PointRow row{.index = index,
                .values = values,
@@ -125,12 +126,24 @@ PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
                .spikes = analysis::spike_lines(v.spikes, analysis::SpikeRule{}),
                .valid = v.validity.valid,
                .invalid_reasons = v.validity.reasons,
-               .p99_ci = app::tail_cis_json(v.tails),
+               .p99_ci = tail_cis_json(v.tails),
                .batching_failed = v.batching.fired,
                .gpus = result.gpus()};
   row.verdict = v.verdict;
   for (const auto key : kPointMetrics) row.metrics[std::string(key)] = metric_json(result, key);
   return row;
+}
+
+std::map<std::string, double> row_metrics(const PointRow& row) {
+  std::map<std::string, double> out;
+  if (row.status != PointStatus::Ok)
+    return out;
+  for (const char* key : kPredictedMetrics) {
+    const auto it = row.metrics.find(key);
+    if (it != row.metrics.end() && it->is_number())
+      out[key] = it->get<double>();
+  }
+  return out;
 }
 
 json sweep_json(std::string_view mode, const std::vector<SweepAxis>& axes,
@@ -382,4 +395,4 @@ std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row) {
   return out;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

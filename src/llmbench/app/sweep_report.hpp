@@ -8,18 +8,19 @@
 #include "llmbench/analysis/validity.hpp"
 #include "llmbench/analysis/verdict.hpp"
 #include "llmbench/app/result.hpp"
-#include "llmbench/cli/sweep_axes.hpp"
+#include "llmbench/app/sweep_axes.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// The results-JSON numbers copied into each point's row of the sweep JSON and CSV.
 inline constexpr std::array<std::string_view, 16> kPointMetrics{
@@ -66,7 +67,7 @@ struct PointRow {
   bool batching_failed = false;              ///< the batching-failure rule fired
   /// The point's one verdict (`analysis::judge_point`): the table, JSON and CSV print its label.
   analysis::PointVerdict verdict{};
-  /// GPUs behind the point (`app::RunResult::gpu_count`); NaN when not known, and the
+  /// GPUs behind the point (`RunResult::gpu_count`); NaN when not known, and the
   /// sweep's "per GPU" figures are then per server.
   double gpus = 1;
 };
@@ -74,7 +75,11 @@ struct PointRow {
 /// The row of a point that ran: its metrics, stability, spikes, validity (under the sweep's rule,
 /// which its plan carried) and file names, read from its typed result.
 PointRow point_row(std::size_t index, const std::vector<AxisValue>& values,
-                   const app::RunResult& result);
+                   const RunResult& result);
+
+/// The `kPredictedMetrics` of a row that ran (`compare_point` reads them; empty for a row that
+/// did not run).
+std::map<std::string, double> row_metrics(const PointRow& row);
 
 /// The sweep JSON: `mode` ("run" / "simulate"), `axes` [{name, values}], `points` (one object
 /// per row: index, axes {name: value}, status, error, the metrics, stable, stability,
@@ -112,4 +117,4 @@ std::string table_header(const std::vector<SweepAxis>& axes);
 /// One console row.
 std::string table_row(const std::vector<SweepAxis>& axes, const PointRow& row);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -7,8 +7,10 @@
 #include "llmbench/app/session.hpp"
 #include "llmbench/app/setting_servers.hpp"
 #include "llmbench/app/stop_signals.hpp"
+#include "llmbench/app/sweep_axes.hpp"
 #include "llmbench/app/sweep_predict.hpp"
 #include "llmbench/app/sweep_profile.hpp"
+#include "llmbench/app/sweep_report.hpp"
 #include "llmbench/app/sweep_slo.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/config_json.hpp"
@@ -19,7 +21,6 @@
 #include "llmbench/cli/run_plan.hpp"
 #include "llmbench/cli/sweep_axes.hpp"
 #include "llmbench/cli/sweep_flags.hpp"
-#include "llmbench/cli/sweep_report.hpp"
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/json_number.hpp"
@@ -56,7 +57,8 @@ using nlohmann::json;
 class Sweep {
  public:
   /// `stem_suffix` follows the sweep's file stem (the predicted sweep of `--predict`).
-  Sweep(const SweepFlags& flags, std::vector<SweepAxis> axes, const std::string& stem_suffix = {})
+  Sweep(const SweepFlags& flags, std::vector<app::SweepAxis> axes,
+        const std::string& stem_suffix = {})
       : f_(flags),
         axes_(std::move(axes)),
         dir_(flags.run.result_dir.empty() ? "." : flags.run.result_dir),
@@ -70,9 +72,9 @@ class Sweep {
     if (!f_.serve.serve_cmd.empty())
       start_servers();
     for (const auto& axis : axes_) {
-      if (axis_info(axis.axis).simulate_only && !f_.simulate && !servers_) {
+      if (app::axis_info(axis.axis).simulate_only && !f_.simulate && !servers_) {
         WorkloadFlags scratch;
-        apply_axis(axis.axis, AxisValue{}, scratch, nullptr);  // throws, naming the axis
+        apply_axis(axis.axis, app::AxisValue{}, scratch, nullptr);  // throws, naming the axis
       }
     }
     if (!f_.simulate)
@@ -81,13 +83,13 @@ class Sweep {
   }
 
   /// Runs the point with `values` (one per axis), prints and stores its row, rewrites the files.
-  const PointRow& run(const std::vector<AxisValue>& values) {
+  const app::PointRow& run(const std::vector<app::AxisValue>& values) {
     const std::size_t index = rows_.size();
     std::string stem = fmt::format("{}-p{:02}", stem_, index);
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      stem += fmt::format("-{}={}", axis_name(axes_[i]), app::file_safe(values[i].text));
+      stem += fmt::format("-{}={}", app::axis_name(axes_[i]), app::file_safe(values[i].text));
     }
-    PointRow row;
+    app::PointRow row;
     last_.reset();
     try {
       if (const auto why = prepare_server(index, values))
@@ -122,32 +124,32 @@ class Sweep {
             index, scale);
         result = measure(values, fmt::format("{}-x{}", stem, scale), scale);
       }
-      row = point_row(index, values, result);
+      row = app::point_row(index, values, result);
       row.trials = trials;
       row.scale = scale;
       row.earlier_results = std::move(earlier);
       last_ = std::make_unique<app::RunResult>(std::move(result));
     } catch (const Exception& e) {
-      row = PointRow{};
+      row = app::PointRow{};
       row.index = index;
       row.values = values;
-      row.status = PointStatus::Failed;
+      row.status = app::PointStatus::Failed;
       row.error = e.what();
       log::error("point {} failed: {}", index, e.what());
     }
     // A server that ended while a stop signal ended the point was stopped by that signal.
     const bool stopping = app::StopSignals::stop_requested();
     if (const auto died = servers_ && !stopping ? servers_->check_after_point() : std::nullopt) {
-      row.status = PointStatus::Failed;  // its finished requests stay in its files
+      row.status = app::PointStatus::Failed;  // its finished requests stay in its files
       row.error = *died;
       log::error("point {} failed: {}", index, *died);
     }
-    if (row.status == PointStatus::Interrupted || app::StopSignals::stop_requested())
+    if (row.status == app::PointStatus::Interrupted || app::StopSignals::stop_requested())
       stopped_ = true;
     if (rows_.empty())
-      std::printf("%s\n", table_header(axes_).c_str());
+      std::printf("%s\n", app::table_header(axes_).c_str());
     rows_.push_back(std::move(row));
-    std::printf("%s\n", table_row(axes_, rows_.back()).c_str());
+    std::printf("%s\n", app::table_row(axes_, rows_.back()).c_str());
     std::fflush(stdout);
     write();
     return rows_.back();
@@ -164,9 +166,9 @@ class Sweep {
     extra["stopped_early"] = stopped_;
     if (servers_)
       extra["settings"] = servers_->json();
-    write_sweep_files(dir_, stem_,
-                      sweep_json(f_.simulate ? "simulate" : "run", axes_, rows_, extra),
-                      sweep_csv(axes_, rows_));
+    app::write_sweep_files(dir_, stem_,
+                           app::sweep_json(f_.simulate ? "simulate" : "run", axes_, rows_, extra),
+                           app::sweep_csv(axes_, rows_));
   }
 
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
@@ -177,8 +179,8 @@ class Sweep {
   }
   /// The result of the last point (null when it failed).
   [[nodiscard]] const app::RunResult* last_result() const noexcept { return last_.get(); }
-  [[nodiscard]] const std::vector<PointRow>& rows() const noexcept { return rows_; }
-  [[nodiscard]] const std::vector<SweepAxis>& axes() const noexcept { return axes_; }
+  [[nodiscard]] const std::vector<app::PointRow>& rows() const noexcept { return rows_; }
+  [[nodiscard]] const std::vector<app::SweepAxis>& axes() const noexcept { return axes_; }
   /// Keys added to the sweep JSON at the top level (the knee, the SLO search).
   json& extra() noexcept { return extra_; }
   [[nodiscard]] std::filesystem::path json_path() const { return dir_ / (stem_ + ".sweep.json"); }
@@ -202,7 +204,7 @@ class Sweep {
   /// its load points in a row under one server; the servers are made for the target's address.
   void start_servers() {
     std::stable_partition(axes_.begin(), axes_.end(),
-                          [](const SweepAxis& a) { return !axis_info(a.axis).load; });
+                          [](const app::SweepAxis& a) { return !app::axis_info(a.axis).load; });
     const app::RunPlan base = resolve_run(f_.run, env_);
     if (base.builtin)
       throw Exception(
@@ -211,8 +213,8 @@ class Sweep {
                 "--serve-cmd", -1});
     std::vector<std::string> knobs;
     for (const auto& axis : axes_) {
-      if (!axis_info(axis.axis).load)
-        knobs.push_back(placeholder_of(axis));
+      if (!app::axis_info(axis.axis).load)
+        knobs.push_back(app::placeholder_of(axis));
     }
     servers_ = std::make_unique<app::SettingServers>(app::SettingServersOptions{
         .command = f_.serve.serve_cmd,
@@ -230,19 +232,19 @@ class Sweep {
 
   /// `--serve-cmd`: the server of the point's setting, started and ready; why not otherwise.
   std::optional<std::string> prepare_server(std::size_t index,
-                                            const std::vector<AxisValue>& values) {
+                                            const std::vector<app::AxisValue>& values) {
     if (!servers_)
       return std::nullopt;
     std::vector<std::string> knobs;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      if (!axis_info(axes_[i].axis).load)
+      if (!app::axis_info(axes_[i].axis).load)
         knobs.push_back(values[i].text);
     }
     return servers_->prepare(index, knobs);
   }
 
   /// One measurement of the point with `scale` times the requests (or `--duration`).
-  app::RunResult measure(const std::vector<AxisValue>& values, const std::string& stem,
+  app::RunResult measure(const std::vector<app::AxisValue>& values, const std::string& stem,
                          std::int64_t scale) {
     if (f_.simulate) {
       SimulateFlags s = simulate_flags_of(f_);
@@ -258,7 +260,7 @@ class Sweep {
     }
     RunFlags r = f_.run;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      if (servers_ && !axis_info(axes_[i].axis).load)
+      if (servers_ && !app::axis_info(axes_[i].axis).load)
         continue;  // a knob of the server's command line
       apply_axis(axes_[i].axis, values[i], r, nullptr);
     }
@@ -285,13 +287,13 @@ class Sweep {
   const SweepFlags& f_;
   app::ExtendRule extend_{.min_duration_s = f_.min_duration_s, .min_requests = f_.min_requests};
   analysis::ValidityRule validity_ = app::with_floors(f_.validity, extend_);
-  std::vector<SweepAxis> axes_;
+  std::vector<app::SweepAxis> axes_;
   std::filesystem::path dir_;
   std::string date_;
   std::string stem_;
   ResolveEnv env_;
   app::Session session_;
-  std::vector<PointRow> rows_;
+  std::vector<app::PointRow> rows_;
   json extra_ = json::object();
   std::unique_ptr<app::RunResult> last_;
   bool stopped_ = false;
@@ -305,74 +307,19 @@ void run_ladder(Sweep& sweep) {
     if (axis.search_range) {
       throw Exception(Error{fmt::format("{}: LO:HI is the range of an --slo search; a ladder "
                                         "range is LO:HI:xF or LO:HI:+S",
-                                        axis_name(axis)),
+                                        app::axis_name(axis)),
                             "--sweep", -1});
     }
   }
-  const auto points = sweep_points(sweep.axes());
+  const auto points = app::sweep_points(sweep.axes());
   for (std::size_t i = 0; i < points.size() && !sweep.stopped(); ++i) {
     std::string where;
     for (std::size_t a = 0; a < points[i].size(); ++a) {
-      where += fmt::format(" {}={}", axis_name(sweep.axes()[a]), points[i][a].text);
+      where += fmt::format(" {}={}", app::axis_name(sweep.axes()[a]), points[i][a].text);
     }
     log::info("sweep point {}/{}:{}", i + 1, points.size(), where);
     sweep.run(points[i]);
   }
-}
-
-/// The engine settings of a sweep (every combination of its knob axes' values) and its load
-/// points (every combination of its load axes' values; none for an SLO search's range).
-struct Grid {
-  std::vector<std::size_t> knob_axes;
-  std::vector<std::size_t> load_axes;
-  std::vector<std::vector<AxisValue>> settings;  ///< values of the knob axes, in their order
-  std::vector<std::vector<AxisValue>> loads;     ///< values of the load axes, in their order
-  std::vector<std::string> labels;               ///< "max-num-seqs=256 ..." per setting
-  std::vector<json> knobs;                       ///< {axis: value} per setting
-
-  /// The values of a point (one per axis, in the sweep's order).
-  [[nodiscard]] std::vector<AxisValue> point(std::size_t setting,
-                                             const std::vector<AxisValue>& load) const {
-    std::vector<AxisValue> v(knob_axes.size() + load_axes.size());
-    for (std::size_t i = 0; i < knob_axes.size(); ++i) v[knob_axes[i]] = settings[setting][i];
-    for (std::size_t i = 0; i < load_axes.size() && i < load.size(); ++i) v[load_axes[i]] = load[i];
-    return v;
-  }
-  /// "max-concurrency=4" of a load point.
-  [[nodiscard]] std::string load_label(const std::vector<SweepAxis>& axes,
-                                       const std::vector<AxisValue>& load) const {
-    std::string out;
-    for (std::size_t i = 0; i < load_axes.size(); ++i)
-      out += fmt::format("{}{}={}", out.empty() ? "" : " ", axis_name(axes[load_axes[i]]),
-                         load[i].text);
-    return out;
-  }
-};
-
-Grid grid_of(const std::vector<SweepAxis>& axes) {
-  Grid g;
-  std::vector<SweepAxis> knob;
-  std::vector<SweepAxis> load;
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    const bool is_load = axis_info(axes[i].axis).load;
-    (is_load ? g.load_axes : g.knob_axes).push_back(i);
-    if (!axes[i].search_range)
-      (is_load ? load : knob).push_back(axes[i]);
-  }
-  g.settings = knob.empty() ? std::vector<std::vector<AxisValue>>{{}} : sweep_points(knob);
-  g.loads = load.empty() ? std::vector<std::vector<AxisValue>>{{}} : sweep_points(load);
-  for (const auto& setting : g.settings) {
-    std::string label;
-    json k = knob.empty() ? json(nullptr) : json::object();
-    for (std::size_t i = 0; i < knob.size(); ++i) {
-      label +=
-          fmt::format("{}{}={}", label.empty() ? "" : " ", axis_name(knob[i]), setting[i].text);
-      k[std::string(axis_name(knob[i]))] = setting[i].text;
-    }
-    g.labels.push_back(std::move(label));
-    g.knobs.push_back(std::move(k));
-  }
-  return g;
 }
 
 /// `--slo`: one search over the `--sweep AXIS=LO:HI` load axis per engine setting (the knob
@@ -383,7 +330,7 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
                                                const std::vector<std::size_t>* only = nullptr) {
   const auto constraints = analysis::parse_slo_constraints(f.slo);
   const auto& axes = sweep.axes();
-  const Grid grid = grid_of(axes);
+  const app::SweepGrid grid = app::sweep_grid(axes);
   const bool one_range = grid.load_axes.size() == 1 && axes[grid.load_axes[0]].search_range;
   const bool knob_lists = std::none_of(grid.knob_axes.begin(), grid.knob_axes.end(),
                                        [&](std::size_t i) { return axes[i].search_range; });
@@ -393,14 +340,14 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
               "max-concurrency=LO:HI or --sweep request-rate=LO:HI, and lists for the knob axes",
               "--sweep", -1});
   }
-  const SweepAxis& load = axes[grid.load_axes[0]];
-  const Axis axis = load.axis;
+  const app::SweepAxis& load = axes[grid.load_axes[0]];
+  const app::Axis axis = load.axis;
   const analysis::SloSearchOptions options{
       .lo = load.search_range->first,
       .hi = load.search_range->second,
       .resolution = f.slo_resolution,
       .max_points = static_cast<std::size_t>(std::max(0, f.max_points)),
-      .integer = axis_info(axis).type == AxisType::Count};
+      .integer = app::axis_info(axis).type == app::AxisType::Count};
   std::vector<std::size_t> chosen(grid.settings.size());
   std::iota(chosen.begin(), chosen.end(), std::size_t{0});
   if (only != nullptr)
@@ -416,14 +363,14 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
       [&](std::size_t s, double at) -> std::optional<app::SearchPoint> {
         if (sweep.stopped())
           return std::nullopt;
-        const AxisValue value = axis_value(axis, at);
+        const app::AxisValue value = app::axis_value(axis, at);
         log::info("SLO search point {}: {}{}={}", sweep.rows().size() + 1,
-                  labels[s].empty() ? "" : labels[s] + " ", axis_info(axis).name, value.text);
-        const PointRow& row = sweep.run(grid.point(chosen[s], {value}));
+                  labels[s].empty() ? "" : labels[s] + " ", app::axis_info(axis).name, value.text);
+        const app::PointRow& row = sweep.run(grid.point(chosen[s], {value}));
         if (sweep.stopped())
           return std::nullopt;
         const app::RunResult* result =
-            row.status == PointStatus::Ok ? sweep.last_result() : nullptr;
+            row.status == app::PointStatus::Ok ? sweep.last_result() : nullptr;
         auto m = app::slo_measurement(result, constraints, row.results_file);
         m.load = value.number;  // the rounded value the point ran at
         return app::SearchPoint{.measurement = std::move(m),
@@ -435,7 +382,7 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
                                               ? std::optional(result->simulation->engine)
                                               : std::nullopt};
       });
-  const std::string axis_name_text(axis_info(axis).name);
+  const std::string axis_name_text(app::axis_info(axis).name);
   if (grid.knob_axes.empty() && searches.size() == 1) {
     sweep.extra()["slo_search"] =
         app::slo_search_json(searches[0], constraints, axis_name_text, options);
@@ -448,8 +395,9 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
     lines.insert(lines.end(), l.begin(), l.end());
   }
   if (!grid.knob_axes.empty()) {
-    const auto table = app::slo_settings_table(
-        searches, axis_name_text, axis == Axis::RequestRate ? "req/s" : "", options.resolution);
+    const auto table =
+        app::slo_settings_table(searches, axis_name_text,
+                                axis == app::Axis::RequestRate ? "req/s" : "", options.resolution);
     lines.insert(lines.end(), table.begin(), table.end());
   }
   const auto bottlenecks = app::slo_bottleneck_lines(searches, axis_name_text);
@@ -457,27 +405,14 @@ std::vector<app::SettingSearch> run_slo_search(Sweep& sweep, const SweepFlags& f
   return searches;
 }
 
-/// The metrics of a row that `app::compare_point` reads.
-std::map<std::string, double> row_metrics(const PointRow& row) {
-  std::map<std::string, double> out;
-  if (row.status != PointStatus::Ok)
-    return out;
-  for (const char* key : app::kPredictedMetrics) {
-    const auto it = row.metrics.find(key);
-    if (it != row.metrics.end() && it->is_number())
-      out[key] = it->get<double>();
-  }
-  return out;
-}
-
 /// `--predict`: the grid in the simulator first (a sweep of its own, `<stem>-predicted`), the
 /// settings ranked by the predicted SLO answer (`--slo`) or highest output tok/s, the best
 /// `--verify-top` measured on the real server, and the sweep JSON's `predict` (app/sweep_predict).
 void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lines) {
   for (const auto& axis : real.axes()) {
-    if (axis.axis == Axis::Free)
+    if (axis.axis == app::Axis::Free)
       throw Exception(
-          Error{fmt::format("--predict: the simulator has no knob '{}'", axis_name(axis)),
+          Error{fmt::format("--predict: the simulator has no knob '{}'", app::axis_name(axis)),
                 "--sweep", -1});
   }
   SweepFlags pf = f;
@@ -487,7 +422,7 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
   pf.run.report_path.clear();
   std::vector<std::string> predicted_lines;
   Sweep predicted(pf, real.axes(), "-predicted");
-  const Grid grid = grid_of(real.axes());
+  const app::SweepGrid grid = app::sweep_grid(real.axes());
   std::vector<double> scores(grid.settings.size(), std::nan(""));
   std::vector<app::SettingSearch> predicted_searches;
   // Row index of each (setting, load) of the predicted ladder.
@@ -502,7 +437,7 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
     for (std::size_t s = 0; s < grid.settings.size() && !predicted.stopped(); ++s) {
       for (const auto& load : grid.loads) {
         predicted_rows[s].push_back(predicted.run(grid.point(s, load)).index);
-        const auto m = row_metrics(predicted.rows().back());
+        const auto m = app::row_metrics(predicted.rows().back());
         const auto t = m.find("output_throughput");
         if (t != m.end() && std::isfinite(t->second) && !(t->second <= scores[s]))
           scores[s] = t->second;
@@ -529,15 +464,15 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
   } else {
     for (std::size_t i = 0; i < top.size() && !real.stopped(); ++i) {
       for (std::size_t l = 0; l < grid.loads.size() && !real.stopped(); ++l) {
-        const PointRow& row = real.run(grid.point(top[i], grid.loads[l]));
-        const PointRow& guess = predicted.rows()[predicted_rows[top[i]][l]];
+        const app::PointRow& row = real.run(grid.point(top[i], grid.loads[l]));
+        const app::PointRow& guess = predicted.rows()[predicted_rows[top[i]][l]];
         auto e =
             app::compare_point(grid.labels[top[i]], grid.load_label(real.axes(), grid.loads[l]),
-                               row_metrics(guess), row_metrics(row), metrics);
+                               app::row_metrics(guess), app::row_metrics(row), metrics);
         errors.insert(errors.end(), e.begin(), e.end());
       }
     }
-    real.extra()["knee"] = knee_report(real.axes(), real.rows(), lines);
+    real.extra()["knee"] = app::knee_report(real.axes(), real.rows(), lines);
   }
   const std::string by = f.slo.empty() ? "highest output tok/s" : "SLO answer";
   real.extra()["predict"] =
@@ -549,15 +484,15 @@ void run_predict(Sweep& real, const SweepFlags& f, std::vector<std::string>& lin
 
 /// `--profile auto` (app::profile_auto): the points are `request-rate` x `max-concurrency` rows.
 void run_profile_auto(Sweep& sweep, const SweepFlags& f, std::vector<std::string>& lines) {
-  const Axis rate_axis = sweep.axes()[0].axis;
-  const Axis conc_axis = sweep.axes()[1].axis;
+  const app::Axis rate_axis = sweep.axes()[0].axis;
+  const app::Axis conc_axis = sweep.axes()[1].axis;
   const auto point = [&](double rate, double conc) -> std::optional<app::ProfilePoint> {
     if (sweep.stopped())
       return std::nullopt;
     log::info("profile auto point {}: request-rate={} max-concurrency={}", sweep.rows().size() + 1,
-              axis_value(rate_axis, rate).text, axis_value(conc_axis, conc).text);
-    const auto m =
-        row_metrics(sweep.run({axis_value(rate_axis, rate), axis_value(conc_axis, conc)}));
+              app::axis_value(rate_axis, rate).text, app::axis_value(conc_axis, conc).text);
+    const auto m = app::row_metrics(
+        sweep.run({app::axis_value(rate_axis, rate), app::axis_value(conc_axis, conc)}));
     const auto at = [&](const char* key) {
       const auto it = m.find(key);
       return it == m.end() ? std::nan("") : it->second;
@@ -573,7 +508,7 @@ int execute_sweep(const SweepFlags& f) {
   check_sweep_flags(f);
   const bool profile = f.profile == "auto";
   Sweep sweep(
-      f, parse_sweep_axes(
+      f, app::parse_sweep_axes(
              profile ? std::vector<std::string>{"request-rate=inf", "max-concurrency=1"} : f.sweep,
              !f.serve.serve_cmd.empty()));
   const app::StopSignals signals;
@@ -584,14 +519,14 @@ int execute_sweep(const SweepFlags& f) {
     run_predict(sweep, f, lines);
   } else if (f.slo.empty()) {
     run_ladder(sweep);
-    sweep.extra()["knee"] = knee_report(sweep.axes(), sweep.rows(), lines, f.verbose);
+    sweep.extra()["knee"] = app::knee_report(sweep.axes(), sweep.rows(), lines, f.verbose);
   } else {
     run_slo_search(sweep, f, lines);
   }
   sweep.finish_servers();
-  sweep.extra()["pareto"] = pareto_report(sweep.axes(), sweep.rows(), lines);
+  sweep.extra()["pareto"] = app::pareto_report(sweep.axes(), sweep.rows(), lines);
   for (const auto& row : sweep.rows()) {
-    if (row.status == PointStatus::Ok && !row.valid) {
+    if (row.status == app::PointStatus::Ok && !row.valid) {
       lines.push_back(
           fmt::format("point {}: invalid: {}", row.index,
                       fmt::join(row.invalid_reasons.begin(), row.invalid_reasons.end(), "; ")));
@@ -615,7 +550,7 @@ int execute_sweep(const SweepFlags& f) {
   if (!f.run.report_path.empty())
     write_report(f.run.report_path, report::load_inputs({sweep.json_path().string()}));
   for (const auto& row : sweep.rows()) {
-    if (row.status != PointStatus::Ok)
+    if (row.status != app::PointStatus::Ok)
       return 1;
   }
   return sweep.stopped() ? 1 : 0;

@@ -1,6 +1,6 @@
 #include "llmbench/cli/sweep_flags.hpp"
 
-#include "llmbench/cli/sweep_axes.hpp"
+#include "llmbench/app/sweep_axes.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/metrics/catalog.hpp"
 
@@ -58,7 +58,7 @@ void add_sweep_flags(CLI::App& app, SweepFlags& f) {
   app.add_option("--sweep", f.sweep,
                  "AXIS=LIST (1,2,4,8), AXIS=LO:HI:xF or LO:HI:+S (a ladder), or AXIS=LO:HI (the "
                  "range of --slo); repeatable, several axes give their product. Axes: " +
-                     axis_names() + " (engine knobs need --simulate or --serve-cmd)");
+                     app::axis_names() + " (engine knobs need --simulate or --serve-cmd)");
   app.add_flag("--simulate", f.simulate,
                "Sweep `simulate` points (virtual time, no HTTP) instead of `run` points");
   app.add_option("--cluster", f.cluster_path,

@@ -26,7 +26,7 @@ struct SweepFlags {
   bool simulate = false;
   std::string cluster_path;        ///< `--simulate --cluster FILE`: a cluster instead of one engine
   std::string records;             ///< `--simulate --cluster`: `--records` of each point
-  std::vector<std::string> sweep;  ///< `--sweep AXIS=...`, repeatable (sweep_axes.hpp)
+  std::vector<std::string> sweep;  ///< `--sweep AXIS=...`, repeatable (app/sweep_axes.hpp)
   std::string slo;                 ///< `--slo 'p99_ttft_ms<=2000,...'` ("" = a ladder)
   double slo_resolution = 0.05;    ///< relative width at which the SLO search stops
   int max_points = 10;             ///< most points an SLO search measures

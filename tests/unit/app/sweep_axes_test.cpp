@@ -1,4 +1,4 @@
-#include "llmbench/cli/sweep_axes.hpp"
+#include "llmbench/app/sweep_axes.hpp"
 
 #include "llmbench/core/error.hpp"
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 namespace {
 
 using ::testing::ElementsAre;
@@ -122,19 +122,27 @@ TEST(SweepAxes, ProductOrderLastAxisFastest) {
   EXPECT_THROW((void)parse_sweep_axes({"max-concurrency=1", "max-concurrency=2"}), Exception);
 }
 
-TEST(SweepAxes, EngineAxesNeedSimulate) {
-  WorkloadFlags load;
-  EngineFlags engine;
-  apply_axis(Axis::MaxConcurrency, AxisValue{.number = 8, .text = "8"}, load, nullptr);
-  EXPECT_EQ(load.max_concurrency, 8);
-  apply_axis(Axis::RequestRate, AxisValue{.number = 2.5, .text = "2.5"}, load, nullptr);
-  EXPECT_EQ(load.request_rate, "2.5");
-  apply_axis(Axis::MaxNumSeqs, AxisValue{.number = 64, .text = "64"}, load, &engine);
-  EXPECT_EQ(engine.max_num_seqs, 64);
-  apply_axis(Axis::Gpu, AxisValue{.text = "h20"}, load, &engine);
-  EXPECT_EQ(engine.gpu, "h20");
-  EXPECT_THROW(apply_axis(Axis::Tp, AxisValue{.number = 2, .text = "2"}, load, nullptr), Exception);
+TEST(SweepAxes, GridSplitsKnobSettingsFromLoadPoints) {
+  const auto axes = parse_sweep_axes({"max-concurrency=1,2", "max-num-seqs=64,128"});
+  const SweepGrid grid = sweep_grid(axes);
+  EXPECT_THAT(grid.load_axes, ElementsAre(0U));
+  EXPECT_THAT(grid.knob_axes, ElementsAre(1U));
+  ASSERT_EQ(grid.settings.size(), 2U);
+  ASSERT_EQ(grid.loads.size(), 2U);
+  EXPECT_THAT(grid.labels, ElementsAre("max-num-seqs=64", "max-num-seqs=128"));
+  EXPECT_EQ(grid.knobs[1].dump(), R"({"max-num-seqs":"128"})");
+  // A point puts each value back at its axis's place in the sweep's order.
+  const auto point = grid.point(1, grid.loads[1]);
+  ASSERT_EQ(point.size(), 2U);
+  EXPECT_EQ(point[0].text, "2");
+  EXPECT_EQ(point[1].text, "128");
+  EXPECT_EQ(grid.load_label(axes, grid.loads[1]), "max-concurrency=2");
+  // A search range adds no load points: one empty load per setting.
+  const SweepGrid search = sweep_grid(parse_sweep_axes({"max-concurrency=1:64"}));
+  ASSERT_EQ(search.loads.size(), 1U);
+  EXPECT_TRUE(search.loads[0].empty());
+  EXPECT_EQ(search.knobs[0], nullptr);
 }
 
 }  // namespace
-}  // namespace llmbench::cli
+}  // namespace llmbench::app
