@@ -1,4 +1,4 @@
-#include "llmbench/cli/comm_report.hpp"
+#include "llmbench/app/comm_report.hpp"
 
 #include "llmbench/sim/comm_traffic.hpp"
 
@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -74,4 +74,4 @@ void print_comm_plan(const CommPlanInput& in) {
   }
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// One "label: text" line per communication term of `spec` ("TP all-reduce:", "EP all-to-all:"),
 /// saying measured or datasheet and why (for the console's engine lines).
@@ -38,4 +38,4 @@ struct CommPlanInput {
 /// (`sim::forward_pass_traffic`).
 void print_comm_plan(const CommPlanInput& in);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

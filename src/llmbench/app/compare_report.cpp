@@ -1,4 +1,4 @@
-#include "llmbench/cli/compare_report.hpp"
+#include "llmbench/app/compare_report.hpp"
 
 #include "llmbench/app/what_if.hpp"
 #include "llmbench/core/error.hpp"
@@ -12,7 +12,7 @@
 #include <cmath>
 #include <utility>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 namespace {
 
@@ -69,7 +69,7 @@ std::string p_value(double p) {
   return p < 1e-4 ? std::string("<0.0001") : fmt::format("{:.4f}", p);
 }
 
-std::string describe(const app::CompareInput& input) {
+std::string describe(const CompareInput& input) {
   return fmt::format("{} ({}, {} requests)", input.path, to_string(input.format),
                      input.samples.failed.size());
 }
@@ -205,7 +205,7 @@ json compare_json(const std::vector<RunComparison>& comparisons,
              {"alpha", options.alpha},
              {"block_requests", options.block_requests},
              {"seed", options.bootstrap.seed}}}};
-  const auto input_json = [](const app::CompareInput& in) {
+  const auto input_json = [](const CompareInput& in) {
     return json{{"path", in.path},
                 {"format", to_string(in.format)},
                 {"requests", in.samples.failed.size()}};
@@ -251,7 +251,7 @@ json compare_json(const std::vector<RunComparison>& comparisons,
                        {"message", g.message}});
     }
     entry["gates"] = std::move(gates);
-    entry["what_if"] = c.what_if ? app::what_if_json(*c.what_if) : json(nullptr);
+    entry["what_if"] = c.what_if ? what_if_json(*c.what_if) : json(nullptr);
     list.push_back(std::move(entry));
   }
   doc["comparisons"] = std::move(list);
@@ -259,4 +259,4 @@ json compare_json(const std::vector<RunComparison>& comparisons,
   return doc;
 }
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

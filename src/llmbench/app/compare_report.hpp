@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace llmbench::cli {
+namespace llmbench::app {
 
 /// `--format` of `compare`.
 enum class CompareFormat : std::uint8_t { Text, Markdown, Json };
@@ -29,12 +29,12 @@ std::string valid_compare_formats();
 
 /// B against the baseline A, with its gates (empty without `--gate`).
 struct RunComparison {
-  const app::CompareInput* a = nullptr;
-  const app::CompareInput* b = nullptr;
+  const CompareInput* a = nullptr;
+  const CompareInput* b = nullptr;
   std::vector<analysis::MetricComparison> metrics{};
   std::vector<analysis::GateResult> gates{};
   /// The bottleneck of each and whether it moved, when both results hold engine facts
-  /// (`app::what_if_of_results`: two `simulate` results or points of a `--simulate` sweep).
+  /// (`what_if_of_results`: two `simulate` results or points of a `--simulate` sweep).
   std::optional<analysis::WhatIf> what_if{};
 };
 
@@ -49,9 +49,9 @@ std::string compare_text(const std::vector<RunComparison>& comparisons,
 /// requests), `comparisons` [{path, format, requests, metrics: [{metric, unit, units_a,
 /// units_b, u, z, p_value, p_adjusted, verdict, statistics: [{statistic, a, b, difference,
 /// relative, ci_low, ci_high}]}], gates: [{gate, measured, limit, passed, message}], what_if
-/// (`app::what_if_json`, null without engine facts)}] and `gates_passed`. Undefined numbers are
+/// (`what_if_json`, null without engine facts)}] and `gates_passed`. Undefined numbers are
 /// null.
 nlohmann::json compare_json(const std::vector<RunComparison>& comparisons,
                             const analysis::CompareOptions& options);
 
-}  // namespace llmbench::cli
+}  // namespace llmbench::app

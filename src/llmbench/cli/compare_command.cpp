@@ -5,9 +5,9 @@
 #include "llmbench/analysis/compare.hpp"
 #include "llmbench/analysis/gate.hpp"
 #include "llmbench/app/compare_inputs.hpp"
+#include "llmbench/app/compare_report.hpp"
 #include "llmbench/app/what_if.hpp"
 #include "llmbench/cli/commands.hpp"
-#include "llmbench/cli/compare_report.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
 #include "llmbench/core/error.hpp"
 
@@ -35,7 +35,7 @@ struct CompareFlags {
 };
 
 int execute_compare(const CompareFlags& f) {
-  const CompareFormat format = compare_format_from_string(f.format);
+  const app::CompareFormat format = app::compare_format_from_string(f.format);
   if (f.files.size() < 2)
     throw Exception(Error{"needs a baseline and at least one run to compare", "RESULTS", -1});
   if (f.resamples == 0)
@@ -56,20 +56,20 @@ int execute_compare(const CompareFlags& f) {
       .bootstrap = {.resamples = f.resamples, .confidence = f.confidence, .seed = f.seed},
       .block_requests = f.block_requests,
       .alpha = f.alpha};
-  std::vector<RunComparison> comparisons;
+  std::vector<app::RunComparison> comparisons;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    RunComparison c{.a = &inputs.front(), .b = &inputs[i]};
+    app::RunComparison c{.a = &inputs.front(), .b = &inputs[i]};
     c.metrics = analysis::compare_runs(inputs.front().samples, inputs[i].samples, options);
     c.gates = analysis::evaluate_gates(gates, c.metrics);
     c.what_if = app::what_if_of_results(inputs.front().results, inputs[i].results);
     comparisons.push_back(std::move(c));
   }
   const std::string out =
-      format == CompareFormat::Json
-          ? compare_json(comparisons, options).dump(2) + "\n"
-          : compare_text(comparisons, options, format == CompareFormat::Markdown);
+      format == app::CompareFormat::Json
+          ? app::compare_json(comparisons, options).dump(2) + "\n"
+          : app::compare_text(comparisons, options, format == app::CompareFormat::Markdown);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!gates_passed(comparisons)) {
+  if (!app::gates_passed(comparisons)) {
     for (const auto& c : comparisons) {
       for (const auto& g : c.gates) {
         if (!g.passed)
@@ -94,7 +94,7 @@ Command add_compare_command(CLI::App& app) {
                   "their records), records .jsonl, or vllm bench serve --save-detailed results")
       ->required();
   sub->add_option("--format", f->format,
-                  fmt::format("output: {} (default text)", valid_compare_formats()));
+                  fmt::format("output: {} (default text)", app::valid_compare_formats()));
   sub->add_option("--gate", f->gate,
                   fmt::format("gates, exit 1 when one fails: 'canary' (the default when given "
                               "alone; regressions only: {}) and/or KEY:BOUND items such as "

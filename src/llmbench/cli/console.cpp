@@ -1,6 +1,6 @@
 #include "llmbench/cli/console.hpp"
 
-#include "llmbench/cli/comm_report.hpp"
+#include "llmbench/app/comm_report.hpp"
 #include "llmbench/core/clock.hpp"
 #include "llmbench/metrics/summary.hpp"
 #include "llmbench/report/report.hpp"
@@ -103,7 +103,7 @@ void add_engine_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
   const double wall_s = r.simulation->wall_s;
   copt.load_lines.emplace_back("Simulated s per wall s:",
                                fmt::format("{:.0f}", wall_s > 0 ? simulated_s / wall_s : 0.0));
-  for (auto& l : comm_term_lines(r.sim_plan->engine)) copt.load_lines.push_back(std::move(l));
+  for (auto& l : app::comm_term_lines(r.sim_plan->engine)) copt.load_lines.push_back(std::move(l));
 }
 
 /// The cluster's counters under the console table.

@@ -1,7 +1,7 @@
 // `llmbench plan`: vLLM's KV-cache capacity arithmetic for a model profile on a GPU profile
 // (sim/memory.hpp; docs/simulator.md "KV cache capacity"), printed like vLLM's start-up log.
 
-#include "llmbench/cli/comm_report.hpp"
+#include "llmbench/app/comm_report.hpp"
 #include "llmbench/cli/commands.hpp"
 #include "llmbench/cli/flag_checks.hpp"
 #include "llmbench/cli/flag_parsing.hpp"
@@ -151,16 +151,16 @@ int execute_plan(const PlanFlags& f) {
     line(fmt::format("Maximum concurrency for {} tokens:", n),
          fmt::format("{:.2f}x", sim::max_concurrency(p.num_gpu_blocks, p.block_size, n)));
   }
-  print_comm_plan(
-      CommPlanInput{.model = model,
-                    .gpu = gpu,
-                    .efficiency = cal && cal->has_cost_model ? cal->cost_model : gpu.efficiency,
-                    .comm = cal && cal->comm ? &*cal->comm : nullptr,
-                    .calibration_file = f.engine.calibration.value_or(""),
-                    .tp = o.tp,
-                    .ep = o.ep,
-                    .dp = o.dp,
-                    .batch_tokens = f.batch_tokens});
+  app::print_comm_plan(app::CommPlanInput{
+      .model = model,
+      .gpu = gpu,
+      .efficiency = cal && cal->has_cost_model ? cal->cost_model : gpu.efficiency,
+      .comm = cal && cal->comm ? &*cal->comm : nullptr,
+      .calibration_file = f.engine.calibration.value_or(""),
+      .tp = o.tp,
+      .ep = o.ep,
+      .dp = o.dp,
+      .batch_tokens = f.batch_tokens});
   std::printf("%s\n", std::string(60, '=').c_str());
   if (p.num_gpu_blocks == 0) {
     try {
