@@ -166,5 +166,62 @@ TEST(KneeStatement, SlotLimitedLaddersKneeAtTheSlotCount) {
   }
 }
 
+/// The two H100 sweeps of llama-server (bench/sweep/h100-llamacpp/README.md: slots 1, 2, 4, 8 ×
+/// concurrency 1..16, 64 requests a point). In the second, the two-slot setting's throughput was
+/// noisy past the slot count (462 / 587 / 431 tok/s at 4 / 8 / 16) and Kneedle put its knee at 8;
+/// the median TTFT, 20 → 308 ms from 2 to 4 while throughput gained 6%, marks the queue's edge.
+TEST(KneeStatement, TheQueueEdgePlacesTheKneeOfMeasuredSlotLadders) {
+  struct Setting {
+    int slots;
+    double expected_knee;
+    std::vector<double> tok_s;
+    std::vector<double> median_ttft_ms;
+  };
+  const std::vector<Setting> run1{
+      {1, 2, {334, 427, 402, 437, 448}, {8.5, 309, 964, 2016, 4220}},
+      {2, 2, {341, 473, 421, 435, 455}, {8.9, 10.8, 631, 1767, 3740}},
+      {4, 4, {324, 400, 568, 634, 645}, {10.4, 13.4, 19.9, 853, 1992}},
+      {8, 8, {315, 406, 551, 770, 765}, {12.3, 15.2, 30.8, 54.0, 1384}}};
+  const std::vector<Setting> run2{{1, 2, {324, 499, 526, 461, 534}, {7.9, 130, 365, 904, 1775}},
+                                  {2, 2, {304, 435, 462, 587, 431}, {10.3, 20.4, 308, 663, 2088}},
+                                  {4, 4, {284, 451, 727, 793, 772}, {11.5, 16.0, 21.7, 327, 1014}},
+                                  {8, 8, {278, 457, 521, 994, 954}, {13.7, 27.4, 42.3, 42.6, 542}}};
+  int moved = 0;
+  for (const auto* run : {&run1, &run2}) {
+    for (const Setting& s : *run) {
+      std::vector<LadderPoint> ladder;
+      const double loads[] = {1, 2, 4, 8, 16};
+      for (std::size_t i = 0; i < 5; ++i) {
+        ladder.push_back({.load = loads[i],
+                          .output_throughput = s.tok_s[i],
+                          .p99_ttft_ms = 2 * s.median_ttft_ms[i],
+                          .median_ttft_ms = s.median_ttft_ms[i]});
+      }
+      const auto st = describe_knee(ladder, "max-concurrency");
+      ASSERT_TRUE(st.knee.found) << s.slots << ": " << st.text;
+      EXPECT_DOUBLE_EQ(st.knee.x, s.expected_knee) << s.slots << " slots: " << st.text;
+      moved += st.queue_edge ? 1 : 0;
+    }
+  }
+  // Kneedle (or the saturation rule) places seven of the eight itself, where a queue edge, if
+  // any, is the same point; the queue edge moves only the noisy setting's knee.
+  EXPECT_EQ(moved, 1);
+  // Without median TTFT (older sweep files) the knee is Kneedle's: 8 for the noisy setting.
+  std::vector<LadderPoint> bare;
+  const double loads[] = {1, 2, 4, 8, 16};
+  for (std::size_t i = 0; i < 5; ++i)
+    bare.push_back({.load = loads[i], .output_throughput = run2[1].tok_s[i]});
+  EXPECT_DOUBLE_EQ(describe_knee(bare, "max-concurrency").knee.x, 8);
+  std::vector<LadderPoint> two;
+  for (std::size_t i = 0; i < 5; ++i) {
+    two.push_back({.load = loads[i],
+                   .output_throughput = run2[1].tok_s[i],
+                   .median_ttft_ms = run2[1].median_ttft_ms[i]});
+  }
+  EXPECT_THAT(describe_knee(two, "max-concurrency").text,
+              HasSubstr("knee at max-concurrency=2 (435.0 tok/s, where requests start to queue: "
+                        "median TTFT 20.4 → 308.0 ms at max-concurrency=4)"));
+}
+
 }  // namespace
 }  // namespace llmbench::analysis
