@@ -151,7 +151,16 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
   // A queue edge before that knee moves it down: throughput stalled there while requests began
   // to wait (the later "knee" is noise on a flat ladder).
   const std::size_t edge = queue_edge(points);
+  std::string queue_clause;
+  if (edge < points.size()) {
+    st.queue_edge_load = points[edge].load;
+    queue_clause = fmt::format(
+        "; requests start to queue past {}={:g} (median TTFT {:.1f} → {:.1f} ms at {}={:g})",
+        load_name, points[edge].load, points[edge].median_ttft_ms, points[edge + 1].median_ttft_ms,
+        load_name, points[edge + 1].load);
+  }
   if (edge < points.size() && (!st.knee.found || edge < st.knee.index)) {
+    queue_clause.clear();  // the knee's own method says it
     st.knee = Knee{.found = true,
                    .index = edge,
                    .x = points[edge].load,
@@ -184,9 +193,9 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
                            "gained {:+.1f}%",
                            load_name, points.back().load, 100 * st.last_step_gain);
   if (!st.knee.found) {
-    st.text =
-        fmt::format("no knee ({}); highest throughput {:.1f} tok/s at {}={:g}; {}", st.knee.reason,
-                    st.saturation_tok_s, load_name, st.saturation_load, saturation);
+    st.text = fmt::format("no knee ({}); highest throughput {:.1f} tok/s at {}={:g}{}; {}",
+                          st.knee.reason, st.saturation_tok_s, load_name, st.saturation_load,
+                          queue_clause, saturation);
     return st;
   }
   const LadderPoint& k = points[st.knee.index];
@@ -218,8 +227,8 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
           ? (st.knee.index == 0 ? ", saturated from the first point" : ", by the saturation rule")
       : st.geometric ? ", Kneedle on log2 load"
                      : "";
-  st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}; {}", load_name, k.load,
-                        k.output_throughput, method, past, saturation);
+  st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}{}; {}", load_name, k.load,
+                        k.output_throughput, method, past, queue_clause, saturation);
   return st;
 }
 

@@ -86,6 +86,10 @@ struct KneeStatement {
   bool queue_edge = false;
   /// Median TTFT at the load past the knee ÷ at the knee; NaN unless `queue_edge`.
   double queue_edge_ttft_ratio = std::numeric_limits<double>::quiet_NaN();
+  /// The lower load of the ladder's queue edge wherever it lies (the knee's load when
+  /// `queue_edge`; later than the knee on a server whose throughput did not grow with the
+  /// batch, e.g. a compute-bound CPU server whose slots still queue requests); NaN when none.
+  double queue_edge_load = std::numeric_limits<double>::quiet_NaN();
   std::string text;  ///< one line (without a "Knee:" label)
 };
 

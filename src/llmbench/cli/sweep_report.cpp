@@ -283,6 +283,9 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
                                       : json(nullptr)},
              {"log2_load", statement.geometric},
              {"queue_edge", statement.queue_edge},
+             {"queue_edge_load", std::isfinite(statement.queue_edge_load)
+                                     ? json(statement.queue_edge_load)
+                                     : json(nullptr)},
              {"reason", tk.reason}}},
            {"saturated", statement.saturated},
            {"statement", statement.text},

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,11 @@ using ::testing::HasSubstr;
 
 constexpr KneeOptions kConcave{.shape = CurveShape::ConcaveIncreasing};
 constexpr KneeOptions kConvex{.shape = CurveShape::ConvexIncreasing};
+
+/// The queue clause of a knee line for a queue edge past `slots` concurrent requests.
+std::string fmt_queue(int slots) {
+  return "requests start to queue past max-concurrency=" + std::to_string(slots);
+}
 
 TEST(Kneedle, SaturatingLineBendsWhereItFlattens) {
   Points points;
@@ -221,6 +227,44 @@ TEST(KneeStatement, TheQueueEdgePlacesTheKneeOfMeasuredSlotLadders) {
   EXPECT_THAT(describe_knee(two, "max-concurrency").text,
               HasSubstr("knee at max-concurrency=2 (435.0 tok/s, where requests start to queue: "
                         "median TTFT 20.4 → 308.0 ms at max-concurrency=4)"));
+}
+
+/// llama-server on this project's 2-core CPU machine (ds2-tiny, one thread, 16 requests of 32 in /
+/// 16 out a point, load average 7; docs/sweep.md "Restarting the server per setting"): one busy
+/// core cannot serve a batch faster than one request, so throughput is flat plus noise and the
+/// throughput knee says little, but the queue edge names every slot count.
+TEST(KneeStatement, TheQueueEdgeNamesTheSlotCountWhenThroughputCannotGrow) {
+  struct Setting {
+    int slots;
+    std::vector<double> tok_s;
+    std::vector<double> median_ttft_ms;
+  };
+  const std::vector<Setting> cpu{
+      {1, {148.6, 101.4, 100.8, 112.3, 92.2}, {11.3, 177.4, 421.8, 949.0, 1129.8}},
+      {2, {117.6, 111.6, 93.5, 117.0, 114.2}, {11.9, 24.5, 361.4, 546.2, 964.6}},
+      {4, {77.5, 107.7, 151.0, 118.5, 108.4}, {22.3, 27.2, 42.0, 597.7, 861.9}},
+      {8, {97.9, 118.1, 170.1, 120.2, 104.8}, {19.8, 15.8, 48.7, 129.2, 671.9}}};
+  const double loads[] = {1, 2, 4, 8, 16};
+  for (const Setting& s : cpu) {
+    std::vector<LadderPoint> ladder;
+    for (std::size_t i = 0; i < 5; ++i) {
+      ladder.push_back({.load = loads[i],
+                        .output_throughput = s.tok_s[i],
+                        .median_ttft_ms = s.median_ttft_ms[i]});
+    }
+    const auto st = describe_knee(ladder, "max-concurrency");
+    EXPECT_DOUBLE_EQ(st.queue_edge_load, s.slots) << st.text;
+    EXPECT_THAT(st.text, HasSubstr(fmt_queue(s.slots))) << st.text;
+  }
+  // A ladder that queues nowhere states no edge.
+  std::vector<LadderPoint> open;
+  for (std::size_t i = 0; i < 5; ++i) {
+    open.push_back(
+        {.load = loads[i], .output_throughput = 100 * loads[i], .median_ttft_ms = 20 + loads[i]});
+  }
+  const auto st = describe_knee(open, "max-concurrency");
+  EXPECT_TRUE(std::isnan(st.queue_edge_load));
+  EXPECT_THAT(st.text, ::testing::Not(HasSubstr("queue")));
 }
 
 }  // namespace
