@@ -121,9 +121,9 @@ TEST_F(RunSetup, TargetThatDoesNotAnswerStopsTheRunWithTheReason) {
 }
 
 /// `connections_opened` of a run against the built-in server with `load` flags, 40 short
-/// requests on one client thread.
+/// requests on `threads` client threads.
 std::uint64_t connections_opened(const fs::path& dir, const std::string& name,
-                                 const std::vector<std::string>& load) {
+                                 const std::vector<std::string>& load, int threads = 1) {
   std::vector<std::string> argv{binary(),
                                 "run",
                                 "--num-prompts",
@@ -141,7 +141,7 @@ std::uint64_t connections_opened(const fs::path& dir, const std::string& name,
                                 "--server-itl-ms",
                                 "1",
                                 "--client-threads",
-                                "1",
+                                std::to_string(threads),
                                 "--quiet",
                                 "--save-result",
                                 "--result-dir",
@@ -165,6 +165,14 @@ TEST_F(RunSetup, ConnectionsAreOpenedAheadOnlyForAClosedLoop) {
   // min(cap, prompts) were opened ahead, as an open-file cap of 19,872 was at 2,000 req/s).
   EXPECT_LT(connections_opened(dir_, "open", {"--request-rate", "100", "--max-concurrency", "32"}),
             16U);
+}
+
+TEST_F(RunSetup, ManyClientThreadsOpenOnlyTheCapsConnectionsAhead) {
+  // The cap's connections in all, not one per client thread: idle extras hold the threads of a
+  // thread-per-connection server (llama-server's HTTP pool) and make real requests wait. The
+  // built-in server keeps connections alive, so every connection opened is one opened ahead.
+  EXPECT_EQ(connections_opened(dir_, "threads8-c2", {"--max-concurrency", "2"}, 8), 2U);
+  EXPECT_EQ(connections_opened(dir_, "threads4-c6", {"--max-concurrency", "6"}, 4), 6U);
 }
 
 }  // namespace

@@ -95,6 +95,22 @@ std::size_t saturation_knee(const std::vector<LadderPoint>& p) {
   return p.size();
 }
 
+/// The lower index of the first step that gained under `kSaturationGain` of throughput while its
+/// median TTFT grew by `kQueueEdgeFactor` or more (points sorted by load); `p.size()` when none.
+std::size_t queue_edge(const std::vector<LadderPoint>& p) {
+  for (std::size_t i = 0; i + 1 < p.size(); ++i) {
+    const double before = p[i].median_ttft_ms;
+    const double after = p[i + 1].median_ttft_ms;
+    if (!(before > 0) || !std::isfinite(after) || !(p[i].output_throughput > 0))
+      continue;
+    const bool stalled =
+        p[i + 1].output_throughput < (1 + kSaturationGain) * p[i].output_throughput;
+    if (stalled && after >= kQueueEdgeFactor * before)
+      return i;
+  }
+  return p.size();
+}
+
 }  // namespace
 
 KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name) {
@@ -132,6 +148,29 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
                    .reason = {}};
     st.saturation_rule = true;
   }
+  // A queue edge before that knee moves it down: throughput stalled there while requests began
+  // to wait (the later "knee" is noise on a flat ladder).
+  const std::size_t edge = queue_edge(points);
+  std::string queue_clause;
+  if (edge < points.size()) {
+    st.queue_edge_load = points[edge].load;
+    queue_clause = fmt::format(
+        "; requests start to queue past {}={:g} (median TTFT {:.1f} → {:.1f} ms at {}={:g})",
+        load_name, points[edge].load, points[edge].median_ttft_ms, points[edge + 1].median_ttft_ms,
+        load_name, points[edge + 1].load);
+  }
+  if (edge < points.size() && (!st.knee.found || edge < st.knee.index)) {
+    queue_clause.clear();  // the knee's own method says it
+    st.knee = Knee{.found = true,
+                   .index = edge,
+                   .x = points[edge].load,
+                   .y = points[edge].output_throughput,
+                   .difference = std::nan(""),
+                   .reason = {}};
+    st.saturation_rule = false;
+    st.queue_edge = true;
+    st.queue_edge_ttft_ratio = points[edge + 1].median_ttft_ms / points[edge].median_ttft_ms;
+  }
   if (st.knee.found)
     st.knee.x = points[st.knee.index].load;
   const auto top = std::max_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
@@ -154,9 +193,9 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
                            "gained {:+.1f}%",
                            load_name, points.back().load, 100 * st.last_step_gain);
   if (!st.knee.found) {
-    st.text =
-        fmt::format("no knee ({}); highest throughput {:.1f} tok/s at {}={:g}; {}", st.knee.reason,
-                    st.saturation_tok_s, load_name, st.saturation_load, saturation);
+    st.text = fmt::format("no knee ({}); highest throughput {:.1f} tok/s at {}={:g}{}; {}",
+                          st.knee.reason, st.saturation_tok_s, load_name, st.saturation_load,
+                          queue_clause, saturation);
     return st;
   }
   const LadderPoint& k = points[st.knee.index];
@@ -178,12 +217,18 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
         100 * std::max(0.0, st.gained_past_knee), k.p99_ttft_ms, last.p99_ttft_ms, load_name,
         last.load);
   }
-  const char* method = st.saturation_rule ? (st.knee.index == 0 ? ", saturated from the first point"
-                                                                : ", by the saturation rule")
-                       : st.geometric     ? ", Kneedle on log2 load"
-                                          : "";
-  st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}; {}", load_name, k.load,
-                        k.output_throughput, method, past, saturation);
+  const std::string method =
+      st.queue_edge ? fmt::format(
+                          ", where requests start to queue: median TTFT {:.1f} → {:.1f} ms "
+                          "at {}={:g}",
+                          k.median_ttft_ms, points[st.knee.index + 1].median_ttft_ms, load_name,
+                          points[st.knee.index + 1].load)
+      : st.saturation_rule
+          ? (st.knee.index == 0 ? ", saturated from the first point" : ", by the saturation rule")
+      : st.geometric ? ", Kneedle on log2 load"
+                     : "";
+  st.text = fmt::format("knee at {}={:g} ({:.1f} tok/s{}); {}{}; {}", load_name, k.load,
+                        k.output_throughput, method, past, queue_clause, saturation);
   return st;
 }
 

@@ -50,11 +50,17 @@ struct LadderPoint {
   double load = std::numeric_limits<double>::quiet_NaN();  ///< concurrency or request rate
   double output_throughput = std::numeric_limits<double>::quiet_NaN();  ///< tok/s
   double p99_ttft_ms = std::numeric_limits<double>::quiet_NaN();
+  double median_ttft_ms = std::numeric_limits<double>::quiet_NaN();  ///< for the queue edge
 };
 
 /// A step of the ladder that gains less than this share of throughput has stopped growing (the
 /// saturation rule of `--profile auto`, docs/sweep.md).
 inline constexpr double kSaturationGain = 0.10;
+
+/// A step of the ladder whose median TTFT grows by at least this factor while its throughput
+/// gains less than `kSaturationGain` is a queue edge: past it, requests wait for the server
+/// (a slot, a batch place) instead of being served sooner, the sign of a slot-limited server.
+inline constexpr double kQueueEdgeFactor = 5.0;
 
 /// The throughput knee of a ladder stated with what surrounds it, so that it cannot contradict
 /// the saturation throughput: the knee, the throughput gained past it and the latency paid for
@@ -74,13 +80,25 @@ struct KneeStatement {
   /// `kSaturationGain` over its first point (the knee is that point), or Kneedle saw no bend and
   /// the lowest load no later point betters by `kSaturationGain` is the second-to-last.
   bool saturation_rule = false;
+  /// The knee came from the queue edge (`kQueueEdgeFactor`): the first step that gained under
+  /// `kSaturationGain` while median TTFT grew `kQueueEdgeFactor`× or more, where that step comes
+  /// before the knee Kneedle or the saturation rule placed (the knee is the step's lower load).
+  bool queue_edge = false;
+  /// Median TTFT at the load past the knee ÷ at the knee; NaN unless `queue_edge`.
+  double queue_edge_ttft_ratio = std::numeric_limits<double>::quiet_NaN();
+  /// The lower load of the ladder's queue edge wherever it lies (the knee's load when
+  /// `queue_edge`; later than the knee on a server whose throughput did not grow with the
+  /// batch, e.g. a compute-bound CPU server whose slots still queue requests); NaN when none.
+  double queue_edge_load = std::numeric_limits<double>::quiet_NaN();
   std::string text;  ///< one line (without a "Knee:" label)
 };
 
 /// Kneedle (concave) on the ladder (or the saturation rule where Kneedle cannot see the bend:
-/// `KneeStatement::saturation_rule`), then the statement. "Throughput stops growing" is said only
-/// when less than `kSaturationGain` was gained past the knee; otherwise the gain is stated.
-/// Points with a non-finite load or throughput are left out.
+/// `KneeStatement::saturation_rule`), moved down to an earlier queue edge
+/// (`KneeStatement::queue_edge`: throughput noise past a slot limit can put Kneedle's knee
+/// later, while the median TTFT marks the edge by an order of magnitude), then the statement.
+/// "Throughput stops growing" is said only when less than `kSaturationGain` was gained past the
+/// knee; otherwise the gain is stated. Points with a non-finite load or throughput are left out.
 KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name);
 
 }  // namespace llmbench::analysis

@@ -278,7 +278,8 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
     for (const PointRow* row : members) {
       ladder.push_back({.load = row->values[load].number,
                         .output_throughput = metric(*row, "output_throughput"),
-                        .p99_ttft_ms = metric(*row, "p99_ttft_ms")});
+                        .p99_ttft_ms = metric(*row, "p99_ttft_ms"),
+                        .median_ttft_ms = metric(*row, "median_ttft_ms")});
     }
     const auto statement = analysis::describe_knee(ladder, load_name);
     const auto& tk = statement.knee;
@@ -294,6 +295,10 @@ json knee_report(const std::vector<SweepAxis>& axes, const std::vector<PointRow>
                                       ? json(statement.gained_past_knee)
                                       : json(nullptr)},
              {"log2_load", statement.geometric},
+             {"queue_edge", statement.queue_edge},
+             {"queue_edge_load", std::isfinite(statement.queue_edge_load)
+                                     ? json(statement.queue_edge_load)
+                                     : json(nullptr)},
              {"reason", tk.reason}}},
            {"saturated", statement.saturated},
            {"statement", statement.text},

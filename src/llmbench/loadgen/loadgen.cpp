@@ -25,6 +25,7 @@
 #include <future>
 #include <iterator>
 #include <thread>
+#include <utility>
 
 namespace llmbench::loadgen {
 
@@ -633,12 +634,21 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
         options.duration_s > 0
             ? options.max_concurrency
             : std::min(options.max_concurrency, std::max<std::int64_t>(options.num_prompts, 1));
-    const auto per_worker = static_cast<std::size_t>((want + threads - 1) / threads);
+    // Exactly `want` in all: worker i gets want / threads, and one more for i < want % threads,
+    // where the dispatcher's least-loaded choice (the lowest index among equals) sends the
+    // jobs. Rounding up per worker opened one connection per thread: with 16 client threads
+    // at concurrency 2, 14 idle connections held 14 of llama-server's 15 HTTP threads until
+    // its 5 s keep-alive wait ended, and each new request waited for a stream to finish.
     std::vector<std::future<http::Outcome>> pending;
-    for (auto& w : run.workers) {
+    for (std::size_t i = 0; i < run.workers.size(); ++i) {
+      const auto n =
+          static_cast<std::size_t>(want / threads + (std::cmp_less(i, want % threads) ? 1 : 0));
+      if (n == 0)
+        continue;
+      auto& w = run.workers[i];
       std::promise<http::Outcome> promise;
       pending.push_back(promise.get_future());
-      net::co_spawn(w->ioc, w->pool.prewarm(per_worker),
+      net::co_spawn(w->ioc, w->pool.prewarm(n),
                     [p = std::move(promise)](const std::exception_ptr& e, http::Outcome o) mutable {
                       if (e) {
                         o.failure = http::Failure::Io;

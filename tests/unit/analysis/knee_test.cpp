@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,11 @@ using ::testing::HasSubstr;
 
 constexpr KneeOptions kConcave{.shape = CurveShape::ConcaveIncreasing};
 constexpr KneeOptions kConvex{.shape = CurveShape::ConvexIncreasing};
+
+/// The queue clause of a knee line for a queue edge past `slots` concurrent requests.
+std::string fmt_queue(int slots) {
+  return "requests start to queue past max-concurrency=" + std::to_string(slots);
+}
 
 TEST(Kneedle, SaturatingLineBendsWhereItFlattens) {
   Points points;
@@ -164,6 +170,101 @@ TEST(KneeStatement, SlotLimitedLaddersKneeAtTheSlotCount) {
       EXPECT_THAT(st.text, HasSubstr("throughput stops growing there")) << st.text;
     }
   }
+}
+
+/// The two H100 sweeps of llama-server (bench/sweep/h100-llamacpp/README.md: slots 1, 2, 4, 8 ×
+/// concurrency 1..16, 64 requests a point). In the second, the two-slot setting's throughput was
+/// noisy past the slot count (462 / 587 / 431 tok/s at 4 / 8 / 16) and Kneedle put its knee at 8;
+/// the median TTFT, 20 → 308 ms from 2 to 4 while throughput gained 6%, marks the queue's edge.
+TEST(KneeStatement, TheQueueEdgePlacesTheKneeOfMeasuredSlotLadders) {
+  struct Setting {
+    int slots;
+    double expected_knee;
+    std::vector<double> tok_s;
+    std::vector<double> median_ttft_ms;
+  };
+  const std::vector<Setting> run1{
+      {1, 2, {334, 427, 402, 437, 448}, {8.5, 309, 964, 2016, 4220}},
+      {2, 2, {341, 473, 421, 435, 455}, {8.9, 10.8, 631, 1767, 3740}},
+      {4, 4, {324, 400, 568, 634, 645}, {10.4, 13.4, 19.9, 853, 1992}},
+      {8, 8, {315, 406, 551, 770, 765}, {12.3, 15.2, 30.8, 54.0, 1384}}};
+  const std::vector<Setting> run2{{1, 2, {324, 499, 526, 461, 534}, {7.9, 130, 365, 904, 1775}},
+                                  {2, 2, {304, 435, 462, 587, 431}, {10.3, 20.4, 308, 663, 2088}},
+                                  {4, 4, {284, 451, 727, 793, 772}, {11.5, 16.0, 21.7, 327, 1014}},
+                                  {8, 8, {278, 457, 521, 994, 954}, {13.7, 27.4, 42.3, 42.6, 542}}};
+  int moved = 0;
+  for (const auto* run : {&run1, &run2}) {
+    for (const Setting& s : *run) {
+      std::vector<LadderPoint> ladder;
+      const double loads[] = {1, 2, 4, 8, 16};
+      for (std::size_t i = 0; i < 5; ++i) {
+        ladder.push_back({.load = loads[i],
+                          .output_throughput = s.tok_s[i],
+                          .p99_ttft_ms = 2 * s.median_ttft_ms[i],
+                          .median_ttft_ms = s.median_ttft_ms[i]});
+      }
+      const auto st = describe_knee(ladder, "max-concurrency");
+      ASSERT_TRUE(st.knee.found) << s.slots << ": " << st.text;
+      EXPECT_DOUBLE_EQ(st.knee.x, s.expected_knee) << s.slots << " slots: " << st.text;
+      moved += st.queue_edge ? 1 : 0;
+    }
+  }
+  // Kneedle (or the saturation rule) places seven of the eight itself, where a queue edge, if
+  // any, is the same point; the queue edge moves only the noisy setting's knee.
+  EXPECT_EQ(moved, 1);
+  // Without median TTFT (older sweep files) the knee is Kneedle's: 8 for the noisy setting.
+  std::vector<LadderPoint> bare;
+  const double loads[] = {1, 2, 4, 8, 16};
+  for (std::size_t i = 0; i < 5; ++i)
+    bare.push_back({.load = loads[i], .output_throughput = run2[1].tok_s[i]});
+  EXPECT_DOUBLE_EQ(describe_knee(bare, "max-concurrency").knee.x, 8);
+  std::vector<LadderPoint> two;
+  for (std::size_t i = 0; i < 5; ++i) {
+    two.push_back({.load = loads[i],
+                   .output_throughput = run2[1].tok_s[i],
+                   .median_ttft_ms = run2[1].median_ttft_ms[i]});
+  }
+  EXPECT_THAT(describe_knee(two, "max-concurrency").text,
+              HasSubstr("knee at max-concurrency=2 (435.0 tok/s, where requests start to queue: "
+                        "median TTFT 20.4 → 308.0 ms at max-concurrency=4)"));
+}
+
+/// llama-server on this project's 2-core CPU machine (ds2-tiny, one thread, 16 requests of 32 in /
+/// 16 out a point, load average 7; docs/sweep.md "Restarting the server per setting"): one busy
+/// core cannot serve a batch faster than one request, so throughput is flat plus noise and the
+/// throughput knee says little, but the queue edge names every slot count.
+TEST(KneeStatement, TheQueueEdgeNamesTheSlotCountWhenThroughputCannotGrow) {
+  struct Setting {
+    int slots;
+    std::vector<double> tok_s;
+    std::vector<double> median_ttft_ms;
+  };
+  const std::vector<Setting> cpu{
+      {1, {148.6, 101.4, 100.8, 112.3, 92.2}, {11.3, 177.4, 421.8, 949.0, 1129.8}},
+      {2, {117.6, 111.6, 93.5, 117.0, 114.2}, {11.9, 24.5, 361.4, 546.2, 964.6}},
+      {4, {77.5, 107.7, 151.0, 118.5, 108.4}, {22.3, 27.2, 42.0, 597.7, 861.9}},
+      {8, {97.9, 118.1, 170.1, 120.2, 104.8}, {19.8, 15.8, 48.7, 129.2, 671.9}}};
+  const double loads[] = {1, 2, 4, 8, 16};
+  for (const Setting& s : cpu) {
+    std::vector<LadderPoint> ladder;
+    for (std::size_t i = 0; i < 5; ++i) {
+      ladder.push_back({.load = loads[i],
+                        .output_throughput = s.tok_s[i],
+                        .median_ttft_ms = s.median_ttft_ms[i]});
+    }
+    const auto st = describe_knee(ladder, "max-concurrency");
+    EXPECT_DOUBLE_EQ(st.queue_edge_load, s.slots) << st.text;
+    EXPECT_THAT(st.text, HasSubstr(fmt_queue(s.slots))) << st.text;
+  }
+  // A ladder that queues nowhere states no edge.
+  std::vector<LadderPoint> open;
+  for (std::size_t i = 0; i < 5; ++i) {
+    open.push_back(
+        {.load = loads[i], .output_throughput = 100 * loads[i], .median_ttft_ms = 20 + loads[i]});
+  }
+  const auto st = describe_knee(open, "max-concurrency");
+  EXPECT_TRUE(std::isnan(st.queue_edge_load));
+  EXPECT_THAT(st.text, ::testing::Not(HasSubstr("queue")));
 }
 
 }  // namespace
