@@ -54,7 +54,8 @@ struct WindowItl {
   metrics::Stats prefill;
   /// A window whose samples are all of one kind (the usual case; `prefill`: all held a first
   /// chunk) is described once: the same samples in the same order give the same statistics.
-  static WindowItl of_one_kind(metrics::Stats all, bool prefill, const std::vector<double>& qs) {
+  static WindowItl of_one_kind(const metrics::Stats& all, bool prefill,
+                               const std::vector<double>& qs) {
     WindowItl out{.all = all, .decode = all, .prefill = metrics::describe({}, qs)};
     if (prefill)
       std::swap(out.decode, out.prefill);
