@@ -73,8 +73,7 @@ class Binner {
     windows_.resize(n);
     ttft_.resize(n);
     itl_.resize(n);
-    itl_prefill_.resize(n);
-    prefill_samples_.resize(n, 0);
+    prefill_at_.resize(n);
     ttft_ratio_.resize(n);
     area_.resize(n, 0.0);
     queued_area_.resize(n, 0.0);
@@ -99,10 +98,10 @@ class Binner {
   /// `prefill`: their gap held another request's first chunk.
   void add_itl_at(std::size_t i, double ms, std::int64_t count, bool prefill) {
     for (std::int64_t k = 0; k < count; ++k) {  // almost always one sample
+      if (prefill)
+        prefill_at_[i].push_back(itl_[i].size());
       itl_[i].push_back(ms);
-      itl_prefill_[i].push_back(prefill);
     }
-    prefill_samples_[i] += prefill ? static_cast<std::size_t>(count) : 0;
   }
   void add_done(TimeNs t, bool ok) {
     auto& w = windows_[index(t)];
@@ -179,11 +178,10 @@ class Binner {
 
   /// The ITL statistics of the samples added to window `i` (`add_itl_at`), which it lets go.
   WindowItl describe_itl(std::size_t i, const std::vector<double>& qs) {
-    const std::size_t prefill = prefill_samples_[i];
-    std::vector<bool> held = std::exchange(itl_prefill_[i], {});
+    const std::vector<std::size_t> held = std::exchange(prefill_at_[i], {});
     std::vector<double> itl = std::exchange(itl_[i], {});
-    if (prefill == 0 || prefill == itl.size())
-      return WindowItl::of_one_kind(metrics::describe(std::move(itl), qs), prefill > 0, qs);
+    if (held.empty() || held.size() == itl.size())
+      return WindowItl::of_one_kind(metrics::describe(std::move(itl), qs), !held.empty(), qs);
     auto [decode, held_samples] = split_itl(itl, held);
     return WindowItl{.all = metrics::describe(std::move(itl), qs),
                      .decode = metrics::describe(std::move(decode), qs),
@@ -194,12 +192,16 @@ class Binner {
   /// One window's ITL samples parted into those whose gap held no other request's first chunk
   /// and those whose gap held one, each in the order the samples came (the order the sums of
   /// `describe` see). Built when the window is finished, so the samples are held once while
-  /// the records are read, with one flag each.
+  /// the records are read; `held` lists the positions of the second kind, ascending.
   static std::pair<std::vector<double>, std::vector<double>> split_itl(
-      const std::vector<double>& itl, const std::vector<bool>& prefill) {
+      const std::vector<double>& itl, const std::vector<std::size_t>& held) {
     std::pair<std::vector<double>, std::vector<double>> out;
-    for (std::size_t k = 0; k < itl.size(); ++k)
-      (prefill[k] ? out.second : out.first).push_back(itl[k]);
+    auto next_held = held.begin();
+    for (std::size_t k = 0; k < itl.size(); ++k) {
+      const bool in_held = next_held != held.end() && *next_held == k;
+      next_held += in_held ? 1 : 0;
+      (in_held ? out.second : out.first).push_back(itl[k]);
+    }
     return out;
   }
 
@@ -230,8 +232,8 @@ class Binner {
   std::vector<Window> windows_;
   std::vector<std::vector<double>> ttft_;
   std::vector<std::vector<double>> itl_;
-  std::vector<std::vector<bool>> itl_prefill_;  ///< per ITL sample: its gap held a prefill
-  std::vector<std::size_t> prefill_samples_;    ///< per window: the ITL samples that did
+  /// Per window: the positions in `itl_` of the samples whose gap held a prefill, ascending.
+  std::vector<std::vector<std::size_t>> prefill_at_;
   std::vector<std::vector<double>> ttft_ratio_;
   std::vector<double> area_;         ///< ∫ in-flight dt per window (request·ns)
   std::vector<double> queued_area_;  ///< ∫ queued dt per window (request·ns)
@@ -247,15 +249,20 @@ class FirstChunks {
     const auto it = std::upper_bound(times_.begin(), times_.end(), prev + kPrefillTolerance);
     return it != times_.end() && *it <= t + kPrefillTolerance;
   }
+  /// `any_in(prev, t)` for gaps asked in time order (`prev` never decreasing from one call to
+  /// the next with the same `from`): `from`, the caller's position in the times (0 at first),
+  /// moves past those ≤ prev + tolerance, so a walk costs one pass over the times.
+  [[nodiscard]] bool any_in_from(std::size_t& from, TimeNs prev, TimeNs t) const {
+    while (from < times_.size() && times_[from] <= prev + kPrefillTolerance) ++from;
+    return from < times_.size() && times_[from] <= t + kPrefillTolerance;
+  }
   /// `any_in(grid[k − 1], grid[k])` for each instant k ≥ 1 of a non-decreasing grid (1 = true;
-  /// entry 0 is 0), in one pass over the grid and the sorted times together.
+  /// entry 0 is 0), in one pass over the grid and the times together.
   [[nodiscard]] std::vector<std::uint8_t> any_in_steps(const std::vector<TimeNs>& grid) const {
     std::vector<std::uint8_t> out(grid.size(), 0);
-    auto it = times_.begin();  // the first time after grid[k − 1] + tolerance
-    for (std::size_t k = 1; k < grid.size(); ++k) {
-      while (it != times_.end() && *it <= grid[k - 1] + kPrefillTolerance) ++it;
-      out[k] = it != times_.end() && *it <= grid[k] + kPrefillTolerance ? 1 : 0;
-    }
+    std::size_t from = 0;
+    for (std::size_t k = 1; k < grid.size(); ++k)
+      out[k] = any_in_from(from, grid[k - 1], grid[k]) ? 1 : 0;
     return out;
   }
 
@@ -275,7 +282,11 @@ class ChunkSamples {
   static constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
 
   ChunkSamples(const std::vector<RequestRecord>& records, const FirstChunks& firsts)
-      : records_(records), firsts_(firsts), next_(records.size(), 0), prev_(records.size(), -1) {
+      : records_(records),
+        firsts_(firsts),
+        next_(records.size(), 0),
+        prev_(records.size(), -1),
+        first_from_(records.size(), 0) {
     for (std::size_t r = 0; r < records.size(); ++r) {
       if (measured(records[r]) && records[r].ok() && !records[r].chunks.empty())
         pending_.push_back(r);
@@ -308,8 +319,10 @@ class ChunkSamples {
         }
         if (tokens == 0)
           continue;
-        bins.add_itl_at(window, ns_to_ms(t - prev) / static_cast<double>(tokens), tokens,
-                        firsts_.any_in(prev, t));
+        // In time order (`in_time_order`), a record's gaps come in order: one pass per record.
+        const bool held =
+            last == kAll ? firsts_.any_in(prev, t) : firsts_.any_in_from(first_from_[r], prev, t);
+        bins.add_itl_at(window, ns_to_ms(t - prev) / static_cast<double>(tokens), tokens, held);
         prev = t;
       }
     }
@@ -323,6 +336,7 @@ class ChunkSamples {
   std::vector<std::size_t> pending_;  ///< records with chunks not added yet, in index order
   std::vector<std::size_t> next_;     ///< per record: its first chunk not added yet
   std::vector<TimeNs> prev_;          ///< per record: the end of its last ITL gap (-1 = none yet)
+  std::vector<std::size_t> first_from_;  ///< per record: its position in `firsts_` (any_in_from)
 };
 
 /// The output tokens and ITL samples of the simulator's token runs (those of the measured,
