@@ -9,11 +9,14 @@
 
 int main(int argc, char** argv) {
   // Transparent huge pages for the first 256 MiB of heap (virtual until touched): `simulate`
-  // and `summarize` write and read one record chunk per token, and 4 KiB first-touch page
-  // faults were a third of their time (docs/performance.md). LLMBENCH_HUGE_PAGE_HEAP=0 keeps
-  // glibc's defaults.
+  // writes and reads one record chunk per token on the main thread, and 4 KiB first-touch page
+  // faults were a third of its time (docs/performance.md). Not for `run`: its records live in
+  // its event loops' own malloc arenas, which the setting does not reach, and the main heap
+  // kept untrimmed in 2 MiB pages only raised its peak RSS (docs/performance.md, "Against the
+  // previous round"). LLMBENCH_HUGE_PAGE_HEAP=0 keeps glibc's defaults for every command.
   const char* huge = std::getenv("LLMBENCH_HUGE_PAGE_HEAP");
-  if (huge == nullptr || std::string_view(huge) != "0")
+  const bool client_run = argc > 1 && std::string_view(argv[1]) == "run";
+  if (!client_run && (huge == nullptr || std::string_view(huge) != "0"))
     llmbench::use_huge_page_heap(std::size_t{256} << 20);
   // Under an MPI launcher (mpirun, srun --mpi=pmix): join the job before any thread starts;
   // alone, nothing is started (docs/distributed.md).

@@ -46,6 +46,23 @@ Span measured_span(const std::vector<RequestRecord>& records) {
   return s;
 }
 
+/// The ITL statistics of one window: all its samples, and those parted by whether their gap
+/// held another request's first chunk (`Window::itl_decode_ms`, `itl_prefill_ms`).
+struct WindowItl {
+  metrics::Stats all;
+  metrics::Stats decode;
+  metrics::Stats prefill;
+  /// A window whose samples are all of one kind (the usual case; `prefill`: all held a first
+  /// chunk) is described once: the same samples in the same order give the same statistics.
+  static WindowItl of_one_kind(const metrics::Stats& all, bool prefill,
+                               const std::vector<double>& qs) {
+    WindowItl out{.all = all, .decode = all, .prefill = metrics::describe({}, qs)};
+    if (prefill)
+      std::swap(out.decode, out.prefill);
+    return out;
+  }
+};
+
 /// Accumulates samples into the windows of one span, then turns them into `Window`s.
 class Binner {
  public:
@@ -56,8 +73,7 @@ class Binner {
     windows_.resize(n);
     ttft_.resize(n);
     itl_.resize(n);
-    itl_prefill_.resize(n);
-    prefill_samples_.resize(n, 0);
+    prefill_at_.resize(n);
     ttft_ratio_.resize(n);
     area_.resize(n, 0.0);
     queued_area_.resize(n, 0.0);
@@ -71,26 +87,21 @@ class Binner {
     return std::min(i, windows_.size() - 1);
   }
 
-  void add_tokens(TimeNs t, std::int64_t tokens) { add_tokens_at(index(t), tokens); }
-  /// `add_tokens` into window `i` (`index` of the time).
+  /// Adds `tokens` output tokens to window `i` (`index` of their time).
   void add_tokens_at(std::size_t i, std::int64_t tokens) { windows_[i].output_tokens += tokens; }
   void add_ttft(TimeNs t, double ms, double ratio) {
     ttft_[index(t)].push_back(ms);
     if (std::isfinite(ratio))
       ttft_ratio_[index(t)].push_back(ratio);
   }
-  /// `count` ITL samples of `ms` ending at `t`; `prefill`: their gap held another request's
-  /// first chunk.
-  void add_itl(TimeNs t, double ms, std::int64_t count, bool prefill) {
-    add_itl_at(index(t), ms, count, prefill);
-  }
-  /// `add_itl` into window `i` (`index` of the time).
+  /// Adds `count` ITL samples of `ms` to window `i` (`index` of the time they end);
+  /// `prefill`: their gap held another request's first chunk.
   void add_itl_at(std::size_t i, double ms, std::int64_t count, bool prefill) {
     for (std::int64_t k = 0; k < count; ++k) {  // almost always one sample
+      if (prefill)
+        prefill_at_[i].push_back(itl_[i].size());
       itl_[i].push_back(ms);
-      itl_prefill_[i].push_back(prefill);
     }
-    prefill_samples_[i] += prefill ? static_cast<std::size_t>(count) : 0;
   }
   void add_done(TimeNs t, bool ok) {
     auto& w = windows_[index(t)];
@@ -133,14 +144,16 @@ class Binner {
     }
   }
 
-  /// Called with each window's index before it is finished: the time to add that window's ITL
-  /// samples (`ItlSamples`), so that one window's samples are held at a time.
-  using BeforeWindow = std::function<void(Binner&, std::size_t)>;
+  /// The number of windows.
+  [[nodiscard]] std::size_t size() const noexcept { return windows_.size(); }
 
-  std::vector<Window> finish(const WindowOptions& options, const BeforeWindow& before = {}) && {
+  /// Gives the ITL statistics of each window, called with the windows' indices in order as each
+  /// is finished (so that a source can add one window's samples at a time, `ChunkSamples`).
+  using DescribeItl = std::function<WindowItl(Binner&, std::size_t)>;
+
+  std::vector<Window> finish(const WindowOptions& options, const DescribeItl& describe_itl) && {
     for (std::size_t i = 0; i < windows_.size(); ++i) {
-      if (before)
-        before(*this, i);
+      WindowItl itl = describe_itl(*this, i);
       auto& w = windows_[i];
       w.start_ns = start_ + static_cast<TimeNs>(i) * width_;
       w.end_ns = i + 1 == windows_.size() ? std::max(end_, w.start_ns) : w.start_ns + width_;
@@ -155,43 +168,40 @@ class Binner {
       w.mean_in_flight = w.end_ns > w.start_ns ? area_[i] / length : metrics::kUndefined;
       w.mean_queued = w.end_ns > w.start_ns ? queued_area_[i] / length : metrics::kUndefined;
       w.ttft_ms = metrics::describe(std::move(ttft_[i]), options.percentiles);
-      describe_itl(i, options, w);
+      w.itl_ms = std::move(itl.all);
+      w.itl_decode_ms = std::move(itl.decode);
+      w.itl_prefill_ms = std::move(itl.prefill);
       w.ttft_ratio = metrics::describe(std::move(ttft_ratio_[i]), options.percentiles);
     }
     return std::move(windows_);
   }
 
- private:
-  /// The ITL statistics of window `i`: all its samples, and those parted by whether their gap
-  /// held a prefill. A window whose samples are all of one kind (the usual case) describes them
-  /// once: the same samples in the same order give the same statistics.
-  void describe_itl(std::size_t i, const WindowOptions& options, Window& w) {
-    const std::size_t prefill = prefill_samples_[i];
-    if (prefill == 0 || prefill == itl_[i].size()) {
-      std::vector<bool>().swap(itl_prefill_[i]);
-      metrics::Stats all = metrics::describe(std::move(itl_[i]), options.percentiles);
-      metrics::Stats none = metrics::describe({}, options.percentiles);
-      w.itl_decode_ms = prefill == 0 ? all : none;
-      w.itl_prefill_ms = prefill == 0 ? std::move(none) : all;
-      w.itl_ms = std::move(all);
-      return;
-    }
-    auto [decode, held] = split_itl(itl_[i], itl_prefill_[i]);
-    std::vector<bool>().swap(itl_prefill_[i]);
-    w.itl_ms = metrics::describe(std::move(itl_[i]), options.percentiles);
-    w.itl_decode_ms = metrics::describe(std::move(decode), options.percentiles);
-    w.itl_prefill_ms = metrics::describe(std::move(held), options.percentiles);
+  /// The ITL statistics of the samples added to window `i` (`add_itl_at`), which it lets go.
+  WindowItl describe_itl(std::size_t i, const std::vector<double>& qs) {
+    const std::vector<std::size_t> held = std::exchange(prefill_at_[i], {});
+    std::vector<double> itl = std::exchange(itl_[i], {});
+    if (held.empty() || held.size() == itl.size())
+      return WindowItl::of_one_kind(metrics::describe(std::move(itl), qs), !held.empty(), qs);
+    auto [decode, held_samples] = split_itl(itl, held);
+    return WindowItl{.all = metrics::describe(std::move(itl), qs),
+                     .decode = metrics::describe(std::move(decode), qs),
+                     .prefill = metrics::describe(std::move(held_samples), qs)};
   }
 
+ private:
   /// One window's ITL samples parted into those whose gap held no other request's first chunk
   /// and those whose gap held one, each in the order the samples came (the order the sums of
   /// `describe` see). Built when the window is finished, so the samples are held once while
-  /// the records are read, with one flag each.
+  /// the records are read; `held` lists the positions of the second kind, ascending.
   static std::pair<std::vector<double>, std::vector<double>> split_itl(
-      const std::vector<double>& itl, const std::vector<bool>& prefill) {
+      const std::vector<double>& itl, const std::vector<std::size_t>& held) {
     std::pair<std::vector<double>, std::vector<double>> out;
-    for (std::size_t k = 0; k < itl.size(); ++k)
-      (prefill[k] ? out.second : out.first).push_back(itl[k]);
+    auto next_held = held.begin();
+    for (std::size_t k = 0; k < itl.size(); ++k) {
+      const bool in_held = next_held != held.end() && *next_held == k;
+      next_held += in_held ? 1 : 0;
+      (in_held ? out.second : out.first).push_back(itl[k]);
+    }
     return out;
   }
 
@@ -222,8 +232,8 @@ class Binner {
   std::vector<Window> windows_;
   std::vector<std::vector<double>> ttft_;
   std::vector<std::vector<double>> itl_;
-  std::vector<std::vector<bool>> itl_prefill_;  ///< per ITL sample: its gap held a prefill
-  std::vector<std::size_t> prefill_samples_;    ///< per window: the ITL samples that did
+  /// Per window: the positions in `itl_` of the samples whose gap held a prefill, ascending.
+  std::vector<std::vector<std::size_t>> prefill_at_;
   std::vector<std::vector<double>> ttft_ratio_;
   std::vector<double> area_;         ///< ∫ in-flight dt per window (request·ns)
   std::vector<double> queued_area_;  ///< ∫ queued dt per window (request·ns)
@@ -238,6 +248,22 @@ class FirstChunks {
   [[nodiscard]] bool any_in(TimeNs prev, TimeNs t) const {
     const auto it = std::upper_bound(times_.begin(), times_.end(), prev + kPrefillTolerance);
     return it != times_.end() && *it <= t + kPrefillTolerance;
+  }
+  /// `any_in(prev, t)` for gaps asked in time order (`prev` never decreasing from one call to
+  /// the next with the same `from`): `from`, the caller's position in the times (0 at first),
+  /// moves past those ≤ prev + tolerance, so a walk costs one pass over the times.
+  [[nodiscard]] bool any_in_from(std::size_t& from, TimeNs prev, TimeNs t) const {
+    while (from < times_.size() && times_[from] <= prev + kPrefillTolerance) ++from;
+    return from < times_.size() && times_[from] <= t + kPrefillTolerance;
+  }
+  /// `any_in(grid[k − 1], grid[k])` for each instant k ≥ 1 of a non-decreasing grid (1 = true;
+  /// entry 0 is 0), in one pass over the grid and the times together.
+  [[nodiscard]] std::vector<std::uint8_t> any_in_steps(const std::vector<TimeNs>& grid) const {
+    std::vector<std::uint8_t> out(grid.size(), 0);
+    std::size_t from = 0;
+    for (std::size_t k = 1; k < grid.size(); ++k)
+      out[k] = any_in_from(from, grid[k - 1], grid[k]) ? 1 : 0;
+    return out;
   }
 
  private:
@@ -256,7 +282,11 @@ class ChunkSamples {
   static constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
 
   ChunkSamples(const std::vector<RequestRecord>& records, const FirstChunks& firsts)
-      : records_(records), firsts_(firsts), next_(records.size(), 0), prev_(records.size(), -1) {
+      : records_(records),
+        firsts_(firsts),
+        next_(records.size(), 0),
+        prev_(records.size(), -1),
+        first_from_(records.size(), 0) {
     for (std::size_t r = 0; r < records.size(); ++r) {
       if (measured(records[r]) && records[r].ok() && !records[r].chunks.empty())
         pending_.push_back(r);
@@ -289,8 +319,10 @@ class ChunkSamples {
         }
         if (tokens == 0)
           continue;
-        bins.add_itl_at(window, ns_to_ms(t - prev) / static_cast<double>(tokens), tokens,
-                        firsts_.any_in(prev, t));
+        // In time order (`in_time_order`), a record's gaps come in order: one pass per record.
+        const bool held =
+            last == kAll ? firsts_.any_in(prev, t) : firsts_.any_in_from(first_from_[r], prev, t);
+        bins.add_itl_at(window, ns_to_ms(t - prev) / static_cast<double>(tokens), tokens, held);
         prev = t;
       }
     }
@@ -304,6 +336,154 @@ class ChunkSamples {
   std::vector<std::size_t> pending_;  ///< records with chunks not added yet, in index order
   std::vector<std::size_t> next_;     ///< per record: its first chunk not added yet
   std::vector<TimeNs> prev_;          ///< per record: the end of its last ITL gap (-1 = none yet)
+  std::vector<std::size_t> first_from_;  ///< per record: its position in `firsts_` (any_in_from)
+};
+
+/// The output tokens and ITL samples of the simulator's token runs (those of the measured,
+/// successful requests), window by window, with no step per token where a run is uniform: every
+/// run with a token at one instant of a grid waited the same gap since the grid's instant before
+/// (the engine's step), and whether that gap held another request's first chunk is the
+/// instant's too. So a window's order statistics come from its instants' gaps, each with the
+/// number of runs that span it, and its samples in order (for the sums of `describe`) are ranges
+/// of the per-instant gaps: run by run in the runs' order, each run's range preceded by the gap
+/// from the request's previous run where the run starts in the window. That is the order in
+/// which adding each token's sample to its window lists them.
+class RunSamples {
+ public:
+  RunSamples(const std::vector<RequestRecord>& records, const metrics::TokenRuns& tokens,
+             const FirstChunks& firsts, Binner& bins)
+      : runs_(tokens.runs), grids_(tokens.grids.size()) {
+    std::vector<std::vector<std::int64_t>> emitted(grids_.size());  // as differences along k
+    for (std::size_t g = 0; g < grids_.size(); ++g) {
+      const std::vector<TimeNs>& grid = tokens.grids[g];
+      Grid& out = grids_[g];
+      out.gap_ms.assign(grid.size(), 0.0);
+      for (std::size_t k = 1; k < grid.size(); ++k) out.gap_ms[k] = ns_to_ms(grid[k] - grid[k - 1]);
+      out.held = firsts.any_in_steps(grid);
+      out.spanned.assign(grid.size() + 1, 0);
+      out.window_start = window_starts(grid, bins);
+      emitted[g].assign(grid.size() + 1, 0);
+    }
+    std::vector<TimeNs> last(records.size(), -1);  // per request: its last token so far
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      const auto& run = runs_[r];
+      if (!measured(records[run.request]) || !records[run.request].ok())
+        continue;
+      const std::vector<TimeNs>& grid = tokens.grids[run.grid];
+      const auto first = static_cast<std::size_t>(run.first);
+      const std::size_t end = first + static_cast<std::size_t>(run.count);
+      ++emitted[run.grid][first];
+      --emitted[run.grid][end];
+      ++grids_[run.grid].spanned[first + 1];
+      --grids_[run.grid].spanned[end];
+      TimeNs& prev = last[run.request];
+      pending_.push_back(Pending{.run = r, .next = first, .end = end});
+      if (prev >= 0) {
+        pending_.back().gap_ms = ns_to_ms(grid[first] - prev);
+        pending_.back().gap_held = firsts.any_in(prev, grid[first]);
+      }
+      prev = grid[end - 1];
+    }
+    for (std::size_t g = 0; g < grids_.size(); ++g) {
+      std::int64_t tokens_at = 0;
+      std::int64_t spanned = 0;
+      for (std::size_t k = 0; k < tokens.grids[g].size(); ++k) {
+        tokens_at += emitted[g][k];
+        if (tokens_at > 0)
+          bins.add_tokens_at(bins.index(tokens.grids[g][k]), tokens_at);
+        spanned += grids_[g].spanned[k];
+        grids_[g].spanned[k] = spanned;
+      }
+    }
+  }
+
+  /// The ITL statistics of window `w`; the windows are asked for in order.
+  WindowItl describe(std::size_t w, const std::vector<double>& qs) {
+    Sample all;
+    Sample decode;
+    Sample prefill;
+    for (const Grid& grid : grids_) {
+      for (std::size_t k = grid.window_start[w]; k < grid.window_start[w + 1]; ++k) {
+        if (grid.spanned[k] > 0) {
+          const auto runs = static_cast<std::size_t>(grid.spanned[k]);
+          all.distinct.emplace_back(grid.gap_ms[k], runs);
+          (grid.held[k] != 0 ? prefill : decode).distinct.emplace_back(grid.gap_ms[k], runs);
+        }
+      }
+    }
+    for (Pending& p : pending_) {
+      const Grid& grid = grids_[runs_[p.run].grid];
+      const auto first = static_cast<std::size_t>(runs_[p.run].first);
+      const std::size_t end = std::min(p.end, grid.window_start[w + 1]);
+      if (p.next >= end)
+        continue;
+      if (p.next == first && !std::isnan(p.gap_ms)) {
+        all.add_one(p.gap_ms);
+        (p.gap_held ? prefill : decode).add_one(p.gap_ms);
+      }
+      const std::size_t from = std::max(p.next, first + 1);
+      if (from < end)
+        all.values.insert(all.values.end(), grid.gap_ms.begin() + static_cast<std::ptrdiff_t>(from),
+                          grid.gap_ms.begin() + static_cast<std::ptrdiff_t>(end));
+      for (std::size_t k = from; k < end; ++k)
+        (grid.held[k] != 0 ? prefill : decode).values.push_back(grid.gap_ms[k]);
+      p.next = end;
+    }
+    std::erase_if(pending_, [](const Pending& p) { return p.next == p.end; });
+    if (decode.values.empty() || prefill.values.empty())
+      return WindowItl::of_one_kind(std::move(all).describe(qs), !prefill.values.empty(), qs);
+    return WindowItl{.all = std::move(all).describe(qs),
+                     .decode = std::move(decode).describe(qs),
+                     .prefill = std::move(prefill).describe(qs)};
+  }
+
+ private:
+  /// One time grid's instants.
+  struct Grid {
+    std::vector<double> gap_ms;             ///< [k]: grid[k] − grid[k − 1] in ms ([0]: 0)
+    std::vector<std::uint8_t> held;         ///< [k]: that gap held another first chunk
+    std::vector<std::int64_t> spanned;      ///< [k]: counted runs with tokens at k − 1 and k
+    std::vector<std::size_t> window_start;  ///< [w]: the first instant of window w or later
+  };
+  /// A counted run with instants not yet given to a window.
+  struct Pending {
+    std::size_t run = 0;   ///< index into the runs
+    std::size_t next = 0;  ///< its first instant not yet given
+    std::size_t end = 0;   ///< one past its last instant
+    /// The ITL sample from the request's previous run to this run's first token (NaN: none).
+    double gap_ms = metrics::kUndefined;
+    bool gap_held = false;  ///< that gap held another first chunk
+  };
+  /// One window's samples of one kind: in order, and their distinct values with counts.
+  struct Sample {
+    std::vector<double> values;
+    std::vector<std::pair<double, std::size_t>> distinct;
+    void add_one(double v) {
+      values.push_back(v);
+      distinct.emplace_back(v, 1);
+    }
+    [[nodiscard]] metrics::Stats describe(const std::vector<double>& qs) && {
+      return metrics::describe_weighted(
+          [&](const auto& emit) { emit(values.data(), values.size()); }, std::move(distinct), qs);
+    }
+  };
+
+  /// [w] = the first instant of `grid` in window w or later (w = 0 … windows; the last entry is
+  /// the grid's size).
+  static std::vector<std::size_t> window_starts(const std::vector<TimeNs>& grid,
+                                                const Binner& bins) {
+    std::vector<std::size_t> starts(bins.size() + 1, grid.size());
+    std::size_t k = 0;
+    for (std::size_t w = 0; w < bins.size(); ++w) {
+      while (k < grid.size() && bins.index(grid[k]) < w) ++k;
+      starts[w] = k;
+    }
+    return starts;
+  }
+
+  const std::vector<metrics::TokenRuns::Run>& runs_;
+  std::vector<Grid> grids_;
+  std::vector<Pending> pending_;  ///< the counted runs not finished yet, in the runs' order
 };
 
 void check_width(const WindowOptions& options) {
@@ -397,8 +577,10 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
   if (!ChunkSamples::in_time_order(records))
     chunks.add(bins, ChunkSamples::kAll);
   add_requests(bins, records, first, any_first);
-  return std::move(bins).finish(options,
-                                [&](Binner& b, std::size_t window) { chunks.add(b, window); });
+  return std::move(bins).finish(options, [&](Binner& b, std::size_t window) {
+    chunks.add(b, window);
+    return b.describe_itl(window, options.percentiles);
+  });
 }
 
 std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
@@ -428,28 +610,16 @@ std::vector<Window> time_windows(const std::vector<RequestRecord>& records,
       firsts.add(t);
   }
   firsts.sort();
-  std::vector<TimeNs> prev(records.size(), -1);
-  for (const auto& run : tokens.runs) {
-    const auto& r = records[run.request];
-    if (!measured(r) || !r.ok())
-      continue;
-    const auto& grid = tokens.grids[run.grid];
-    for (std::int64_t k = run.first; k < run.first + run.count; ++k) {
-      const TimeNs t = grid[static_cast<std::size_t>(k)];
-      bins.add_tokens(t, 1);
-      TimeNs& last = prev[run.request];
-      if (last >= 0)
-        bins.add_itl(t, ns_to_ms(t - last), 1, firsts.any_in(last, t));
-      last = t;
-    }
-  }
+  RunSamples samples(records, tokens, firsts, bins);
   const std::vector<TimeNs> any_first = first;
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (!records[i].ok())
       first[i] = -1;
   }
   add_requests(bins, records, first, any_first);
-  return std::move(bins).finish(options);
+  return std::move(bins).finish(options, [&](Binner&, std::size_t window) {
+    return samples.describe(window, options.percentiles);
+  });
 }
 
 // ---- the TTFT a prompt explains ----

@@ -101,8 +101,11 @@ std::vector<Window> time_windows(const std::vector<metrics::RequestRecord>& reco
                                  const WindowOptions& options);
 
 /// `time_windows` of `records` with the simulator's token runs appended to their chunks
-/// (`metrics::expand_token_runs`), computed without building the chunks. `records` must carry
-/// no chunks of their own; throws `Exception` as `metrics::check_token_runs` does.
+/// (`metrics::expand_token_runs`), computed without building the chunks and without a step per
+/// token where a run's tokens follow its grid (the ITL samples of one grid instant share its
+/// gap). A window's ITL samples are summed in the runs' order: bit-identical to the expanded
+/// chunks' windows when the runs are listed request by request. `records` must carry no chunks
+/// of their own; throws `Exception` as `metrics::check_token_runs` does.
 std::vector<Window> time_windows(const std::vector<metrics::RequestRecord>& records,
                                  const metrics::TokenRuns& tokens, const WindowOptions& options);
 

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <tuple>
@@ -188,6 +189,55 @@ TEST(TimeWindows, TokenRunsGiveTheWindowsOfTheExpandedChunks) {
   const auto from_chunks = time_windows(expanded, options);
   ASSERT_EQ(from_runs.size(), 6U);  // 0 .. 4 s
   EXPECT_EQ(from_runs, from_chunks);
+}
+
+TEST(TimeWindows, TokenRunsOnIrregularGridsGiveTheWindowsOfTheExpandedChunks) {
+  // Two replicas' step ends 20-60 ms apart; 30 requests of 1-3 runs each (the runs listed
+  // request by request, the order of the expanded chunks), one failed and one warm-up; many
+  // windows hold ITL gaps both with and without another request's first chunk.
+  Rng rng(11, "windows-test");
+  metrics::TokenRuns runs;
+  for (int g = 0; g < 2; ++g) {
+    runs.grids.emplace_back();
+    TimeNs t = 100 * kMs;
+    for (int k = 0; k < 400; ++k) {
+      t += rng.uniform_int(20 * kMs, 60 * kMs);
+      runs.grids.back().push_back(t);
+    }
+  }
+  std::vector<RequestRecord> records;
+  for (std::size_t i = 0; i < 30; ++i) {
+    const auto g = static_cast<std::uint32_t>(i % 2);
+    const auto& grid = runs.grids[g];
+    std::int64_t k = rng.uniform_int(0, 300);
+    RequestRecord r;
+    r.id = static_cast<std::int64_t>(i);
+    r.sent_ns = grid[static_cast<std::size_t>(k)] - rng.uniform_int(50 * kMs, 500 * kMs);
+    r.scheduled_ns = r.sent_ns;
+    r.http_status = 200;
+    r.output_tokens = 0;
+    for (int j = 0; j < 3 && k < 400; ++j) {
+      const std::int64_t count = std::min<std::int64_t>(rng.uniform_int(1, 30), 400 - k);
+      runs.runs.push_back({.request = i, .grid = g, .first = k, .count = count});
+      r.output_tokens += count;
+      k += count + rng.uniform_int(0, 10);
+    }
+    r.done_ns = grid[static_cast<std::size_t>(runs.runs.back().first + runs.runs.back().count - 1)];
+    records.push_back(r);
+  }
+  records[3].http_status = 503;
+  records[3].error_kind = metrics::ErrorKind::Http5xx;
+  records[5].warmup = true;
+  const WindowOptions options{.width_ns = 250 * kMs, .percentiles = {50, 90, 99}};
+  const auto from_runs = time_windows(records, runs, options);
+  auto expanded = records;
+  metrics::expand_token_runs(runs, expanded);
+  const auto from_chunks = time_windows(expanded, options);
+  EXPECT_EQ(from_runs, from_chunks);
+  std::size_t mixed = 0;
+  for (const auto& w : from_runs)
+    mixed += w.itl_decode_ms.count > 0 && w.itl_prefill_ms.count > 0 ? 1 : 0;
+  EXPECT_GT(mixed, 5U);
 }
 
 TEST(TimeWindows, RefusesAWidthOfZeroAndGivesNoWindowWithoutARequest) {
