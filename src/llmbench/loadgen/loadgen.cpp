@@ -4,6 +4,7 @@
 #include "llmbench/core/rng.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/core/thread_name.hpp"
+#include "llmbench/http/connection_tally.hpp"
 #include "llmbench/loadgen/detail/loop_lag.hpp"
 #include "llmbench/loadgen/record_writer.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
@@ -77,8 +78,9 @@ struct Worker {
   detail::LoopLagProbe lag{ioc};       // this loop's wake-up lag
   std::thread thread;
 
-  Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
-      : pool(ioc, url, options), dialect(d) {}
+  Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d,
+         http::ConnectionTally& tally)
+      : pool(ioc, url, options, &tally), dialect(d) {}
 };
 
 /// Shared state of one run. Fields marked (D) are touched only on the dispatcher thread.
@@ -97,6 +99,7 @@ struct Run {
   // Open loop: requests go at planned times (the dataset's own schedule, a request rate or a
   // ramp-up); otherwise closed: each request when a concurrency slot frees.
   const bool open_loop;
+  http::ConnectionTally tally;  // every worker's connections (outlives them)
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::int64_t in_flight = 0;    // (D)
@@ -609,8 +612,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   }
   for (int i = 0; i < threads; ++i) {
-    run.workers.push_back(
-        std::make_unique<Worker>(options.url, options.client, protocol::dialect(options.backend)));
+    run.workers.push_back(std::make_unique<Worker>(options.url, options.client,
+                                                   protocol::dialect(options.backend), run.tally));
   }
   run.worker_load.assign(run.workers.size(), 0);
   for (std::size_t i = 0; i < run.workers.size(); ++i) {
@@ -676,6 +679,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     const auto& lags = w->lag.lags_ms();
     result.loop_lag_ms.insert(result.loop_lag_ms.end(), lags.begin(), lags.end());
   }
+  result.ports_in_use_peak = run.tally.peak();
+  result.connect_errors = run.tally.connect_errors();
   writer.finish();  // every worker has joined: all records are pushed
   if (failure) {
     std::rethrow_exception(failure);
