@@ -52,8 +52,10 @@ struct Job {
   TimeNs send_at_ns = 0;    // steady clock: not written before (0: at once); see kSendLeadNs
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it
-  // Multi-turn: the conversation (index of `Run::conversations`) and 1-based turn; -1 otherwise.
+  // Multi-turn: the conversation (index of `Run::conversations`), its id (the plan index of its
+  // first turn, alike in every share) and the 1-based turn; -1 otherwise.
   std::int64_t conversation = -1;
+  std::int64_t conversation_id = -1;
   std::int64_t turn = -1;
   // Turns after the first: the body with the history, and its lengths; empty = bodies[sample].
   std::string body{};
@@ -63,6 +65,7 @@ struct Job {
 
 /// One conversation of a multi-turn run, owned by the dispatcher.
 struct Conversation {
+  std::int64_t id = 0;  // the plan index of its first turn
   std::size_t sample = 0;
   ChatMessages history{};  // every message sent or answered so far, in order
 };
@@ -157,7 +160,7 @@ struct Run {
     rec.warmup = job.warmup;
     rec.scheduled_ns = job.scheduled_ns;
     rec.slot_ns = job.slot_ns;
-    rec.conversation_id = job.conversation;
+    rec.conversation_id = job.conversation_id;
     rec.turn = job.turn;
     rec.rank = opt.share.spread() ? opt.share.rank : -1;
     const auto& sample = samples[job.sample];
@@ -262,7 +265,7 @@ struct Run {
     ++pending_turns;
     net::co_spawn(dispatcher,
                   next_turn(end.conversation, end.turn + 1,
-                            end.done_ns + think_ns(end.conversation, end.turn)),
+                            end.done_ns + think_ns(c.id, end.turn)),
                   [](const std::exception_ptr& e) {
                     if (e) {
                       try {
@@ -302,19 +305,22 @@ struct Run {
                  .slot_ns = clock.now(),
                  .warmup = false,
                  .conversation = conversation,
+                 .conversation_id = c.id,
                  .turn = turn,
                  .body = protocol::build_request_body(opt.backend, g),
                  .prompt_len = estimate.value(),
                  .max_tokens = next.output_len});
   }
 
-  /// (D) Registers a new conversation of `sample` whose turn 1 is `job`.
-  void start_conversation(Job& job) {
+  /// (D) Registers a new conversation of `sample` whose turn 1 is `job`, plan index `index`.
+  void start_conversation(Job& job, std::int64_t index) {
     job.conversation = static_cast<std::int64_t>(conversations.size());
+    job.conversation_id = index;
     job.turn = 1;
     const auto& first = samples[job.sample].turns.front();
-    conversations.push_back(
-        {.sample = job.sample, .history = {{.role = "user", .content = first.content}}});
+    conversations.push_back({.id = index,
+                             .sample = job.sample,
+                             .history = {{.role = "user", .content = first.content}}});
     ++conversation_counts.started;
   }
 
@@ -518,7 +524,7 @@ struct Run {
               .send_at_ns = open_loop ? clock.start_ns() + scheduled : 0,
               .warmup = false};
       if (opt.multi_turn && !samples[job.sample].turns.empty()) {
-        start_conversation(job);
+        start_conversation(job, i);
       }
       dispatch(std::move(job));
     }
