@@ -53,7 +53,12 @@ TEST(ConnectionTally, OpenConnectionsAreCountedUntilTheyClose) {
   auto pool = std::make_unique<ConnectionPool>(ioc, peer.url(), ClientOptions{}, &tally);
   std::optional<Outcome> warmed;
   net::co_spawn(
-      ioc, [&]() -> net::awaitable<void> { warmed = co_await pool->prewarm(2); }, net::detached);
+      ioc,
+      [&]() -> net::awaitable<void> {
+        warmed = co_await pool->prewarm(2);
+        ioc.stop();
+      },
+      net::detached);
   ioc.run_for(std::chrono::seconds(5));
   ioc.restart();
   ASSERT_TRUE(warmed.has_value());
