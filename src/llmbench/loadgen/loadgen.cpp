@@ -264,8 +264,7 @@ struct Run {
     c.history.push_back({.role = "assistant", .content = std::move(end.answer)});
     ++pending_turns;
     net::co_spawn(dispatcher,
-                  next_turn(end.conversation, end.turn + 1,
-                            end.done_ns + think_ns(c.id, end.turn)),
+                  next_turn(end.conversation, end.turn + 1, end.done_ns + think_ns(c.id, end.turn)),
                   [](const std::exception_ptr& e) {
                     if (e) {
                       try {
