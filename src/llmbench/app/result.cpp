@@ -297,4 +297,30 @@ nlohmann::json RunResult::to_json() const {
   return sim_plan != nullptr ? simulate_document(*this) : run_document(*this);
 }
 
+std::vector<std::pair<std::string, std::string>> connection_lines(const RunResult& r) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (!r.telemetry)
+    return lines;
+  const auto errors_text = [](const std::map<std::string, std::int64_t>& by_cause) {
+    std::string text = std::to_string(telemetry::connect_error_count(by_cause));
+    std::string causes;
+    for (const auto& [cause, n] : by_cause)
+      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", cause, n);
+    return causes.empty() ? text : fmt::format("{} ({})", text, causes);
+  };
+  const auto& client = r.telemetry->client;
+  const bool spread = r.spread && r.spread->ranks > 1;
+  lines.emplace_back(spread ? "Ports in use (peak, sum of ranks):" : "Ports in use (peak):",
+                     std::to_string(client.ports_in_use_peak));
+  lines.emplace_back("Connect errors:", errors_text(client.connect_errors));
+  if (!spread)
+    return lines;
+  for (const auto& rank : r.spread->per_rank) {
+    lines.emplace_back(
+        fmt::format("Rank {} ({}) ports peak / connect errors:", rank.rank, rank.host),
+        fmt::format("{} / {}", rank.ports_in_use_peak, errors_text(rank.connect_errors_by_cause)));
+  }
+  return lines;
+}
+
 }  // namespace llmbench::app

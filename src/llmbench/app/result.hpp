@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace llmbench::app {
@@ -131,6 +132,12 @@ struct RunResult {
   /// verdicts, telemetry (`run`) or the engine's counters and timeline (`simulate`).
   [[nodiscard]] nlohmann::json to_json() const;
 };
+
+/// The console's lines on a `run` point's connections, as (label, value): the local ports its
+/// connections held at the peak and its failed connects by cause (the client self-monitor's
+/// `connections`), and for a point spread over MPI ranks the same per rank. Empty for a
+/// simulated point.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> connection_lines(const RunResult& r);
 
 /// `--save-detailed`'s per-request arrays, one entry per measured (non-warm-up) record in
 /// order, named as `vllm bench serve` names them where it has them: `ttfts`, `tpots`, `e2els`

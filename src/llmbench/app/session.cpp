@@ -161,6 +161,11 @@ std::vector<std::string> unhonoured_flag_warnings(const loadgen::LoadOptions& lo
   return warnings;
 }
 
+bool leads_output() noexcept {
+  const dist::World* world = dist::World::current();
+  return world == nullptr || world->rank() == 0;
+}
+
 void check_client(const loadgen::LoadOptions& load) {
   http::check_client_options(load.url, load.client);
 }
@@ -359,6 +364,7 @@ RunResult Session::run_point(const RunPlan& plan, LoadObserver* observer) {
       records = merged_records(plan.output, r.stem, result.records);
     if (records)
       r.records_path = records->path;
+    spread->share_merged(result);
   }
 
   // ---- analysis ----
@@ -397,6 +403,8 @@ RunResult Session::run_point(const RunPlan& plan, LoadObserver* observer) {
 }
 
 RunResult Session::simulate(const SimPlan& plan, LoadObserver* observer) {
+  if (const dist::World* world = dist::World::current(); world != nullptr && world->size() > 1)
+    throw Exception("a simulation runs in one process: start it without an MPI launcher");
   if (plan.cluster) {
     // A tiled trace is read by the cluster's source itself (a day is never held as samples).
     std::shared_ptr<const std::vector<workload::Sample>> samples;

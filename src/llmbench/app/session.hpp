@@ -64,6 +64,10 @@ struct Schedule {
 std::string run_banner(const RunPlan& plan, const loadgen::LoadOptions& load,
                        const Schedule& schedule);
 
+/// False on the ranks other than 0 of an MPI job (docs/distributed.md): they print and write
+/// nothing of a run's or a sweep's own, rank 0 does. True in a single process.
+[[nodiscard]] bool leads_output() noexcept;
+
 /// Runs points one after another against one target. Not thread-safe; not movable (the built-in
 /// server and the loaded tokenizer are shared with the points it runs). The built-in server is
 /// stopped on destruction.
@@ -84,14 +88,18 @@ class Session {
   /// it and writes the results, records, history entry and HTML report the plan asks for.
   /// Throws `Exception` on a bad plan, an unreachable target or an unwritable output. Under an
   /// MPI launcher with several ranks (`dist::World`) the point is spread over them
-  /// (docs/distributed.md): rank 0 returns the merged result and writes the files, the others
-  /// return their own part with rank 0's exit code; a rank that throws ends the job (MPI_Abort).
+  /// (docs/distributed.md): rank 0 writes the files; every rank returns the merged records
+  /// analysed alike (rank 0 hands them back to the others, so a caller that decides from each
+  /// point's result, as `sweep`'s trials and searches do, decides alike on every rank) with rank
+  /// 0's exit code; only rank 0's holds the per-rank figures (`RunResult::spread`). A rank that
+  /// throws ends the job (MPI_Abort).
   RunResult run(const RunPlan& plan, LoadObserver* observer = nullptr);
 
   /// Runs one `simulate` point in virtual time: loads the workload, decides open or closed loop
   /// (`workload::is_open_loop`), runs the engine (or the cluster of `plan.cluster`, its records
   /// streamed to disk), analyses it and writes the results, records and step trace the plan
-  /// asks for. Throws `Exception` on a bad plan or output.
+  /// asks for. Throws `Exception` on a bad plan or output, and under an MPI launcher with
+  /// several ranks (a simulation is of one process).
   RunResult simulate(const SimPlan& plan, LoadObserver* observer = nullptr);
 
   /// Loads the tokenizer `given` names (and, for `chat`, its chat template) unless the session

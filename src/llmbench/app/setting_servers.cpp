@@ -3,6 +3,7 @@
 #include "llmbench/app/outputs.hpp"
 #include "llmbench/core/error.hpp"
 #include "llmbench/core/log.hpp"
+#include "llmbench/dist/world.hpp"
 #include "llmbench/http/client.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -57,6 +58,12 @@ int post_empty(const http::Url& url, const std::string& target, std::string& err
 
 SettingServers::SettingServers(SettingServersOptions options)
     : options_(std::move(options)), template_(parse_command_template(options_.command, kFlag)) {
+  if (const dist::World* world = dist::World::current(); world != nullptr && world->size() > 1) {
+    throw Exception(
+        Error{"under an MPI launcher each rank would start the server: start it "
+              "once yourself and give its --base-url",
+              kFlag, -1});
+  }
   std::vector<std::string> known = options_.knobs;
   known.emplace_back("host");
   known.emplace_back("port");

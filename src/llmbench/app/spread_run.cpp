@@ -74,6 +74,8 @@ void Spread::gather(loadgen::LoadResult& result) {
                       .host = world_.host(),
                       .run_start_steady_ns = result.run_start_steady_ns,
                       .connections_opened = result.connections_opened,
+                      .ports_in_use_peak = result.ports_in_use_peak,
+                      .connect_errors = result.connect_errors,
                       .loop_lag_ms = result.loop_lag_ms,
                       .records = {}};
   mine.records = std::move(result.records);
@@ -88,10 +90,32 @@ void Spread::gather(loadgen::LoadResult& result) {
   // The merged load facts: every rank's lag samples and connections.
   result.loop_lag_ms.clear();
   result.connections_opened = 0;
+  // Ports: each rank's peak on its own host; their sum bounds the ports held at once (on one
+  // host the peaks need not coincide). Connect errors: every rank's, by cause.
+  result.ports_in_use_peak = 0;
+  result.connect_errors.clear();
   for (const auto& p : parts_) {
     result.loop_lag_ms.insert(result.loop_lag_ms.end(), p.loop_lag_ms.begin(), p.loop_lag_ms.end());
     result.connections_opened += p.connections_opened;
+    result.ports_in_use_peak += p.ports_in_use_peak;
+    for (const auto& [cause, n] : p.connect_errors) result.connect_errors[cause] += n;
   }
+}
+
+void Spread::share_merged(loadgen::LoadResult& result) {
+  dist::RankPart merged;
+  merged.run_start_steady_ns = result.run_start_steady_ns;
+  if (leader())
+    merged.records = std::move(result.records);
+  std::string text = world_.broadcast(leader() ? dist::encode_part(merged) : std::string());
+  if (leader()) {
+    result.records = std::move(merged.records);
+    return;
+  }
+  merged = dist::decode_part(text);
+  text.clear();
+  result.records = std::move(merged.records);
+  result.run_start_steady_ns = merged.run_start_steady_ns;
 }
 
 void Spread::describe(RunResult& r) const {

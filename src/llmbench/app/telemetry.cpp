@@ -61,6 +61,7 @@ RunTelemetryData RunTelemetry::finish(const loadgen::LoadResult& result) {
                      .gpu_summary = std::nullopt,
                      .server_metrics = std::nullopt};
   telemetry::add_event_loop_lag(d.client, result.loop_lag_ms, self_.options());
+  telemetry::add_connections(d.client, result.ports_in_use_peak, result.connect_errors);
   if (d.client.client_saturated) {
     log::warn(
         "the client itself came near saturation, so its latencies may include its own "

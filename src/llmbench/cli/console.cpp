@@ -56,6 +56,7 @@ void add_load_lines(const app::RunResult& r, report::ConsoleOptions& copt) {
     }
   }
   copt.load_lines.emplace_back("Connections opened:", std::to_string(facts.connections_opened));
+  for (auto& line : app::connection_lines(r)) copt.load_lines.push_back(std::move(line));
   if (multi_turn) {
     const auto& c = facts.conversations;
     copt.load_lines.emplace_back("Conversations started:", std::to_string(c.started));

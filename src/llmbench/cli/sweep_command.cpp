@@ -146,10 +146,11 @@ class Sweep {
     }
     if (row.status == app::PointStatus::Interrupted || app::StopSignals::stop_requested())
       stopped_ = true;
-    if (rows_.empty())
+    if (rows_.empty() && app::leads_output())  // under MPI, rank 0 prints and writes
       std::printf("%s\n", app::table_header(axes_).c_str());
     rows_.push_back(std::move(row));
-    std::printf("%s\n", app::table_row(axes_, rows_.back()).c_str());
+    if (app::leads_output())
+      std::printf("%s\n", app::table_row(axes_, rows_.back()).c_str());
     std::fflush(stdout);
     write();
     return rows_.back();
@@ -157,6 +158,8 @@ class Sweep {
 
   /// Rewrites the sweep JSON and CSV with every row so far and `extra_` (knee, SLO answer).
   void write() const {
+    if (!app::leads_output())
+      return;
     json extra = extra_;
     extra["date"] = date_;
     extra["tool_version"] = std::string(build_info::version());
@@ -542,12 +545,15 @@ int execute_sweep(const SweepFlags& f) {
                                   row.spikes.size() - kSpikeLines));
     }
   }
-  for (const auto& line : lines) std::printf("%s\n", line.c_str());
+  for (const auto& line : lines) {
+    if (app::leads_output())
+      std::printf("%s\n", line.c_str());
+  }
   sweep.write();
   if (sweep.stopped())
     log::warn("sweep stopped early: {} point(s) finished and kept", sweep.rows().size());
   log::info("sweep written to {} (and .sweep.csv)", sweep.json_path().string());
-  if (!f.run.report_path.empty())
+  if (!f.run.report_path.empty() && app::leads_output())
     write_report(f.run.report_path, report::load_inputs({sweep.json_path().string()}));
   for (const auto& row : sweep.rows()) {
     if (row.status != app::PointStatus::Ok)

@@ -114,6 +114,8 @@ std::string encode_part(const RankPart& part) {
                                {"host", part.host},
                                {"run_start_steady_ns", part.run_start_steady_ns},
                                {"connections_opened", part.connections_opened},
+                               {"ports_in_use_peak", part.ports_in_use_peak},
+                               {"connect_errors", part.connect_errors},
                                {"loop_lag_ms", part.loop_lag_ms}};
   std::string out = head.dump();
   out += '\n';
@@ -140,6 +142,8 @@ RankPart decode_part(std::string_view text) {
       part.host = head.value("host", "");
       part.run_start_steady_ns = head.value("run_start_steady_ns", TimeNs{0});
       part.connections_opened = head.value("connections_opened", std::uint64_t{0});
+      part.ports_in_use_peak = head.value("ports_in_use_peak", std::int64_t{0});
+      part.connect_errors = head.value("connect_errors", std::map<std::string, std::int64_t>{});
       part.loop_lag_ms = head.value("loop_lag_ms", std::vector<float>{});
       continue;
     }
@@ -204,6 +208,8 @@ SpreadFacts spread_facts(const std::vector<metrics::RequestRecord>& records,
     rf.host = p.host;
     rf.quota = quota(planned, p.rank, f.ranks);
     rf.connections_opened = p.connections_opened;
+    rf.ports_in_use_peak = p.ports_in_use_peak;
+    rf.connect_errors_by_cause = p.connect_errors;
     std::vector<double> lags(p.loop_lag_ms.begin(), p.loop_lag_ms.end());
     std::sort(lags.begin(), lags.end());
     rf.loop_lag_p99_ms = lags.empty() ? 0 : metrics::percentile_sorted(lags, 99);
@@ -281,6 +287,8 @@ nlohmann::json to_json(const SpreadFacts& facts) {
                      {"lateness_max_ms", r.lateness_max_ms},
                      {"loop_lag_p99_ms", r.loop_lag_p99_ms},
                      {"connections_opened", r.connections_opened},
+                     {"ports_in_use_peak", r.ports_in_use_peak},
+                     {"connect_errors_by_cause", r.connect_errors_by_cause},
                      {"clock_offset_ns", r.before.offset_ns},
                      {"clock_bound_ns", r.before.bound_ns},
                      {"clock_offset_after_ns", r.after.offset_ns},

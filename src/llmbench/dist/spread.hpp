@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,9 @@ struct RankPart {
   std::string host;
   TimeNs run_start_steady_ns = 0;  ///< this rank's steady clock at its record time 0
   std::uint64_t connections_opened = 0;
-  std::vector<float> loop_lag_ms{};  ///< its workers' event-loop lag samples
+  std::int64_t ports_in_use_peak = 0;                    ///< its connections open at once, at most
+  std::map<std::string, std::int64_t> connect_errors{};  ///< its failed connects by cause
+  std::vector<float> loop_lag_ms{};                      ///< its workers' event-loop lag samples
   std::vector<metrics::RequestRecord> records{};
 };
 
@@ -70,6 +73,10 @@ struct RankFacts {
   double lateness_max_ms = 0;
   double loop_lag_p99_ms = 0;  ///< its event loops' lag
   std::uint64_t connections_opened = 0;
+  std::int64_t ports_in_use_peak = 0;  ///< the local ports its connections held at most
+  /// Its failed connect attempts by cause (an errno name; `http::failure_cause`); a request
+  /// may count more than one (a retry).
+  std::map<std::string, std::int64_t> connect_errors_by_cause{};
   ClockOffset before;         ///< its clock against rank 0's before the load
   ClockOffset after;          ///< and after it
   TimeNs error_bound_ns = 0;  ///< max(bound before, bound after) + |drift|: instants mapped

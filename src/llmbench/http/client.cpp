@@ -2,6 +2,7 @@
 
 #include "llmbench/core/build_info.hpp"
 #include "llmbench/core/name_table.hpp"
+#include "llmbench/http/connection_tally.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -71,11 +72,27 @@ struct Connection {
   // Decoded body bytes land here (buffer_body), then go to the handler.
   std::array<char, 16 * 1024> body{};
 
+  // Where this connection is counted from its open to its close; null while it is not.
+  ConnectionTally* tally = nullptr;
+
+  Connection() = default;
+  ~Connection() { uncount(); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  Connection(Connection&&) = delete;
+  Connection& operator=(Connection&&) = delete;
+
   beast::tcp_stream& lowest() const { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void close() {
     beast::error_code ignored;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
     lowest().socket().close(ignored);
+    uncount();
+  }
+  void uncount() noexcept {
+    if (tally != nullptr)
+      tally->closed();
+    tally = nullptr;
   }
 };
 
@@ -164,9 +181,10 @@ struct ConnectionPool::Impl {
   std::uint64_t generation = 0;  // bumped by cancel_all so late finishers don't park connections
   std::vector<net::ip::address> sources;  // options.source_addresses, parsed
   std::size_t next_source = 0;            // the source address of the next connection
+  ConnectionTally* tally;                 // null: not counted
 
-  Impl(net::io_context& io, Url u, ClientOptions o)
-      : ioc(io), url(std::move(u)), options(std::move(o)), resolver(io) {
+  Impl(net::io_context& io, Url u, ClientOptions o, ConnectionTally* t)
+      : ioc(io), url(std::move(u)), options(std::move(o)), resolver(io), tally(t) {
     for (const auto& text : options.source_addresses) {
       beast::error_code ec;
       sources.push_back(net::ip::make_address(text, ec));
@@ -205,6 +223,7 @@ struct ConnectionPool::Impl {
       if (ec) {
         out = {.failure = Failure::Connect,
                .message = fmt::format("resolve {}: {}", url.origin(), ec.message())};
+        count_failure(failure_cause(ec));
         co_return nullptr;
       }
       endpoints = std::move(results);
@@ -231,20 +250,32 @@ struct ConnectionPool::Impl {
     if (ec == beast::error::timeout) {
       out = timed_out(TimeoutPhase::Connect, options.connect_timeout,
                       fmt::format("connecting to {}", url.origin()));
+      count_failure("timeout");
       co_return nullptr;
     }
     if (ec) {
       out = {.failure = Failure::Connect,
              .message = fmt::format("connect {}: {}", url.origin(), ec.message())};
+      count_failure(failure_cause(ec));
       co_return nullptr;
     }
     beast::error_code ignored;
     low.socket().set_option(tcp::no_delay(true), ignored);
     if (c->tls && !co_await handshake(*c->tls, out)) {
+      count_failure(out.failure == Failure::Timeout ? "timeout" : "tls");
       co_return nullptr;
     }
     ++opened;
+    if (tally != nullptr) {
+      tally->opened();
+      c->tally = tally;
+    }
     co_return c;
+  }
+
+  void count_failure(const std::string& cause) const {
+    if (tally != nullptr)
+      tally->connect_failed(cause);
   }
 
   /// Connects `low` from the next of `sources` (bound before connecting, port 0: the kernel
@@ -266,6 +297,7 @@ struct ConnectionPool::Impl {
         out = {.failure = Failure::Connect,
                .message = fmt::format("bind to --source-address {}: {}", source.to_string(),
                                       setup.message())};
+        count_failure(failure_cause(setup));
         co_return false;
       }
       ec = std::get<0>(co_await low.async_connect(target, kNoThrow));
@@ -274,6 +306,7 @@ struct ConnectionPool::Impl {
     out = {.failure = Failure::Connect,
            .message = fmt::format("--source-address {}: {} resolves to no address of its family",
                                   source.to_string(), url.origin())};
+    count_failure("EAFNOSUPPORT");
     co_return false;
   }
 
@@ -567,8 +600,9 @@ struct ConnectionPool::Impl {
   }
 };
 
-ConnectionPool::ConnectionPool(net::io_context& ioc, Url url, ClientOptions options)
-    : impl_(std::make_unique<Impl>(ioc, std::move(url), std::move(options))) {}
+ConnectionPool::ConnectionPool(net::io_context& ioc, Url url, ClientOptions options,
+                               ConnectionTally* tally)
+    : impl_(std::make_unique<Impl>(ioc, std::move(url), std::move(options), tally)) {}
 ConnectionPool::~ConnectionPool() = default;
 
 net::awaitable<Outcome> ConnectionPool::execute(const Request& request, ResponseHandler& handler) {

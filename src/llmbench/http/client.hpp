@@ -26,6 +26,8 @@
 
 namespace llmbench::http {
 
+class ConnectionTally;
+
 /// One extra request header.
 using Header = std::pair<std::string, std::string>;
 
@@ -126,8 +128,10 @@ class ResponseHandler {
 class ConnectionPool {
  public:
   /// `ioc` must outlive the pool; `options` and `url` are copied. Throws `Exception` when
-  /// `options.ca_cert_file` cannot be loaded.
-  ConnectionPool(boost::asio::io_context& ioc, Url url, ClientOptions options);
+  /// `options.ca_cert_file` cannot be loaded. `tally`, when given (it must outlive the pool),
+  /// counts the pool's open connections and failed connects with other pools'.
+  ConnectionPool(boost::asio::io_context& ioc, Url url, ClientOptions options,
+                 ConnectionTally* tally = nullptr);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;

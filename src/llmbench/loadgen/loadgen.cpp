@@ -4,6 +4,7 @@
 #include "llmbench/core/rng.hpp"
 #include "llmbench/core/text.hpp"
 #include "llmbench/core/thread_name.hpp"
+#include "llmbench/http/connection_tally.hpp"
 #include "llmbench/loadgen/detail/loop_lag.hpp"
 #include "llmbench/loadgen/record_writer.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
@@ -52,8 +53,10 @@ struct Job {
   TimeNs send_at_ns = 0;    // steady clock: not written before (0: at once); see kSendLeadNs
   bool warmup = false;
   std::size_t worker = 0;  // index of the worker thread running it
-  // Multi-turn: the conversation (index of `Run::conversations`) and 1-based turn; -1 otherwise.
+  // Multi-turn: the conversation (index of `Run::conversations`), its id (the plan index of its
+  // first turn, alike in every share) and the 1-based turn; -1 otherwise.
   std::int64_t conversation = -1;
+  std::int64_t conversation_id = -1;
   std::int64_t turn = -1;
   // Turns after the first: the body with the history, and its lengths; empty = bodies[sample].
   std::string body{};
@@ -63,6 +66,7 @@ struct Job {
 
 /// One conversation of a multi-turn run, owned by the dispatcher.
 struct Conversation {
+  std::int64_t id = 0;  // the plan index of its first turn
   std::size_t sample = 0;
   ChatMessages history{};  // every message sent or answered so far, in order
 };
@@ -78,8 +82,9 @@ struct Worker {
   detail::LoopLagProbe lag{ioc};       // this loop's wake-up lag
   std::thread thread;
 
-  Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d)
-      : pool(ioc, url, options), dialect(d) {}
+  Worker(const http::Url& url, const http::ClientOptions& options, const protocol::Dialect& d,
+         http::ConnectionTally& tally)
+      : pool(ioc, url, options, &tally), dialect(d) {}
 };
 
 /// Shared state of one run. Fields marked (D) are touched only on the dispatcher thread.
@@ -98,6 +103,7 @@ struct Run {
   // Open loop: requests go at planned times (the dataset's own schedule, a request rate or a
   // ramp-up); otherwise closed: each request when a concurrency slot frees.
   const bool open_loop;
+  http::ConnectionTally tally;  // every worker's connections (outlives them)
   std::vector<std::unique_ptr<Worker>> workers;
   net::io_context dispatcher{1};
   std::int64_t in_flight = 0;    // (D)
@@ -155,7 +161,7 @@ struct Run {
     rec.warmup = job.warmup;
     rec.scheduled_ns = job.scheduled_ns;
     rec.slot_ns = job.slot_ns;
-    rec.conversation_id = job.conversation;
+    rec.conversation_id = job.conversation_id;
     rec.turn = job.turn;
     rec.rank = opt.share.spread() ? opt.share.rank : -1;
     const auto& sample = samples[job.sample];
@@ -259,8 +265,7 @@ struct Run {
     c.history.push_back({.role = "assistant", .content = std::move(end.answer)});
     ++pending_turns;
     net::co_spawn(dispatcher,
-                  next_turn(end.conversation, end.turn + 1,
-                            end.done_ns + think_ns(end.conversation, end.turn)),
+                  next_turn(end.conversation, end.turn + 1, end.done_ns + think_ns(c.id, end.turn)),
                   [](const std::exception_ptr& e) {
                     if (e) {
                       try {
@@ -300,19 +305,22 @@ struct Run {
                  .slot_ns = clock.now(),
                  .warmup = false,
                  .conversation = conversation,
+                 .conversation_id = c.id,
                  .turn = turn,
                  .body = protocol::build_request_body(opt.backend, g),
                  .prompt_len = estimate.value(),
                  .max_tokens = next.output_len});
   }
 
-  /// (D) Registers a new conversation of `sample` whose turn 1 is `job`.
-  void start_conversation(Job& job) {
+  /// (D) Registers a new conversation of `sample` whose turn 1 is `job`, plan index `index`.
+  void start_conversation(Job& job, std::int64_t index) {
     job.conversation = static_cast<std::int64_t>(conversations.size());
+    job.conversation_id = index;
     job.turn = 1;
     const auto& first = samples[job.sample].turns.front();
-    conversations.push_back(
-        {.sample = job.sample, .history = {{.role = "user", .content = first.content}}});
+    conversations.push_back({.id = index,
+                             .sample = job.sample,
+                             .history = {{.role = "user", .content = first.content}}});
     ++conversation_counts.started;
   }
 
@@ -516,7 +524,7 @@ struct Run {
               .send_at_ns = open_loop ? clock.start_ns() + scheduled : 0,
               .warmup = false};
       if (opt.multi_turn && !samples[job.sample].turns.empty()) {
-        start_conversation(job);
+        start_conversation(job, i);
       }
       dispatch(std::move(job));
     }
@@ -610,8 +618,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   }
   for (int i = 0; i < threads; ++i) {
-    run.workers.push_back(
-        std::make_unique<Worker>(options.url, options.client, protocol::dialect(options.backend)));
+    run.workers.push_back(std::make_unique<Worker>(options.url, options.client,
+                                                   protocol::dialect(options.backend), run.tally));
   }
   run.worker_load.assign(run.workers.size(), 0);
   for (std::size_t i = 0; i < run.workers.size(); ++i) {
@@ -686,6 +694,8 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
     const auto& lags = w->lag.lags_ms();
     result.loop_lag_ms.insert(result.loop_lag_ms.end(), lags.begin(), lags.end());
   }
+  result.ports_in_use_peak = run.tally.peak();
+  result.connect_errors = run.tally.connect_errors();
   writer.finish();  // every worker has joined: all records are pushed
   if (failure) {
     std::rethrow_exception(failure);

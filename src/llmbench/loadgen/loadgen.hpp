@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -162,6 +163,10 @@ struct LoadResult {
   TimeNs run_start_steady_ns = 0;  ///< absolute steady-clock zero of all record times
   bool interrupted = false;        ///< stopped by `stop` before the plan finished
   std::uint64_t connections_opened = 0;
+  /// The most connections open at once (`http::ConnectionTally::peak`): the local ports held.
+  std::int64_t ports_in_use_peak = 0;
+  /// Failed connects by cause (`http::failure_cause`: an errno name such as ECONNREFUSED).
+  std::map<std::string, std::int64_t> connect_errors;
   /// Every worker's event-loop lag samples, ms, one every 20 ms of each worker's loop
   /// (detail/loop_lag.hpp): how long a ready event waited behind the loop's other work.
   std::vector<float> loop_lag_ms;

@@ -237,6 +237,19 @@ void add_event_loop_lag(SelfMonitorSummary& summary, std::span<const float> lags
   }
 }
 
+void add_connections(SelfMonitorSummary& summary, std::int64_t ports_in_use_peak,
+                     std::map<std::string, std::int64_t> connect_errors) {
+  summary.ports_in_use_peak = ports_in_use_peak;
+  summary.connect_errors = std::move(connect_errors);
+}
+
+std::int64_t connect_error_count(
+    const std::map<std::string, std::int64_t>& connect_errors) noexcept {
+  std::int64_t n = 0;
+  for (const auto& [cause, count] : connect_errors) n += count;
+  return n;
+}
+
 json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitorSummary& summary,
                        const SelfMonitorOptions& options, TimeNs run_start_ns) {
   json t_ms = json::array();
@@ -301,6 +314,10 @@ json self_monitor_json(const std::vector<SelfSample>& samples, const SelfMonitor
           {"client_cores", finite_or_null(summary.client_cores)},
           {"wakeup_lag_ms", lag_stats},
           {"event_loop_lag_ms", loop_stats},
+          {"connections",
+           {{"ports_in_use_peak", summary.ports_in_use_peak},
+            {"connect_errors", connect_error_count(summary.connect_errors)},
+            {"connect_errors_by_cause", summary.connect_errors}}},
           {"threads", threads},
           {"series",
            {{"t_ms", t_ms},

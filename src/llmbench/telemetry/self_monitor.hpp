@@ -118,6 +118,11 @@ struct SelfMonitorSummary {
   /// Lag while the client was not busy and the host's CPU was taken by others.
   bool host_contended = false;
   std::vector<std::string> host_reasons{};
+  /// The run's connections (`add_connections`): the most open at once, i.e. the local
+  /// ephemeral ports they held at the peak (about 28,000 per source address and destination,
+  /// `net.ipv4.ip_local_port_range`), and its failed connects by cause (an errno name).
+  std::int64_t ports_in_use_peak = 0;
+  std::map<std::string, std::int64_t> connect_errors{};
 };
 
 /// Applies the file comment's rule to `samples` (in time order).
@@ -130,9 +135,19 @@ struct SelfMonitorSummary {
 void add_event_loop_lag(SelfMonitorSummary& summary, std::span<const float> lags_ms,
                         const SelfMonitorOptions& options);
 
+/// Adds the run's connection facts (`loadgen::LoadResult::ports_in_use_peak` and
+/// `connect_errors`) to `summary`.
+void add_connections(SelfMonitorSummary& summary, std::int64_t ports_in_use_peak,
+                     std::map<std::string, std::int64_t> connect_errors);
+
+/// The total of `connect_errors`' counts.
+[[nodiscard]] std::int64_t connect_error_count(
+    const std::map<std::string, std::int64_t>& connect_errors) noexcept;
+
 /// The results JSON `telemetry.client` object: the rule's inputs and verdict, per-thread CPU,
 /// and the series (t_ms relative to `run_start_ns`, process and client CPU in cores per
-/// interval, wake-up lag).
+/// interval, wake-up lag), and `connections`: `ports_in_use_peak`, `connect_errors` (the count)
+/// and `connect_errors_by_cause` (errno name → count).
 [[nodiscard]] nlohmann::json self_monitor_json(const std::vector<SelfSample>& samples,
                                                const SelfMonitorSummary& summary,
                                                const SelfMonitorOptions& options,

@@ -94,9 +94,13 @@ TEST(RankPart, SurvivesTheWire) {
              .host = "client-b",
              .run_start_steady_ns = 123456789,
              .connections_opened = 7,
+             .ports_in_use_peak = 5,
+             .connect_errors = {{"ECONNREFUSED", 3}, {"EADDRNOTAVAIL", 1}},
              .loop_lag_ms = {0.5F, 1.25F},
              .records = {record(2, 100, 900), record(5, 200, 1200)}};
   const RankPart back = decode_part(encode_part(p));
+  EXPECT_EQ(back.ports_in_use_peak, 5);
+  EXPECT_EQ(back.connect_errors, p.connect_errors);
   EXPECT_EQ(back.rank, 2);
   EXPECT_EQ(back.host, "client-b");
   EXPECT_EQ(back.run_start_steady_ns, 123456789);
@@ -131,8 +135,15 @@ TEST(MergeParts, InstantsMoveToRankZerosClockAndLatenciesStay) {
     EXPECT_EQ(r.chunks.front().time_ns - r.sent_ns, 10);  // a latency is unchanged
     EXPECT_EQ(r.headers_ns - r.sent_ns, 5);
   }
+  parts[1].ports_in_use_peak = 4;
+  parts[1].connect_errors = {{"ECONNREFUSED", 2}};
   const auto facts = spread_facts(
       merged, parts, 2, before, {{}, {.offset_ns = 5010, .bound_ns = 30, .rtt_ns = 60}}, 1.0, 1.0);
+  // Each rank's ports and connect errors, as it counted them, in the results' per_rank.
+  const auto rank1 = to_json(facts).at("per_rank").at(1);
+  EXPECT_EQ(rank1.at("ports_in_use_peak"), 4);
+  EXPECT_EQ(rank1.at("connect_errors_by_cause").at("ECONNREFUSED"), 2);
+  EXPECT_EQ(to_json(facts).at("per_rank").at(0).at("ports_in_use_peak"), 0);
   ASSERT_EQ(facts.per_rank.size(), 2U);
   EXPECT_EQ(facts.per_rank[1].error_bound_ns, 30 + 10);  // the larger bound + the drift
   EXPECT_EQ(facts.max_error_bound_ns, 40);

@@ -56,6 +56,21 @@ TEST(SelfMonitor, ABusyClientThreadAndLateWakeupsMeanSaturated) {
   EXPECT_DOUBLE_EQ(j["series"]["client_cpu_cores"][2].get<double>(), 0.95);
 }
 
+TEST(SelfMonitor, ReportsThePortsInUseAndTheConnectErrorsByCause) {
+  SelfMonitorSummary s;
+  add_connections(s, 12, {{"ECONNREFUSED", 3}, {"EADDRNOTAVAIL", 2}});
+  EXPECT_EQ(connect_error_count(s.connect_errors), 5);
+  const auto j = self_monitor_json({}, s, four_cores(), 0);
+  EXPECT_EQ(j["connections"]["ports_in_use_peak"], 12);
+  EXPECT_EQ(j["connections"]["connect_errors"], 5);
+  EXPECT_EQ(j["connections"]["connect_errors_by_cause"]["ECONNREFUSED"], 3);
+  EXPECT_EQ(j["connections"]["connect_errors_by_cause"]["EADDRNOTAVAIL"], 2);
+  // None: a count of zero and an empty object.
+  const auto none = self_monitor_json({}, SelfMonitorSummary{}, four_cores(), 0);
+  EXPECT_EQ(none["connections"]["connect_errors"], 0);
+  EXPECT_TRUE(none["connections"]["connect_errors_by_cause"].empty());
+}
+
 TEST(SelfMonitor, HostCountersAreReadFromProcStat) {
   // cpu  user nice system idle iowait irq softirq steal guest guest_nice, in ticks of 100 Hz.
   const HostCpu h =

@@ -45,6 +45,10 @@ class Spread {
   /// `result.run_start_steady_ns` the merged clock's zero; on the others they are left as sent.
   void gather(loadgen::LoadResult& result);
 
+  /// After `gather`: rank 0's merged records (and their clock's zero) on every rank, so every
+  /// rank analyses the one run as rank 0 does.
+  void share_merged(loadgen::LoadResult& result);
+
   /// Rank 0 (not collective): the per-rank figures of the analysed merged run `r`, set on
   /// `r.spread`, their warnings logged; a rank that sent none of its share, or could not connect,
   /// makes the exit code 1.
