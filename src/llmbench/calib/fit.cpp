@@ -49,6 +49,8 @@ Range range_of(Param p) noexcept {
       return {0, 1e3, 30.0, 0.3, true};
     case Param::FirstStepOverhead:
       return {0, 1e3, 30.0, 1.0, true};
+    case Param::MoeExpertOverhead:
+      return {0.01, 1e5, 3.0, 20, false};
   }
   return {};
 }
@@ -331,6 +333,12 @@ Param parse_param(std::string_view name) {
       Error{fmt::format("unknown parameter '{}' (known: {})", name, known), "--fit", -1});
 }
 
+bool applies_to(const sim::EngineSpec& spec, Param p) noexcept {
+  if (p == Param::MoeExpertOverhead)
+    return spec.family == sim::EngineFamily::Llamacpp && spec.model.is_moe();
+  return true;
+}
+
 double get_param(const sim::EngineSpec& s, Param p) noexcept {
   switch (p) {
     case Param::Compute:
@@ -347,6 +355,8 @@ double get_param(const sim::EngineSpec& s, Param p) noexcept {
       return s.engine.overheads.api_overhead_us;
     case Param::FirstStepOverhead:
       return s.engine.overheads.first_step_overhead_us;
+    case Param::MoeExpertOverhead:
+      return s.efficiency.moe_expert_overhead_us;
   }
   return 0;
 }
@@ -373,6 +383,9 @@ void set_param(sim::EngineSpec& s, Param p, double value) noexcept {
       return;
     case Param::FirstStepOverhead:
       s.engine.overheads.first_step_overhead_us = value;
+      return;
+    case Param::MoeExpertOverhead:
+      s.efficiency.moe_expert_overhead_us = value;
       return;
   }
 }
@@ -411,7 +424,11 @@ FitResult fit(const sim::EngineSpec& start, const std::vector<Point>& points,
     throw Exception(Error{"no point has a TPOT, TTFT or throughput figure to fit", "calibrate"});
   FitResult result;
   result.spec = start;
-  std::vector<Param> free = options.params;
+  std::vector<Param> free;
+  for (const Param p : options.params) {
+    if (applies_to(start, p))
+      free.push_back(p);
+  }
   std::vector<ParamResult> report;
   report.reserve(free.size());
   for (const Param p : free)

@@ -28,8 +28,12 @@ enum class Param {
   RequestOverhead,    ///< τ_req, µs per scheduled sequence per step
   ApiOverhead,        ///< α, µs per request before the engine
   FirstStepOverhead,  ///< W, µs on the engine's first step
+  /// τ_exp, µs per MoE layer and hit expert on multi-token steps (llama.cpp's per-expert MoE
+  /// batches, `sim::Efficiency::moe_expert_overhead_us`); fitted only for the llamacpp family
+  /// with an MoE model, left out of the fit elsewhere.
+  MoeExpertOverhead,
 };
-inline constexpr std::array<std::pair<Param, std::string_view>, 7> kParamNames{{
+inline constexpr std::array<std::pair<Param, std::string_view>, 8> kParamNames{{
     {Param::Compute, "compute"},
     {Param::Memory, "memory"},
     {Param::Attention, "attention"},
@@ -37,11 +41,16 @@ inline constexpr std::array<std::pair<Param, std::string_view>, 7> kParamNames{{
     {Param::RequestOverhead, "request_overhead_us"},
     {Param::ApiOverhead, "api_overhead_us"},
     {Param::FirstStepOverhead, "first_step_overhead_us"},
+    {Param::MoeExpertOverhead, "moe_expert_overhead_us"},
 }};
 /// The name of `p` in `kParamNames`.
 std::string_view to_string(Param p) noexcept;
 /// Parses a parameter name; throws `Exception` (source `--fit`) listing the names otherwise.
 Param parse_param(std::string_view name);
+
+/// False when `p` cannot change a prediction of `spec`: τ_exp (`Param::MoeExpertOverhead`)
+/// outside the llamacpp family or for a dense model. `fit` leaves such parameters out.
+bool applies_to(const sim::EngineSpec& spec, Param p) noexcept;
 
 /// `p`'s value in `spec` (efficiencies in (0, 1], overheads in µs).
 double get_param(const sim::EngineSpec& spec, Param p) noexcept;
@@ -50,10 +59,11 @@ void set_param(sim::EngineSpec& spec, Param p, double value) noexcept;
 
 /// How to fit.
 struct FitOptions {
-  /// The parameters to fit; the others keep the spec's values.
-  std::vector<Param> params{Param::Compute,          Param::Memory,          Param::Attention,
-                            Param::StepOverhead,     Param::RequestOverhead, Param::ApiOverhead,
-                            Param::FirstStepOverhead};
+  /// The parameters to fit; the others keep the spec's values. Those that cannot act on the
+  /// start spec (`applies_to`) are left out.
+  std::vector<Param> params{Param::Compute,           Param::Memory,           Param::Attention,
+                            Param::StepOverhead,      Param::RequestOverhead,  Param::ApiOverhead,
+                            Param::FirstStepOverhead, Param::MoeExpertOverhead};
   /// Weights of the metrics in the least-squares sum (TPOT and throughput count most; p99 TTFT
   /// and E2E are reported, not fitted).
   double weight_tpot = 1.0;

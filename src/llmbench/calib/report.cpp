@@ -121,13 +121,18 @@ std::string summary_line(const Calibration& c) {
 }
 
 json cost_model_json(const sim::Efficiency& eff) {
-  return {{"compute", eff.compute},
-          {"memory", eff.memory},
-          {"attention", eff.attention},
-          {"step_overhead_us", eff.step_overhead_us},
-          {"layer_overhead_us", eff.layer_overhead_us},
-          {"request_overhead_us", eff.request_overhead_us},
-          {"allreduce_latency_us", eff.allreduce_latency_us}};
+  json j = {{"compute", eff.compute},
+            {"memory", eff.memory},
+            {"attention", eff.attention},
+            {"step_overhead_us", eff.step_overhead_us},
+            {"layer_overhead_us", eff.layer_overhead_us},
+            {"request_overhead_us", eff.request_overhead_us},
+            {"allreduce_latency_us", eff.allreduce_latency_us}};
+  // llama.cpp's per-expert MoE batches: written only when set, so other engines' files are as
+  // before.
+  if (eff.moe_expert_overhead_us > 0)
+    j["moe_expert_overhead_us"] = eff.moe_expert_overhead_us;
+  return j;
 }
 
 std::string calibration_json(const Calibration& c) {

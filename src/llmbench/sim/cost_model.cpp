@@ -42,6 +42,7 @@ RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
     const double k = static_cast<double>(m.experts_per_token);
     moe_layers_ = static_cast<double>(m.num_moe_layers());
     params_per_expert_ = static_cast<double>(m.params_per_expert());
+    expert_s_ = moe_layers_ * e.moe_expert_overhead_us * 1e-6;
     log_miss_ = k < n ? std::log1p(-k / n) : -1e300;
     if (p_.ep > 1) {  // whole experts per GPU, tokens of all DP replicas
       experts_local_ = n / p_.ep;
@@ -100,6 +101,17 @@ double RooflineModel::window_attention_s(const BatchSums& sums) const noexcept {
                   L * ubatches * window * win_bytes_ / bandwidth_);
 }
 
+double RooflineModel::ubatch_experts_hit(double tokens) const noexcept {
+  // llama.cpp's per-expert MoE batches (`Efficiency::moe_expert_overhead_us`): the step runs as
+  // micro-batches of `ubatch_tokens` (`llama_decode_impl`, `split_simple(n_ubatch)`), each a graph
+  // of its own; one of more than one token pays τ_exp per MoE layer and distinct expert it hits.
+  const double u = static_cast<double>(p_.ubatch_tokens);
+  const double full = std::floor(tokens / u);
+  const double rest = tokens - full * u;
+  const auto hit = [&](double n) { return experts_local_ * -std::expm1(n * log_miss_); };
+  return (full > 0 ? full * hit(u) : 0.0) + (rest > 1 ? hit(rest) : 0.0);
+}
+
 StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {
   return step_cost_of_sums(BatchSums::of(batch));
 }
@@ -139,6 +151,8 @@ StepCost RooflineModel::step_cost_of_sums(const BatchSums& sums) const {
     const double hit = moe_tokens > 0 ? experts_local_ * -std::expm1(moe_tokens * log_miss_) : 0;
     c.moe_s = roof(moe_layers_ * 2.0 * moe_tokens * k * params_per_expert_ / moe_gpus_,
                    moe_layers_ * hit * params_per_expert_ * bw / moe_shards_);
+    if (expert_s_ > 0 && moe_tokens > 1)
+      c.moe_s += expert_s_ * ubatch_experts_hit(moe_tokens);
     // EP all-to-all: dispatch (FP8 for FP8 models, else BF16) + combine (BF16) of each GPU's
     // T/tp tokens × k, the (ep − 1)/ep share leaving the GPU, plus one latency per collective.
     if (p_.ep > 1) {

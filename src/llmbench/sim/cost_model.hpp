@@ -23,7 +23,7 @@ namespace llmbench::sim {
 struct StepCost {
   double fixed_s = 0;         ///< T_step0 + L·τ_layer + B·τ_req
   double dense_linear_s = 0;  ///< attention projections, dense FFN, shared experts, routers
-  double moe_s = 0;           ///< routed experts
+  double moe_s = 0;  ///< routed experts (with L_moe·τ_exp per hit expert on multi-token steps)
   double attention_prefill_s = 0;
   double attention_decode_s = 0;
   double lm_head_s = 0;
@@ -83,7 +83,9 @@ struct ExecModelParams {
   /// head (n_h·(d_nope + d_rope) + n_h·d_v elements per cell and layer), no absorbed form.
   /// docs/simulator.md "llama.cpp's shared KV window".
   bool shared_kv_window = false;
-  std::int64_t ubatch_tokens = 512;  ///< llama.cpp `--ubatch-size` (`n_ubatch`), default 512
+  /// llama.cpp `--ubatch-size` (`n_ubatch`), default 512: the micro-batches of the shared window
+  /// and of the per-expert MoE batches (`Efficiency::moe_expert_overhead_us`).
+  std::int64_t ubatch_tokens = 512;
 };
 
 /// The roofline model of docs/simulator.md "Step-time model".
@@ -105,6 +107,7 @@ class RooflineModel final : public ExecTimeModel {
   // Per-model constants of step_cost, computed once.
   double fixed_layer_s_ = 0;  ///< (T_step0 + L·τ_layer) s
   double per_seq_s_ = 0;      ///< τ_req s
+  double expert_s_ = 0;       ///< MoE layers × τ_exp, s per distinct expert hit (> 1 token)
   double p_dense_ = 0;        ///< dense parameters
   double moe_layers_ = 0;
   double params_per_expert_ = 0;
@@ -116,6 +119,9 @@ class RooflineModel final : public ExecTimeModel {
   double dec_flops_per_tok_ = 0, dec_bytes_per_tok_ = 0;  ///< attention decode, per layer
   double pre_flops_qk_ = 0, pre_flops_up_ = 0, pre_bytes_per_tok_ = 0;
   double win_flops_ = 0, win_bytes_ = 0;  ///< shared window: per token·cell, per cell (a layer)
+  /// Distinct experts hit per MoE layer, summed over the micro-batches of `ubatch_tokens` that a
+  /// step of `tokens` (> 1) runs as, counting only micro-batches of more than one token.
+  [[nodiscard]] double ubatch_experts_hit(double tokens) const noexcept;
   /// The shared-window attention of `sums` (`ExecModelParams::shared_kv_window`), seconds.
   [[nodiscard]] double window_attention_s(const BatchSums& sums) const noexcept;
 };

@@ -310,6 +310,8 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
     h.efficiency.request_overhead_us = eff("request_overhead_us", 0, d.request_overhead_us);
     h.efficiency.allreduce_latency_us = eff("allreduce_latency_us", 0, d.allreduce_latency_us);
     h.efficiency.attention = eff("attention", 1e-3, d.attention);
+    h.efficiency.moe_expert_overhead_us =
+        eff("moe_expert_overhead_us", 0, d.moe_expert_overhead_us);
   }
   // "calibrated": false, or {"on": "what the efficiencies were fitted on", "file": "…"}.
   const auto cal = j.find("calibrated");

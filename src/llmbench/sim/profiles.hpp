@@ -89,6 +89,15 @@ struct Efficiency {
   /// FLOP/s and η_M·bandwidth); 1 = the same. A calibrated term: attention kernels (MLA
   /// absorbed decode, paged prefill) rarely reach the GEMMs' efficiency.
   double attention = 1.0;
+  /// τ_exp: µs per MoE layer and distinct routed expert hit, per micro-batch (`--ubatch-size`) of
+  /// more than one token; 0 = none. An engine term of llama.cpp's CUDA backend
+  /// (ggml/src/ggml-cuda/ggml-cuda.cu, `ggml_cuda_mul_mat_id`, c392e5094, February 2025): one
+  /// token runs each of its k experts' matrices on the vector kernel, while a larger batch
+  /// copies the expert ids to the host (a stream sync), then for every expert it hit gathers
+  /// that expert's rows, runs one matrix multiply and scatters the results back, a cost per
+  /// layer and hit expert rather than per token. Fitted by `calibrate` for the llamacpp family
+  /// (docs/simulator.md "llama.cpp's per-expert MoE batches"); other engines keep 0.
+  double moe_expert_overhead_us = 0;
 };
 
 /// One GPU model. Bandwidths in GB/s (1e9 B/s), compute in dense TFLOP/s (1e12, no sparsity).
