@@ -6,6 +6,7 @@
 #include "llmbench/core/thread_name.hpp"
 #include "llmbench/http/connection_tally.hpp"
 #include "llmbench/loadgen/detail/loop_lag.hpp"
+#include "llmbench/loadgen/detail/prewarm.hpp"
 #include "llmbench/loadgen/record_writer.hpp"
 #include "llmbench/loadgen/request_handler.hpp"
 #include "llmbench/workload/arrivals.hpp"
@@ -23,7 +24,6 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <future>
 #include <iterator>
 #include <thread>
 #include <utility>
@@ -631,46 +631,20 @@ LoadResult run_load(const LoadOptions& options, const std::vector<workload::Samp
       wp->ioc.run();
     });
   }
-  // Open keep-alive connections before the clock matters, so no request pays for setup. Only
-  // for a closed loop, where the number needed is known: idle extra connections would hold
-  // threads of thread-per-connection servers (llama.cpp's) and delay real requests. An open
-  // loop's cap (--max-concurrency, or the open-file limit's) bounds what is in flight, not
-  // what is needed: 2,000 req/s of short requests needs about 100 connections, and opening
-  // the open-file cap of 19,872 took the first 8 s of such a run.
+  // Open the cap's keep-alive connections before the clock matters (detail/prewarm.hpp), only
+  // for a closed loop, where the number needed is known. An open loop's cap (--max-concurrency,
+  // or the open-file limit's) bounds what is in flight, not what is needed: 2,000 req/s of
+  // short requests needs about 100 connections, and opening the open-file cap of 19,872 took
+  // the first 8 s of such a run.
   if (options.prewarm_connections && options.max_concurrency > 0 && !run.open_loop) {
     const std::int64_t want =
         options.duration_s > 0
             ? options.max_concurrency
             : std::min(options.max_concurrency, std::max<std::int64_t>(options.num_prompts, 1));
-    // Exactly `want` in all: worker i gets want / threads, and one more for i < want % threads,
-    // where the dispatcher's least-loaded choice (the lowest index among equals) sends the
-    // jobs. Rounding up per worker opened one connection per thread: with 16 client threads
-    // at concurrency 2, 14 idle connections held 14 of llama-server's 15 HTTP threads until
-    // its 5 s keep-alive wait ended, and each new request waited for a stream to finish.
-    std::vector<std::future<http::Outcome>> pending;
-    for (std::size_t i = 0; i < run.workers.size(); ++i) {
-      const auto n =
-          static_cast<std::size_t>(want / threads + (std::cmp_less(i, want % threads) ? 1 : 0));
-      if (n == 0)
-        continue;
-      auto& w = run.workers[i];
-      std::promise<http::Outcome> promise;
-      pending.push_back(promise.get_future());
-      net::co_spawn(w->ioc, w->pool.prewarm(n),
-                    [p = std::move(promise)](const std::exception_ptr& e, http::Outcome o) mutable {
-                      if (e) {
-                        o.failure = http::Failure::Io;
-                        o.message = "prewarm failed";
-                      }
-                      p.set_value(std::move(o));
-                    });
-    }
-    for (auto& f : pending) {
-      const auto out = f.get();
-      if (out.failure != http::Failure::None) {
-        log::warn("could not open connections ahead of the run: {}", out.message);
-      }
-    }
+    std::vector<detail::PrewarmTarget> targets;
+    for (auto& w : run.workers) targets.push_back({.ioc = w->ioc, .pool = w->pool});
+    if (const std::string why = detail::prewarm(targets, want); !why.empty())
+      log::warn("could not open connections ahead of the run: {}", why);
   }
   LoadResult result;
   result.run_start_steady_ns = run.clock.start_ns();
