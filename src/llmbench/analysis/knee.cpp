@@ -111,20 +111,20 @@ std::size_t queue_edge(const std::vector<LadderPoint>& p) {
   return p.size();
 }
 
-}  // namespace
+/// A knee found by a rule (not Kneedle) at index `i` of the sorted points.
+Knee knee_at(const std::vector<LadderPoint>& p, std::size_t i) {
+  return Knee{.found = true,
+              .index = i,
+              .x = p[i].load,
+              .y = p[i].output_throughput,
+              .difference = std::nan(""),
+              .reason = {}};
+}
 
-KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name) {
-  KneeStatement st;
-  std::erase_if(points, [](const LadderPoint& p) {
-    return !std::isfinite(p.load) || !std::isfinite(p.output_throughput);
-  });
-  std::stable_sort(points.begin(), points.end(),
-                   [](const auto& a, const auto& b) { return a.load < b.load; });
-  if (points.empty()) {
-    st.text = "no knee: no point with a throughput";
-    st.knee.reason = "no point";
-    return st;
-  }
+/// Places `st.knee` on the sorted, non-empty points (Kneedle, the saturation rule, the queue
+/// edge) and sets `geometric`, `saturation_rule`, `queue_edge` and its fields; returns the queue
+/// edge's lower index (`points.size()` when the ladder queues nowhere).
+std::size_t place_knee(const std::vector<LadderPoint>& points, KneeStatement& st) {
   st.geometric = is_geometric(points);
   std::vector<std::pair<double, double>> curve;
   curve.reserve(points.size());
@@ -140,39 +140,47 @@ KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view lo
   const std::size_t at = saturation_knee(points);
   const bool flat = at == 0 && points.size() >= 2;
   if (flat || (!st.knee.found && at + 1 < points.size() && at + 2 >= points.size())) {
-    st.knee = Knee{.found = true,
-                   .index = at,
-                   .x = points[at].load,
-                   .y = points[at].output_throughput,
-                   .difference = std::nan(""),
-                   .reason = {}};
+    st.knee = knee_at(points, at);
     st.saturation_rule = true;
   }
   // A queue edge before that knee moves it down: throughput stalled there while requests began
   // to wait (the later "knee" is noise on a flat ladder).
   const std::size_t edge = queue_edge(points);
-  std::string queue_clause;
-  if (edge < points.size()) {
+  if (edge < points.size())
     st.queue_edge_load = points[edge].load;
-    queue_clause = fmt::format(
-        "; requests start to queue past {}={:g} (median TTFT {:.1f} → {:.1f} ms at {}={:g})",
-        load_name, points[edge].load, points[edge].median_ttft_ms, points[edge + 1].median_ttft_ms,
-        load_name, points[edge + 1].load);
-  }
   if (edge < points.size() && (!st.knee.found || edge < st.knee.index)) {
-    queue_clause.clear();  // the knee's own method says it
-    st.knee = Knee{.found = true,
-                   .index = edge,
-                   .x = points[edge].load,
-                   .y = points[edge].output_throughput,
-                   .difference = std::nan(""),
-                   .reason = {}};
+    st.knee = knee_at(points, edge);
     st.saturation_rule = false;
     st.queue_edge = true;
     st.queue_edge_ttft_ratio = points[edge + 1].median_ttft_ms / points[edge].median_ttft_ms;
   }
   if (st.knee.found)
     st.knee.x = points[st.knee.index].load;
+  return edge;
+}
+
+}  // namespace
+
+KneeStatement describe_knee(std::vector<LadderPoint> points, std::string_view load_name) {
+  KneeStatement st;
+  std::erase_if(points, [](const LadderPoint& p) {
+    return !std::isfinite(p.load) || !std::isfinite(p.output_throughput);
+  });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const auto& a, const auto& b) { return a.load < b.load; });
+  if (points.empty()) {
+    st.text = "no knee: no point with a throughput";
+    st.knee.reason = "no point";
+    return st;
+  }
+  const std::size_t edge = place_knee(points, st);
+  std::string queue_clause;  // the queue edge past the knee (at the knee, the method says it)
+  if (edge < points.size() && !st.queue_edge) {
+    queue_clause = fmt::format(
+        "; requests start to queue past {}={:g} (median TTFT {:.1f} → {:.1f} ms at {}={:g})",
+        load_name, points[edge].load, points[edge].median_ttft_ms, points[edge + 1].median_ttft_ms,
+        load_name, points[edge + 1].load);
+  }
   const auto top = std::max_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
     return a.output_throughput < b.output_throughput;
   });
