@@ -152,7 +152,6 @@ std::size_t place_knee(const std::vector<LadderPoint>& points, KneeStatement& st
     st.knee = knee_at(points, edge);
     st.saturation_rule = false;
     st.queue_edge = true;
-    st.queue_edge_ttft_ratio = points[edge + 1].median_ttft_ms / points[edge].median_ttft_ms;
   }
   if (st.knee.found)
     st.knee.x = points[st.knee.index].load;

@@ -84,8 +84,6 @@ struct KneeStatement {
   /// `kSaturationGain` while median TTFT grew `kQueueEdgeFactor`× or more, where that step comes
   /// before the knee Kneedle or the saturation rule placed (the knee is the step's lower load).
   bool queue_edge = false;
-  /// Median TTFT at the load past the knee ÷ at the knee; NaN unless `queue_edge`.
-  double queue_edge_ttft_ratio = std::numeric_limits<double>::quiet_NaN();
   /// The lower load of the ladder's queue edge wherever it lies (the knee's load when
   /// `queue_edge`; later than the knee on a server whose throughput did not grow with the
   /// batch, e.g. a compute-bound CPU server whose slots still queue requests); NaN when none.
