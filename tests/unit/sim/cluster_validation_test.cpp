@@ -108,6 +108,31 @@ double prefill_per_node(const ClusterSpec& spec, std::int64_t prompt, std::int64
   return static_cast<double>(r.overall.input_tokens) / r.overall.duration_s() / nodes_of(spec);
 }
 
+/// A prefill unit under an open Poisson load of `rate` requests per second (`n` requests, seed
+/// fixed): input tokens per second per node as served (first arrival to last prompt done) and
+/// TTFT.
+struct PrefillAtLoad {
+  double per_node = 0;  ///< input tokens (cache hits included) per second per node
+  double ttft_mean_ms = 0;
+  double ttft_p99_ms = 0;
+};
+
+PrefillAtLoad prefill_at_load(const ClusterSpec& spec, std::int64_t prompt, std::int64_t shared,
+                              double rate, std::int64_t n) {
+  std::vector<ClusterRequest> requests = closed_batch(n, prompt, shared, 1);
+  Rng rng(11, "prefill-arrivals");
+  double t = 0;
+  for (auto& q : requests) {
+    t += rng.exponential(rate);
+    q.arrival_ns = static_cast<TimeNs>(t * 1e9);
+  }
+  const auto r = run(spec, std::move(requests), 0);
+  return {.per_node =
+              static_cast<double>(r.overall.input_tokens) / r.overall.duration_s() / nodes_of(spec),
+          .ttft_mean_ms = r.overall.ttft_ms.mean(),
+          .ttft_p99_ms = r.overall.ttft_ms.percentile(99)};
+}
+
 struct Decode {
   double per_node = 0;  ///< output tokens per second per node
   double tpot_ms = 0;
@@ -186,9 +211,10 @@ TEST(Validation, DeepSeekOnlineService) {
   report("deepseek-overview-decode", at_speed.per_node, pub.at("deepseek-overview-decode"));
   EXPECT_NEAR(1000 / at_speed.tpot_ms, 21, 1.0);
   EXPECT_LT(std::abs(error(at_speed.per_node, pub.at("deepseek-overview-decode"))), 0.25);
-  // Prefill: 4,384-token prompts whose first 56.3% hit the cache, the unit kept full. The
-  // overview's figure is a day's average under the service's load, below this capacity by more
-  // than 25% (docs/simulator.md says so; not held): the check is only that capacity covers it.
+  // Prefill capacity: 4,384-token prompts whose first 56.3% hit the cache, the unit kept full.
+  // The overview's figure is a day's average under the service's load, 37% below this capacity
+  // (docs/simulator.md): the check here is only that the capacity covers it; the served figure
+  // below is the like-for-like one.
   const double p = prefill_per_node(spec_file("deepseek-prefill-ep32-h800"), 4384, 2468);
   report("deepseek-overview-prefill", p, pub.at("deepseek-overview-prefill"));
   EXPECT_GT(p, pub.at("deepseek-overview-prefill"));
@@ -201,6 +227,29 @@ TEST(Validation, DeepSeekOnlineService) {
   report("deepseek-overview-nodes", nodes, pub.at("deepseek-overview-nodes"));
   EXPECT_LT(nodes, pub.at("deepseek-overview-nodes"));
   EXPECT_LT(std::abs(error(nodes, pub.at("deepseek-overview-nodes"))), 0.25);
+  // Prefill as the overview measured it: the day's input over the prefill nodes in service. Of
+  // the published 226.75 nodes, the decode pool takes what carries 168 B output tokens a day at
+  // 21 tok/s per user (the simulated row above); the prefill pool holds the rest, and one unit of
+  // 4 nodes takes its share of the day's average input rate as a Poisson stream for 600 s (its TTFT
+  // settles: mean 2.0 s over 120 s, 2.8 s over 360 s, 2.9 s over 1,200 s). Its DP32 ranks step in
+  // lockstep, so an open stream queues well below the closed unit's capacity.
+  const double decode_nodes = 168e9 / day_s / at_speed.per_node;
+  const double prefill_units = (pub.at("deepseek-overview-nodes") - decode_nodes) / 4;
+  const double unit_rate = 608e9 / day_s / prefill_units / 4384;  // requests per second
+  const double offered = 608e9 / day_s / (prefill_units * 4);     // input tok/s per node
+  const PrefillAtLoad served =
+      prefill_at_load(spec_file("deepseek-prefill-ep32-h800"), 4384, 2468, unit_rate,
+                      static_cast<std::int64_t>(unit_rate * 600));
+  report("deepseek-overview-prefill-served", served.per_node, pub.at("deepseek-overview-prefill"));
+  std::printf(
+      "  %.1f prefill units at %.1f requests/s each (%.0f tok/s per node offered): TTFT "
+      "mean %.0f ms, p99 %.0f ms\n",
+      prefill_units, unit_rate, offered, served.ttft_mean_ms, served.ttft_p99_ms);
+  EXPECT_LT(std::abs(error(served.per_node, pub.at("deepseek-overview-prefill"))), 0.25);
+  // The unit carries its share: what it served is the offered load but for the last prompts'
+  // drain, and no queue grows without bound.
+  EXPECT_GT(served.per_node, 0.98 * offered);
+  EXPECT_LT(served.ttft_p99_ms, 10000);
 }
 
 /// TPOT with and without MTP of DeepSeek-R1 TP8 on H200 at 1 request/s (1,024 in, 256 out).
