@@ -133,11 +133,12 @@ json windows_json(const std::vector<analysis::Window>& windows) {
 }  // namespace
 
 RunAnalysis analyse_run(const AnalysisInputs& in) {
-  const auto summarize = [&](const metrics::SummaryOptions& options) {
-    return in.tokens != nullptr ? metrics::summarize(in.records, *in.tokens, options)
-                                : metrics::summarize(in.records, options);
-  };
-  RunAnalysis a{.summary = summarize(in.report.summary),
+  // The p99 intervals' percentiles are selected in the summary's own pass over the samples.
+  metrics::SummaryOptions summary_options = in.report.summary;
+  summary_options.extra_percentiles = tail_percentiles();
+  RunAnalysis a{.summary = in.tokens != nullptr
+                               ? metrics::summarize(in.records, *in.tokens, summary_options)
+                               : metrics::summarize(in.records, summary_options),
                 .window_s = in.window_s,
                 .windows = {},
                 .verdicts = {}};
@@ -154,11 +155,7 @@ RunAnalysis analyse_run(const AnalysisInputs& in) {
                     ? analysis::stability(a.windows, in.queue.samples, analysis::StabilityRule{})
                     : analysis::stability(a.windows, analysis::StabilityRule{});
   v.spikes = analysis::find_spikes(a.windows, analysis::SpikeRule{});
-  v.tails = tail_cis(a.summary, [&](const metrics::SummaryOptions& o) {
-    metrics::SummaryOptions again = in.report.summary;
-    again.percentiles = o.percentiles;
-    return summarize(again);
-  });
+  v.tails = tail_cis(a.summary);
   analysis::PointFacts facts{.duration_s = a.summary.duration_s,
                              .completed = a.summary.completed,
                              .failed = a.summary.failed,

@@ -10,6 +10,7 @@
 #include "llmbench/app/tokenizers.hpp"
 #include "llmbench/app/what_if.hpp"
 #include "llmbench/core/error.hpp"
+#include "llmbench/core/heap.hpp"
 #include "llmbench/core/log.hpp"
 #include "llmbench/http/client.hpp"
 #include "llmbench/protocol/dialect.hpp"
@@ -373,6 +374,8 @@ RunResult Session::run_point(const RunPlan& plan, LoadObserver* observer) {
   r.run_start_steady_ns = result.run_start_steady_ns;
   r.interrupted = result.interrupted;
   r.records = std::move(result.records);
+  // The load's freed memory back to the kernel before the analysis allocates its sample lists.
+  release_freed_memory();
   EngineQueue queue;
   if (r.telemetry->server_metrics) {
     // The batching-failure rule from the scraped /metrics (the server's batch cap is unknown).

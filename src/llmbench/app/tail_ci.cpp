@@ -11,12 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-const metrics::Stats& stats_of(const metrics::Summary& s, std::string_view metric) {
-  return s.*(metrics::find_latency_metric(metric)->stats);
-}
-
+// The value at `q` among `s`'s extra percentiles (`tail_percentiles`); NaN when not asked.
 double at(const metrics::Stats& s, double q) {
-  for (const auto& [p, v] : s.percentiles) {
+  for (const auto& [p, v] : s.extra_percentiles) {
     if (p == q)
       return v;
   }
@@ -25,36 +22,34 @@ double at(const metrics::Stats& s, double q) {
 
 }  // namespace
 
-std::vector<TailCi> tail_cis(const metrics::Summary& summary, const Resummarize& again, double q,
-                             double confidence) {
+metrics::ExtraPercentiles tail_percentiles(double q, double confidence) {
+  return [q, confidence](std::size_t n) {
+    const analysis::QuantileCi ci = analysis::quantile_ci(n, q, confidence);
+    std::vector<double> out{100 * q};
+    for (const std::size_t rank : {ci.lower_rank, ci.upper_rank}) {
+      if (rank != 0)
+        out.push_back(analysis::rank_percentile(rank, n));
+    }
+    return out;
+  };
+}
+
+std::vector<TailCi> tail_cis(const metrics::Summary& summary, double q, double confidence) {
   std::vector<TailCi> out;
-  metrics::SummaryOptions options;
-  options.percentiles.clear();
-  options.percentiles.push_back(100 * q);
   for (const auto& metric : metrics::kLatencyMetrics) {
     if (!metric.tail_interval)
       continue;
-    const std::string_view name = metric.key;
-    const std::size_t n = stats_of(summary, name).count;
-    if (n == 0)
+    const metrics::Stats& st = summary.*(metric.stats);
+    if (st.count == 0)
       continue;
-    TailCi t{.metric = std::string(name), .ci = analysis::quantile_ci(n, q, confidence)};
-    for (const std::size_t rank : {t.ci.lower_rank, t.ci.upper_rank}) {
-      if (rank != 0)
-        options.percentiles.push_back(analysis::rank_percentile(rank, n));
-    }
-    out.push_back(std::move(t));
-  }
-  if (out.empty())
-    return out;
-  const metrics::Summary s = again(options);
-  for (auto& t : out) {
-    const metrics::Stats& st = stats_of(s, t.metric);
+    TailCi t{.metric = std::string(metric.key),
+             .ci = analysis::quantile_ci(st.count, q, confidence)};
     t.value_ms = at(st, 100 * q);
     if (t.ci.lower_rank != 0)
       t.lower_ms = at(st, analysis::rank_percentile(t.ci.lower_rank, t.ci.n));
     if (t.ci.upper_rank != 0)
       t.upper_ms = at(st, analysis::rank_percentile(t.ci.upper_rank, t.ci.n));
+    out.push_back(std::move(t));
   }
   return out;
 }

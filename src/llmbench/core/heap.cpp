@@ -23,7 +23,8 @@ HeapSetup use_huge_page_heap(std::size_t reserve_bytes) {
   mallopt(M_TRIM_THRESHOLD, 2 * reserve);
   // The next growth of the heap adds the reserve: force one with a probe allocation.
   mallopt(M_TOP_PAD, reserve);
-  const auto before = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  char* const break_before = static_cast<char*>(sbrk(0));
+  const auto before = reinterpret_cast<std::uintptr_t>(break_before);
   void* probe = std::malloc(kProbe);
   const auto after = reinterpret_cast<std::uintptr_t>(sbrk(0));
   const bool allocated = probe != nullptr;
@@ -39,8 +40,13 @@ HeapSetup use_huge_page_heap(std::size_t reserve_bytes) {
   if (end <= start)
     return out;
   out.bytes = end - start;
-  out.advised = madvise(reinterpret_cast<void*>(start), out.bytes, MADV_HUGEPAGE) == 0;
+  out.advised = madvise(break_before + (start - before), out.bytes, MADV_HUGEPAGE) == 0;
   return out;
+}
+
+void release_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  malloc_trim(0);
 }
 
 }  // namespace llmbench

@@ -26,4 +26,14 @@ struct HeapSetup {
 /// glibc made it.
 HeapSetup use_huge_page_heap(std::size_t reserve_bytes);
 
+/// Between two phases of a process (`run`'s load and its end-of-run analysis): hands the memory
+/// freed so far back to the kernel (malloc_trim(3), every arena) and, from then on, gives each
+/// block of 128 KiB or more a mapping of its own, unmapped when freed (M_MMAP_THRESHOLD fixed at
+/// glibc's default; glibc otherwise raises it up to 32 MiB as large blocks are freed, and the
+/// analysis's sample lists then grew the main heap, which is trimmed only from its top). Lowers
+/// the peak RSS of a 50-request `run` from about 69 to 58 MB (docs/performance.md, "Against the
+/// previous round"); later large blocks cost a mapping and first-touch page faults each. Never
+/// throws.
+void release_freed_memory();
+
 }  // namespace llmbench

@@ -180,7 +180,8 @@ std::vector<double> select_ranks(std::vector<double>& values,
 /// sorted order (the one order-statistics path of both `describe`s).
 template <class Squares, class ValuesAt>
 Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squares& squares,
-                 const ValuesAt& values_at, const std::vector<double>& qs) {
+                 const ValuesAt& values_at, const std::vector<double>& qs,
+                 const ExtraPercentiles& extra) {
   Stats stats;
   const auto n = static_cast<double>(count);
   stats.count = count;
@@ -198,6 +199,8 @@ Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squa
   };
   want(50);
   for (double q : qs) want(q);
+  const std::vector<double> extra_qs = extra ? extra(count) : std::vector<double>{};
+  for (double q : extra_qs) want(q);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   const std::vector<double> at_rank = values_at(ranks);
@@ -214,6 +217,9 @@ Stats stats_from(std::size_t count, double sum, double lo, double hi, const Squa
   for (double q : qs) {
     stats.percentiles.emplace_back(q, percentile(q));
   }
+  for (double q : extra_qs) {
+    stats.extra_percentiles.emplace_back(q, percentile(q));
+  }
   return stats;
 }
 
@@ -227,15 +233,19 @@ bool same_value(double a, double b) noexcept {
 bool operator==(const Stats& a, const Stats& b) noexcept {
   // Fails when a field is added to Stats and not compared below.
   static_assert(sizeof(Stats) == sizeof(std::size_t) + 5 * sizeof(double) +
-                                     sizeof(std::vector<std::pair<double, double>>));
+                                     2 * sizeof(std::vector<std::pair<double, double>>));
   const auto same_pair = [](const std::pair<double, double>& x,
                             const std::pair<double, double>& y) {
     return same_value(x.first, y.first) && same_value(x.second, y.second);
   };
+  const auto same_list = [&](const std::vector<std::pair<double, double>>& x,
+                             const std::vector<std::pair<double, double>>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), same_pair);
+  };
   return a.count == b.count && same_value(a.mean, b.mean) && same_value(a.median, b.median) &&
          same_value(a.stddev, b.stddev) && same_value(a.min, b.min) && same_value(a.max, b.max) &&
-         std::equal(a.percentiles.begin(), a.percentiles.end(), b.percentiles.begin(),
-                    b.percentiles.end(), same_pair);
+         same_list(a.percentiles, b.percentiles) &&
+         same_list(a.extra_percentiles, b.extra_percentiles);
 }
 
 double percentile_sorted(const std::vector<double>& sorted, double q) {
@@ -246,7 +256,8 @@ double percentile_sorted(const std::vector<double>& sorted, double q) {
   return lerp_ranks(sorted[r.below], sorted[r.above], r.t);
 }
 
-Stats describe(std::vector<double> values, const std::vector<double>& qs) {
+Stats describe(std::vector<double> values, const std::vector<double>& qs,
+               const ExtraPercentiles& extra) {
   if (values.empty()) {
     return empty_stats(qs);
   }
@@ -256,12 +267,13 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return stats_from(
       values.size(), sum, *lo, *hi, [sum_of_squares](double) { return sum_of_squares; },
-      [&](const std::vector<std::size_t>& ranks) { return select_ranks(values, ranks); }, qs);
+      [&](const std::vector<std::size_t>& ranks) { return select_ranks(values, ranks); }, qs,
+      extra);
 }
 
 Stats describe_weighted(const SampleVisitor& visit,
                         std::vector<std::pair<double, std::size_t>> distinct,
-                        const std::vector<double>& qs) {
+                        const std::vector<double>& qs, const ExtraPercentiles& extra) {
   std::size_t count = 0;
   for (const auto& d : distinct) count += d.second;
   if (count == 0) {
@@ -277,7 +289,8 @@ Stats describe_weighted(const SampleVisitor& visit,
   };
   return stats_from(
       count, sum.finish(), distinct.front().first, distinct.back().first, squares,
-      [&](const std::vector<std::size_t>& ranks) { return values_at_ranks(distinct, ranks); }, qs);
+      [&](const std::vector<std::size_t>& ranks) { return values_at_ranks(distinct, ranks); }, qs,
+      extra);
 }
 
 }  // namespace llmbench::metrics

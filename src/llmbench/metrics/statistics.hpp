@@ -34,6 +34,9 @@ struct Stats {
   double min = kUndefined;
   double max = kUndefined;
   std::vector<std::pair<double, double>> percentiles;  ///< (q, value) in the order asked
+  /// (q, value) at the percentiles `ExtraPercentiles` gave for `count`, in its order; kept apart
+  /// from `percentiles` (which are reported) and not written anywhere.
+  std::vector<std::pair<double, double>> extra_percentiles;
 
   /// Equal when every field is, two undefined (NaN) values counting as equal, so that the
   /// summaries of one run computed two ways compare equal. Each field is compared; a
@@ -41,9 +44,16 @@ struct Stats {
   friend bool operator==(const Stats& a, const Stats& b) noexcept;
 };
 
-/// Summarizes `values` (any order) at the percentiles `qs` (each in [0, 100]): the sums in the
-/// values' order, then the order statistics, selected in place (O(n) per percentile asked).
-Stats describe(std::vector<double> values, const std::vector<double>& qs);
+/// Percentiles that depend on a sample's size, asked beside the reported ones and selected in the
+/// same pass (the ranks of a p99 confidence interval, app/tail_ci.hpp): called with the count of
+/// a non-empty sample; an empty function asks for none.
+using ExtraPercentiles = std::function<std::vector<double>(std::size_t count)>;
+
+/// Summarizes `values` (any order) at the percentiles `qs` (each in [0, 100]) and at `extra`'s:
+/// the sums in the values' order, then the order statistics, selected in place (O(n) per
+/// percentile asked).
+Stats describe(std::vector<double> values, const std::vector<double>& qs,
+               const ExtraPercentiles& extra = {});
 
 /// Hands a sample to `emit` in its order, in pieces: `emit(values, n)` for each piece.
 using SampleVisitor =
@@ -56,6 +66,6 @@ using SampleVisitor =
 /// `describe` of the sample bit for bit.
 Stats describe_weighted(const SampleVisitor& visit,
                         std::vector<std::pair<double, std::size_t>> distinct,
-                        const std::vector<double>& qs);
+                        const std::vector<double>& qs, const ExtraPercentiles& extra = {});
 
 }  // namespace llmbench::metrics

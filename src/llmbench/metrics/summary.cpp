@@ -171,10 +171,10 @@ Summary summarize(const std::vector<RequestRecord>& records, const SummaryOption
     }
   }
   const auto& qs = options.percentiles;
-  Stats itl_stats = describe(std::move(itl), qs);
+  Stats itl_stats = describe(std::move(itl), qs, options.extra_percentiles);
   std::optional<Stats> inter_chunk_stats;
   if (!inter_chunk_is_itl) {
-    inter_chunk_stats = describe(std::move(inter_chunk), qs);
+    inter_chunk_stats = describe(std::move(inter_chunk), qs, options.extra_percentiles);
   }
   return builder.finish(std::move(itl_stats), std::move(inter_chunk_stats), options);
 }

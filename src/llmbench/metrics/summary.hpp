@@ -60,6 +60,9 @@ void append_inter_chunk_ms(const RequestRecord& record, std::vector<double>& out
 struct SummaryOptions {
   std::vector<double> percentiles{50, 90, 95, 99};  ///< `--metric-percentiles`
   Slo slo;                                          ///< `--goodput`
+  /// Percentiles of each latency that depend on its sample count (`Stats::extra_percentiles`;
+  /// the p99 intervals, app/tail_ci.hpp); none when empty.
+  ExtraPercentiles extra_percentiles{};
 };
 
 /// One error message and how many failed requests carried it.

@@ -124,7 +124,8 @@ Summary summarize(const std::vector<RequestRecord>& records, const TokenRuns& to
       }
     }
   };
-  Stats itl = describe_weighted(visit, std::move(distinct), options.percentiles);
+  Stats itl =
+      describe_weighted(visit, std::move(distinct), options.percentiles, options.extra_percentiles);
   return builder.finish(std::move(itl), std::nullopt, options);
 }
 

@@ -23,12 +23,12 @@
 #include "llmbench/protocol/detail/native_json.hpp"
 #include "llmbench/protocol/openai.hpp"
 
-#include <fmt/core.h>
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace llmbench::protocol {
@@ -50,7 +50,11 @@ enum class Mode { kEvent, kBody };
 // always reads as absent (SGLang serializes every field, with nulls).
 
 /// Where a field sits, as "a[index].b.c"; formatted only when a shape error is reported, so
-/// decoding a well-formed chunk builds no strings.
+/// decoding a well-formed chunk builds no strings. The messages are put together without fmt on
+/// purpose: fmt's header-only code, instantiated here, used up GCC's inlining budget for this
+/// file (`--param inline-unit-growth`), which left `std::string::assign` and simdjson's field
+/// iteration as calls on every event, 70 instructions more per event (callgrind;
+/// docs/performance.md, "Against the previous round").
 struct Path {
   std::string_view a{};
   std::int64_t index = -1;  ///< -1 = no subscript
@@ -60,7 +64,9 @@ struct Path {
   [[nodiscard]] std::string str() const {
     std::string out(a);
     if (index >= 0) {
-      out += fmt::format("[{}]", index);
+      out += '[';
+      out += std::to_string(index);
+      out += ']';
     }
     for (const std::string_view part : {b, c}) {
       if (!part.empty()) {
@@ -80,8 +86,10 @@ struct Ctx {
 
   void wrong(const Path& path, std::string_view expected, const dom::element& got) {
     if (error.empty()) {
-      error =
-          fmt::format("'{}' must be {} or null, got {}", path.str(), expected, json_type_name(got));
+      error = "'" + path.str() + "' must be ";
+      error += expected;
+      error += " or null, got ";
+      error += json_type_name(got);
     }
   }
   /// A string field: true and `out` set when a string; null is absent; anything else an error.

@@ -223,6 +223,45 @@ TEST(Describe, EmptyIsUndefinedNotZero) {
   EXPECT_TRUE(std::isnan(s.percentiles[1].second));
 }
 
+TEST(Describe, ExtraPercentilesDependOnTheCountAndChangeNothingElse) {
+  // The extra percentiles (asked per sample size, as the p99 intervals' ranks are) are selected
+  // in the same pass: each equals the full sort's, and the reported statistics are those of a
+  // describe without them.
+  std::uint64_t x = 424242;
+  const auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  const std::vector<double> qs{50, 90, 99};
+  std::size_t asked_for = 0;
+  const ExtraPercentiles extra = [&](std::size_t n) {
+    asked_for = n;
+    return std::vector<double>{99, 100.0 * static_cast<double>(n - 2) / static_cast<double>(n - 1),
+                               12.5};
+  };
+  for (const std::size_t n : {3u, 10u, 1000u, 200001u}) {
+    std::vector<double> v(n);
+    for (auto& e : v) e = static_cast<double>(next() % 5000) * 0.001;
+    const Stats with = describe(v, qs, extra);
+    EXPECT_EQ(asked_for, n);
+    Stats without = describe(v, qs);
+    EXPECT_TRUE(without.extra_percentiles.empty());
+    EXPECT_FALSE(with == without);
+    without.extra_percentiles = with.extra_percentiles;
+    EXPECT_TRUE(with == without) << n;
+    std::sort(v.begin(), v.end());
+    const std::vector<double> asked = extra(n);
+    ASSERT_EQ(with.extra_percentiles.size(), asked.size());
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      EXPECT_EQ(with.extra_percentiles[i].first, asked[i]);
+      EXPECT_EQ(with.extra_percentiles[i].second, percentile_sorted(v, asked[i])) << n;
+    }
+  }
+  asked_for = 0;
+  EXPECT_TRUE(describe({}, qs, extra).extra_percentiles.empty());  // nothing asked of no sample
+  EXPECT_EQ(asked_for, 0u);
+}
+
 TEST(StatsEquality, NanEqualsNanAndEveryFieldCounts) {
   EXPECT_TRUE(describe({}, {50}) == describe({}, {50}));
   EXPECT_FALSE(describe({}, {50}) == describe({}, {90}));

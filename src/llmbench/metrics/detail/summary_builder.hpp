@@ -256,16 +256,17 @@ class SummaryBuilder {
     // Peak concurrency over completed requests (as vLLM counts it), exact rather than per second.
     s_.max_concurrent_requests = max_overlap(std::move(intervals_));
     const auto& qs = options.percentiles;
-    s_.ttft_ms = describe(std::move(ttft_), qs);
-    s_.ttfat_ms = describe(std::move(ttfat_), qs);
-    s_.ttft_sched_ms = describe(std::move(ttft_sched_), qs);
-    s_.tpot_ms = describe(std::move(tpot_), qs);
+    const auto& extra = options.extra_percentiles;
+    s_.ttft_ms = describe(std::move(ttft_), qs, extra);
+    s_.ttfat_ms = describe(std::move(ttfat_), qs, extra);
+    s_.ttft_sched_ms = describe(std::move(ttft_sched_), qs, extra);
+    s_.tpot_ms = describe(std::move(tpot_), qs, extra);
     s_.itl_ms = std::move(itl);
     s_.inter_chunk_ms = inter_chunk ? std::move(*inter_chunk) : s_.itl_ms;
-    s_.e2el_ms = describe(std::move(e2el_), qs);
-    s_.e2el_sched_ms = describe(std::move(e2el_sched_), qs);
-    s_.lateness_ms = describe(std::move(lateness_), qs);
-    s_.queue_wait_ms = describe(std::move(queue_wait_), qs);
+    s_.e2el_ms = describe(std::move(e2el_), qs, extra);
+    s_.e2el_sched_ms = describe(std::move(e2el_sched_), qs, extra);
+    s_.lateness_ms = describe(std::move(lateness_), qs, extra);
+    s_.queue_wait_ms = describe(std::move(queue_wait_), qs, extra);
     for (auto& [kind, counts] : messages_) {
       s_.top_errors_by_kind[kind] = top_messages(counts);
     }
