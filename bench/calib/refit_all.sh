@@ -26,7 +26,8 @@ run() {
 one() {
   local name=$1 protocol=$2
   shift 2
-  "$bin" calibrate "$@" --jobs 2 -o "$out/$name-$protocol.json" >"$out/$name-$protocol.txt" 2>&1 ||
+  "$bin" calibrate "$@" --jobs 2 -o "$out/$name-$protocol.json" >"$out/$name-$protocol.txt" \
+    2>"$out/$name-$protocol.err" ||
     { echo "$name $protocol: failed (see $out/$name-$protocol.txt)"; return; }
   awk -v n="$name" -v p="$protocol" '/held-out points/ { h = 1 }
     h && $1 == "MAPE" { printf "%-24s %-20s TPOT %6s  TTFT %6s  tok/s %6s\n", n, p, $5, $2, $7; exit }' \
