@@ -208,7 +208,7 @@ TEST(Fit, FitsTheOneTokenScoreCostOnlyForLlamaCppOnACpu) {
   o.model_profile = "ds2-random-tiny";
   o.gpu = "cpu-host";
   EXPECT_TRUE(applies_to(sim::load_engine_spec(kData, o), Param::VecScoreOverhead));
-  o.gpu = "h100";  // CUDA runs a one-token product as one matrix-vector kernel
+  o.gpu = "h100";  // CUDA runs a one-token product as one kernel, no call per score
   EXPECT_FALSE(applies_to(sim::load_engine_spec(kData, o), Param::VecScoreOverhead));
   o.gpu = "cpu-host";
   o.engine = "vllm";
