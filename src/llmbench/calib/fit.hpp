@@ -32,8 +32,12 @@ enum class Param {
   /// batches, `sim::Efficiency::moe_expert_overhead_us`); fitted only for the llamacpp family
   /// with an MoE model, left out of the fit elsewhere.
   MoeExpertOverhead,
+  /// τ_vec, µs per shared-window score (cell × head × layer) of a one-token micro-batch
+  /// (llama.cpp's CPU matrix-vector path, `sim::Efficiency::vec_score_overhead_us`); fitted only
+  /// for the llamacpp family on a CPU host, left out of the fit elsewhere.
+  VecScoreOverhead,
 };
-inline constexpr std::array<std::pair<Param, std::string_view>, 8> kParamNames{{
+inline constexpr std::array<std::pair<Param, std::string_view>, 9> kParamNames{{
     {Param::Compute, "compute"},
     {Param::Memory, "memory"},
     {Param::Attention, "attention"},
@@ -42,6 +46,7 @@ inline constexpr std::array<std::pair<Param, std::string_view>, 8> kParamNames{{
     {Param::ApiOverhead, "api_overhead_us"},
     {Param::FirstStepOverhead, "first_step_overhead_us"},
     {Param::MoeExpertOverhead, "moe_expert_overhead_us"},
+    {Param::VecScoreOverhead, "vec_score_overhead_us"},
 }};
 /// The name of `p` in `kParamNames`.
 std::string_view to_string(Param p) noexcept;
@@ -49,7 +54,9 @@ std::string_view to_string(Param p) noexcept;
 Param parse_param(std::string_view name);
 
 /// False when `p` cannot change a prediction of `spec`: τ_exp (`Param::MoeExpertOverhead`)
-/// outside the llamacpp family or for a dense model. `fit` leaves such parameters out.
+/// outside the llamacpp family or for a dense model, τ_vec (`Param::VecScoreOverhead`) outside
+/// the llamacpp family or on a GPU (`sim::HardwareProfile::cpu` false). `fit` leaves such
+/// parameters out.
 bool applies_to(const sim::EngineSpec& spec, Param p) noexcept;
 
 /// `p`'s value in `spec` (efficiencies in (0, 1], overheads in µs).
@@ -61,9 +68,11 @@ void set_param(sim::EngineSpec& spec, Param p, double value) noexcept;
 struct FitOptions {
   /// The parameters to fit; the others keep the spec's values. Those that cannot act on the
   /// start spec (`applies_to`) are left out.
-  std::vector<Param> params{Param::Compute,           Param::Memory,           Param::Attention,
-                            Param::StepOverhead,      Param::RequestOverhead,  Param::ApiOverhead,
-                            Param::FirstStepOverhead, Param::MoeExpertOverhead};
+  std::vector<Param> params{Param::Compute,           Param::Memory,
+                            Param::Attention,         Param::StepOverhead,
+                            Param::RequestOverhead,   Param::ApiOverhead,
+                            Param::FirstStepOverhead, Param::MoeExpertOverhead,
+                            Param::VecScoreOverhead};
   /// Weights of the metrics in the least-squares sum (TPOT and throughput count most; p99 TTFT
   /// and E2E are reported, not fitted).
   double weight_tpot = 1.0;

@@ -128,10 +128,12 @@ json cost_model_json(const sim::Efficiency& eff) {
             {"layer_overhead_us", eff.layer_overhead_us},
             {"request_overhead_us", eff.request_overhead_us},
             {"allreduce_latency_us", eff.allreduce_latency_us}};
-  // llama.cpp's per-expert MoE batches: written only when set, so other engines' files are as
-  // before.
+  // llama.cpp's per-expert MoE batches and one-token scores: written only when set, so other
+  // engines' files are as before.
   if (eff.moe_expert_overhead_us > 0)
     j["moe_expert_overhead_us"] = eff.moe_expert_overhead_us;
+  if (eff.vec_score_overhead_us > 0)
+    j["vec_score_overhead_us"] = eff.vec_score_overhead_us;
   return j;
 }
 

@@ -46,7 +46,8 @@ void add_calibrate_flags(CLI::App& app, CalibrateFlags& f) {
                  "they are predicted and their error reported apart");
   app.add_option("--fit", f.fit,
                  "Parameters to fit (default all: compute, memory, attention, step_overhead_us, "
-                 "request_overhead_us, api_overhead_us, first_step_overhead_us)")
+                 "request_overhead_us, api_overhead_us, first_step_overhead_us; llamacpp also "
+                 "moe_expert_overhead_us with an MoE model, vec_score_overhead_us on a CPU host)")
       ->delimiter(',');
   app.add_option("--jobs", f.jobs, "Points simulated at once")->capture_default_str();
   app.add_option("-o,--output", f.output, "Calibration file to write")->capture_default_str();

@@ -169,6 +169,7 @@ void read_cost_model(const json& root, const std::string& origin, Calibration& c
   s.number("request_overhead_us", 0, 1e9, e.request_overhead_us);
   s.number("allreduce_latency_us", 0, 1e9, e.allreduce_latency_us);
   s.number("moe_expert_overhead_us", 0, 1e9, e.moe_expert_overhead_us);
+  s.number("vec_score_overhead_us", 0, 1e9, e.vec_score_overhead_us);
 }
 
 }  // namespace

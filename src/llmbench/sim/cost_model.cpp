@@ -87,6 +87,7 @@ RooflineModel::RooflineModel(ExecModelParams params) : p_(std::move(params)) {
       win_flops_ = 4.0 * nh * static_cast<double>(m.head_dim);
       win_bytes_ = static_cast<double>(m.kv_elements_per_token_per_layer(1)) * bkv;
     }
+    vec_score_s_ = L * nh * e.vec_score_overhead_us * 1e-6;
   }
 }
 
@@ -95,10 +96,16 @@ double RooflineModel::window_attention_s(const BatchSums& sums) const noexcept {
   // linear layers' FLOP rate, the window's K and V read once per micro-batch at η_M.
   const double window = std::ceil(static_cast<double>(sums.window_cells()) / 32.0) * 32.0;
   const double tokens = static_cast<double>(sums.tokens);
-  const double ubatches = std::ceil(tokens / static_cast<double>(p_.ubatch_tokens));
+  const double u = static_cast<double>(p_.ubatch_tokens);
+  const double ubatches = std::ceil(tokens / u);
   const double L = static_cast<double>(p_.model.num_layers);
-  return std::max(L * tokens * window * win_flops_ / (peak_flops_ * p_.efficiency.attention),
-                  L * ubatches * window * win_bytes_ / bandwidth_);
+  const double roof =
+      std::max(L * tokens * window * win_flops_ / (peak_flops_ * p_.efficiency.attention),
+               L * ubatches * window * win_bytes_ / bandwidth_);
+  // A micro-batch of one token (a single decode, or the step's last token past a multiple of
+  // n_ubatch) scores the window on the matrix-vector path: τ_vec per cell, head and layer.
+  const bool one_token = tokens - std::floor(tokens / u) * u == 1.0;
+  return one_token ? roof + vec_score_s_ * window : roof;
 }
 
 double RooflineModel::ubatch_experts_hit(double tokens) const noexcept {

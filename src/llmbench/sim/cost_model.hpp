@@ -84,7 +84,8 @@ struct ExecModelParams {
   /// docs/simulator.md "llama.cpp's shared KV window".
   bool shared_kv_window = false;
   /// llama.cpp `--ubatch-size` (`n_ubatch`), default 512: the micro-batches of the shared window
-  /// and of the per-expert MoE batches (`Efficiency::moe_expert_overhead_us`).
+  /// and of the per-expert MoE batches (`Efficiency::moe_expert_overhead_us`); a micro-batch of
+  /// one token pays `Efficiency::vec_score_overhead_us` per window score.
   std::int64_t ubatch_tokens = 512;
 };
 
@@ -119,6 +120,7 @@ class RooflineModel final : public ExecTimeModel {
   double dec_flops_per_tok_ = 0, dec_bytes_per_tok_ = 0;  ///< attention decode, per layer
   double pre_flops_qk_ = 0, pre_flops_up_ = 0, pre_bytes_per_tok_ = 0;
   double win_flops_ = 0, win_bytes_ = 0;  ///< shared window: per token·cell, per cell (a layer)
+  double vec_score_s_ = 0;  ///< L·n_h·τ_vec: s per window cell of a one-token micro-batch
   /// Distinct experts hit per MoE layer, summed over the micro-batches of `ubatch_tokens` that a
   /// step of `tokens` (> 1) runs as, counting only micro-batches of more than one token.
   [[nodiscard]] double ubatch_experts_hit(double tokens) const noexcept;

@@ -282,6 +282,11 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
   h.fp8_tflops = get_number(j, origin, "fp8_tflops", 0, &none);
   h.link_bandwidth_gb_s = get_number(j, origin, "link_bandwidth_gb_s", 1);
   h.host_link_bandwidth_gb_s = get_number(j, origin, "host_link_bandwidth_gb_s", 0, &none);
+  if (const auto dev = j.find("device"); dev != j.end()) {
+    if (!dev->is_string() || (*dev != "gpu" && *dev != "cpu"))
+      fail(origin, "device", "must be \"gpu\" or \"cpu\"");
+    h.cpu = *dev == "cpu";
+  }
   const auto it = j.find("efficiency");
   if (it != j.end()) {
     if (!it->is_object())
@@ -312,6 +317,7 @@ HardwareProfile parse_hardware_profile(std::string_view json_text, const std::st
     h.efficiency.attention = eff("attention", 1e-3, d.attention);
     h.efficiency.moe_expert_overhead_us =
         eff("moe_expert_overhead_us", 0, d.moe_expert_overhead_us);
+    h.efficiency.vec_score_overhead_us = eff("vec_score_overhead_us", 0, d.vec_score_overhead_us);
   }
   // "calibrated": false, or {"on": "what the efficiencies were fitted on", "file": "…"}.
   const auto cal = j.find("calibrated");

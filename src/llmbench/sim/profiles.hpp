@@ -98,6 +98,16 @@ struct Efficiency {
   /// layer and hit expert rather than per token. Fitted by `calibrate` for the llamacpp family
   /// (docs/simulator.md "llama.cpp's per-expert MoE batches"); other engines keep 0.
   double moe_expert_overhead_us = 0;
+  /// τ_vec: µs per attention score (KV cell × head × layer) of the shared KV window in a
+  /// micro-batch of one token, over the roofline's price; 0 = none. An engine term of
+  /// llama.cpp's CPU backend (c392e5094, February 2025): with one token every matrix product is
+  /// a matrix-vector product — `llamafile_sgemm` declines n < 2 (ggml/src/ggml-cpu/llamafile/
+  /// sgemm.cpp) — so `ggml_compute_forward_mul_mat` scores each cell with its own
+  /// `ggml_vec_dot_f16` call over one head's d_qk elements, paying a call, a reduction of the
+  /// SIMD accumulators and a scalar tail (d_qk modulo the vector step) per score; two or more
+  /// tokens go through tinyBLAS tiles instead. Fitted by `calibrate` for the llamacpp family
+  /// (docs/simulator.md "llama.cpp's one-token steps"); other engines keep 0.
+  double vec_score_overhead_us = 0;
 };
 
 /// One GPU model. Bandwidths in GB/s (1e9 B/s), compute in dense TFLOP/s (1e12, no sparsity).
@@ -112,6 +122,9 @@ struct HardwareProfile {
   /// GPU-host per direction (PCIe; JSON `host_link_bandwidth_gb_s`, optional, 0 = unknown):
   /// prices swap-out/in of KV blocks. Theoretical link rate from the vendor datasheet.
   double host_link_bandwidth_gb_s = 0;
+  /// A CPU host rather than a GPU (JSON `device`: "cpu"; optional, default "gpu"): the engine
+  /// runs on a CPU backend, whose one-token steps price `Efficiency::vec_score_overhead_us`.
+  bool cpu = false;
   Efficiency efficiency;
   std::string source;
   /// What `efficiency` was fitted on (JSON `calibrated.on`), "" when it keeps the uncalibrated

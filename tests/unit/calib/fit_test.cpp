@@ -202,6 +202,21 @@ TEST(Fit, RecoversTheParametersItWasNotShown) {
   EXPECT_EQ(back.target.tp, 1);
 }
 
+TEST(Fit, FitsTheOneTokenScoreCostOnlyForLlamaCppOnACpu) {
+  sim::EngineOverrides o;
+  o.engine = "llamacpp";
+  o.model_profile = "ds2-random-tiny";
+  o.gpu = "cpu-host";
+  EXPECT_TRUE(applies_to(sim::load_engine_spec(kData, o), Param::VecScoreOverhead));
+  o.gpu = "h100";  // CUDA runs a one-token product as one kernel, no call per score
+  EXPECT_FALSE(applies_to(sim::load_engine_spec(kData, o), Param::VecScoreOverhead));
+  o.gpu = "cpu-host";
+  o.engine = "vllm";
+  o.tp = 1;
+  EXPECT_FALSE(applies_to(sim::load_engine_spec(kData, o), Param::VecScoreOverhead));
+  EXPECT_EQ(parse_param("vec_score_overhead_us"), Param::VecScoreOverhead);
+}
+
 TEST(Fit, SaysWhatTheDataCannotIdentify) {
   sim::EngineOverrides o;
   o.model_profile = "deepseek-v2-lite";

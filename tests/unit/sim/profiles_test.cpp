@@ -70,6 +70,21 @@ TEST(HardwareProfile, H200) {
   EXPECT_DOUBLE_EQ(a100.peak_flops(1), 312e12);  // no FP8: BF16 rate
 }
 
+TEST(HardwareProfile, CpuHostIsACpuAtOneCoresFmaPeak) {
+  const auto cpu = load_hardware_profile(kData, "cpu-host");
+  EXPECT_TRUE(cpu.cpu);
+  EXPECT_DOUBLE_EQ(cpu.peak_flops(2), 0.1e12);  // 2 FMA pipes × 8 FP32 lanes × 2 × ~3 GHz
+  EXPECT_FALSE(load_hardware_profile(kData, "h100").cpu);
+  try {
+    (void)parse_hardware_profile(R"({"name":"g","source":"s","memory_bytes":1,
+      "memory_bandwidth_gb_s":1,"bf16_tflops":1,"link_bandwidth_gb_s":1,"device":"tpu"})",
+                                 "gpus/g.json");
+    FAIL() << "expected an exception";
+  } catch (const Exception& e) {
+    EXPECT_NE(std::string(e.what()).find("device"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProfileErrors, NameFileAndField) {
   const std::string bad_model = R"({"name":"x","source":"s","attention":"gqa",
     "num_hidden_layers":2,"hidden_size":-5})";

@@ -77,6 +77,31 @@ TEST(SharedKvWindow, DecodeReadsEveryOccupiedCellOncePerMicroBatch) {
                    paged.step_cost_of_sums(BatchSums::of({{1, 99, true}})).attention_decode_s);
 }
 
+TEST(SharedKvWindow, AOneTokenMicroBatchPaysTheMatrixVectorCostPerScore) {
+  // llama.cpp's CPU backend scores a one-token micro-batch cell by cell (τ_vec per cell, head and
+  // layer: 2 layers × 4 heads here); two tokens go through tinyBLAS and pay nothing extra.
+  Window w;
+  ASSERT_TRUE(w.p.gpu.cpu);
+  const RooflineModel none(w.p);
+  w.p.efficiency.vec_score_overhead_us = 0.1;
+  const RooflineModel with(w.p);
+  BatchSums one;
+  one.add(1, 99, true);
+  one.retained_cells = 1000;  // 1100 cells, padded to 1120
+  EXPECT_NEAR(with.step_cost_of_sums(one).attention_decode_s -
+                  none.step_cost_of_sums(one).attention_decode_s,
+              2 * 4 * 1120 * 0.1e-6, 1e-12);
+  BatchSums two = one;
+  two.add(1, 99, true);
+  EXPECT_EQ(with.step_cost_of_sums(two).total_s(), none.step_cost_of_sums(two).total_s());
+  // 513 tokens run as micro-batches of 512 and 1: the last one pays over the whole window.
+  BatchSums chunk;
+  chunk.add(513, 0, true);
+  EXPECT_NEAR(with.step_cost_of_sums(chunk).attention_prefill_s -
+                  none.step_cost_of_sums(chunk).attention_prefill_s,
+              2 * 4 * 544 * 0.1e-6, 1e-12);
+}
+
 TEST(SharedKvWindow, APromptChunkScoresEveryTokenAgainstTheWholeWindow) {
   const Window w;
   const RooflineModel model(w.p);
@@ -84,7 +109,8 @@ TEST(SharedKvWindow, APromptChunkScoresEveryTokenAgainstTheWholeWindow) {
   sums.add(1024, 0, true);  // a 1024-token prompt: two micro-batches of 512
   sums.retained_cells = 3000;
   const double window = 4032;  // 3000 + 1024 = 4024, padded to 32
-  const double peak = 0.02e12 * w.p.efficiency.compute * w.p.efficiency.attention;
+  const double peak =
+      w.p.gpu.bf16_tflops * 1e12 * w.p.efficiency.compute * w.p.efficiency.attention;
   const double compute = 2 * 1024 * window * w.flops_per_cell / peak;
   const double memory = 2 * 2 * window * w.bytes_per_cell / (15e9 * w.p.efficiency.memory);
   EXPECT_NEAR(model.step_cost_of_sums(sums).attention_prefill_s, std::max(compute, memory),
