@@ -19,7 +19,7 @@ Probe make_probe(const char* kind, std::int64_t input, std::int64_t output,
 }
 
 bool same(const Probe& a, const Probe& b) {
-  return a.workload.input_max == b.workload.input_max &&
+  return a.kind == b.kind && a.workload.input_max == b.workload.input_max &&
          a.workload.output_max == b.workload.output_max &&
          a.workload.max_concurrency == b.workload.max_concurrency;
 }
@@ -41,6 +41,11 @@ std::vector<Probe> probe_plan(const ProbeLimits& limits) {
   // Every slot full of the longest prompts: the largest KV window an engine whose steps attend
   // over all occupied cells (llama.cpp) reaches, and the longest prefill stalls of decodes.
   plan.push_back(make_probe("mixed", len, out / 4, c, 2 * c));
+  // Right after it, one sequence alone: a one-token step over the largest window the other
+  // slots' kept cells make (llama.cpp keeps an idle slot's cells until it takes a request), so
+  // that the fit sees that step instead of extrapolating to it from small windows.
+  if (c > 1)
+    plan.push_back(make_probe("window", 32, out, 1, 2));
   std::vector<Probe> unique;
   for (auto& p : plan) {
     if (std::none_of(unique.begin(), unique.end(), [&](const Probe& q) { return same(p, q); }))

@@ -27,7 +27,8 @@ struct ProbeLimits {
 
 /// One probe: a closed-loop workload with fixed lengths and what it is for.
 struct Probe {
-  std::string kind;  ///< "prefill", "decode" or "mixed"
+  std::string
+      kind;  ///< "prefill", "decode", "mixed" or "window" (one sequence after all slots filled)
   Workload workload;
 };
 

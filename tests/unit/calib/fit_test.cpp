@@ -120,11 +120,11 @@ TEST(Points, LlamaCppSlotsCarryWhatRanBeforeOnTheSameServer) {
   EXPECT_TRUE(points[4].slot_cells_before.empty());
 }
 
-TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
+TEST(Probes, AtMostTwentyAndCoverPrefillDecodeMixedAndTheWindow) {
   const auto plan =
       probe_plan(ProbeLimits{.max_concurrency = 16, .max_input_len = 1024, .output_len = 64});
   EXPECT_LE(plan.size(), kMaxProbes);
-  EXPECT_EQ(plan.size(), 9u);
+  EXPECT_EQ(plan.size(), 10u);
   int prefill = 0, decode = 0, mixed = 0;
   for (const auto& p : plan) {
     prefill += p.kind == "prefill";
@@ -136,7 +136,15 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeAndMixed) {
   EXPECT_EQ(prefill, 3);
   EXPECT_EQ(decode, 3);
   EXPECT_EQ(mixed, 3);
-  // One slot: the decode probes at 1, 1/4 and all slots collapse into one.
+  // Last, right after the probe that fills every slot with the longest prompts: one sequence
+  // alone, decoding over the window the other slots' cells make.
+  ASSERT_EQ(plan.back().kind, "window");
+  EXPECT_EQ(plan[plan.size() - 2].workload.input_max, 1024);
+  EXPECT_EQ(plan[plan.size() - 2].workload.max_concurrency, 16);
+  EXPECT_EQ(plan.back().workload.max_concurrency, 1);
+  EXPECT_EQ(plan.back().workload.output_max, 64);
+  // One slot: the decode probes at 1, 1/4 and all slots collapse into one, and a lone slot
+  // leaves no other slot's cells to make a window.
   EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 7u);
 }
 
