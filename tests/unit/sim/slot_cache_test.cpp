@@ -66,7 +66,7 @@ TEST(SharedKvWindow, DecodeReadsEveryOccupiedCellOncePerMicroBatch) {
   const double own = model.step_cost_of_sums(sums).attention_decode_s;
   sums.retained_cells = 1000;  // idle slots' cells: 1100, padded to 1120
   const double shared = model.step_cost_of_sums(sums).attention_decode_s;
-  const double bw = 15e9 * w.p.efficiency.memory;
+  const double bw = w.p.gpu.memory_bandwidth_gb_s * 1e9 * w.p.efficiency.memory;
   EXPECT_NEAR(own, 2 * 128 * w.bytes_per_cell / bw, 1e-12);  // 2 layers, 100 → 128 cells
   EXPECT_NEAR(shared, 2 * 1120 * w.bytes_per_cell / bw, 1e-12);
   // Without the window (vLLM), the retained cells cost nothing.
