@@ -182,26 +182,39 @@ class Binner {
     std::vector<double> itl = std::exchange(itl_[i], {});
     if (held.empty() || held.size() == itl.size())
       return WindowItl::of_one_kind(metrics::describe(std::move(itl), qs), !held.empty(), qs);
-    auto [decode, held_samples] = split_itl(itl, held);
-    return WindowItl{.all = metrics::describe(std::move(itl), qs),
-                     .decode = metrics::describe(std::move(decode), qs),
+    // One list serves both groupings (a copy of a window's samples was the run's peak memory):
+    // the sums of all the samples in their order first, then the decode samples alone, then
+    // all of them again, in another order, for their order statistics.
+    const metrics::SampleSums all_sums = metrics::sample_sums(itl);
+    std::vector<double> held_samples = take_held(itl, held);
+    metrics::Stats decode = metrics::describe_in_place(itl, metrics::sample_sums(itl), qs);
+    itl.insert(itl.end(), held_samples.begin(), held_samples.end());
+    return WindowItl{.all = metrics::describe_in_place(itl, all_sums, qs),
+                     .decode = std::move(decode),
                      .prefill = metrics::describe(std::move(held_samples), qs)};
   }
 
  private:
-  /// One window's ITL samples parted into those whose gap held no other request's first chunk
-  /// and those whose gap held one, each in the order the samples came (the order the sums of
-  /// `describe` see). Built when the window is finished, so the samples are held once while
-  /// the records are read; `held` lists the positions of the second kind, ascending.
-  static std::pair<std::vector<double>, std::vector<double>> split_itl(
-      const std::vector<double>& itl, const std::vector<std::size_t>& held) {
-    std::pair<std::vector<double>, std::vector<double>> out;
+  /// Moves the samples at the positions `held` (ascending) of one window's ITL samples `itl`
+  /// out, in their order, and leaves the others in `itl` in theirs (the order the sums of
+  /// `describe` see): those whose gap held another request's first chunk and those whose gap
+  /// held none. Parted when the window is finished, so the samples are held once while the
+  /// records are read.
+  static std::vector<double> take_held(std::vector<double>& itl,
+                                       const std::vector<std::size_t>& held) {
+    std::vector<double> out;
+    out.reserve(held.size());
+    std::size_t kept = 0;
     auto next_held = held.begin();
     for (std::size_t k = 0; k < itl.size(); ++k) {
-      const bool in_held = next_held != held.end() && *next_held == k;
-      next_held += in_held ? 1 : 0;
-      (in_held ? out.second : out.first).push_back(itl[k]);
+      if (next_held != held.end() && *next_held == k) {
+        out.push_back(itl[k]);
+        ++next_held;
+      } else {
+        itl[kept++] = itl[k];
+      }
     }
+    itl.resize(kept);
     return out;
   }
 

@@ -258,15 +258,26 @@ double percentile_sorted(const std::vector<double>& sorted, double q) {
 
 Stats describe(std::vector<double> values, const std::vector<double>& qs,
                const ExtraPercentiles& extra) {
+  return describe_in_place(values, sample_sums(values), qs, extra);
+}
+
+SampleSums sample_sums(const std::vector<double>& values) {
+  if (values.empty()) {
+    return {};
+  }
+  const double sum = numpy_sum(values, [](double v) { return v; });
+  const double mean = sum / static_cast<double>(values.size());
+  return SampleSums{.sum = sum, .squares = numpy_sum(values, SquaredDeviation{mean})};
+}
+
+Stats describe_in_place(std::vector<double>& values, const SampleSums& sums,
+                        const std::vector<double>& qs, const ExtraPercentiles& extra) {
   if (values.empty()) {
     return empty_stats(qs);
   }
-  const double sum = numpy_sum(values, [](double v) { return v; });
-  const auto squares = [&](double mean) { return numpy_sum(values, SquaredDeviation{mean}); };
-  const double sum_of_squares = squares(sum / static_cast<double>(values.size()));
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return stats_from(
-      values.size(), sum, *lo, *hi, [sum_of_squares](double) { return sum_of_squares; },
+      values.size(), sums.sum, *lo, *hi, [&sums](double) { return sums.squares; },
       [&](const std::vector<std::size_t>& ranks) { return select_ranks(values, ranks); }, qs,
       extra);
 }

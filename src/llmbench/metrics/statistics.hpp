@@ -55,6 +55,23 @@ using ExtraPercentiles = std::function<std::vector<double>(std::size_t count)>;
 Stats describe(std::vector<double> values, const std::vector<double>& qs,
                const ExtraPercentiles& extra = {});
 
+/// The sums `describe` takes over a sample in its order, numpy's way: Σ v, and Σ (v − mean)²
+/// about mean = Σ v / n.
+struct SampleSums {
+  double sum = 0;
+  double squares = 0;
+};
+
+/// `SampleSums` of `values` in their order.
+SampleSums sample_sums(const std::vector<double>& values);
+
+/// `describe` of a sample whose sums were taken in its order before (`sample_sums`), now held by
+/// `values` in any order, which the selection reorders. Lets one list serve two groupings of
+/// its samples (a time window's ITLs with and without those that held a prefill) where
+/// `describe` would need a copy of it.
+Stats describe_in_place(std::vector<double>& values, const SampleSums& sums,
+                        const std::vector<double>& qs, const ExtraPercentiles& extra = {});
+
 /// Hands a sample to `emit` in its order, in pieces: `emit(values, n)` for each piece.
 using SampleVisitor =
     std::function<void(const std::function<void(const double* values, std::size_t n)>& emit)>;

@@ -137,6 +137,25 @@ TEST(TimeWindows, ChunksOutOfTimeOrderStillCountInTheWindowOfTheirTime) {
   EXPECT_EQ(windows[1].itl_prefill_ms.count, 0U);
 }
 
+TEST(TimeWindows, AWindowOfBothKindsDescribesAllDecodeAndPrefillSamples) {
+  // R1's first chunk (25 ms) lies in R0's gap (21, 33] (with the 1 ms tolerance): that ITL of
+  // 12 ms held a prefill; every other gap held none. One window holds them all, and its three
+  // statistics are those of the three lists in the order the samples came (R0's, then R1's).
+  std::vector<RequestRecord> records;
+  records.push_back(make_record(0, 0, {{10, 1}, {21, 1}, {33, 1}, {46, 1}, {60, 1}}, 60));
+  records.push_back(make_record(1, 22, {{25, 1}, {40, 1}, {56, 1}}, 56));
+  const WindowOptions options{.width_ns = 1000 * kMs, .percentiles = {50, 90, 99}};
+  const auto windows = time_windows(records, options);
+  ASSERT_EQ(windows.size(), 1U);
+  const auto& w = windows[0];
+  EXPECT_TRUE(w.itl_ms == metrics::describe({11, 12, 13, 14, 15, 16}, options.percentiles));
+  EXPECT_TRUE(w.itl_decode_ms == metrics::describe({11, 13, 14, 15, 16}, options.percentiles));
+  EXPECT_TRUE(w.itl_prefill_ms == metrics::describe({12}, options.percentiles));
+  EXPECT_EQ(w.itl_decode_ms.count, 5U);
+  EXPECT_DOUBLE_EQ(w.itl_prefill_ms.min, 12.0);
+  EXPECT_DOUBLE_EQ(w.itl_ms.median, 13.5);
+}
+
 TEST(TimeWindows, AddUpToTheRunSummary) {
   const auto records = three_requests();
   const auto summary = metrics::summarize(records, metrics::SummaryOptions{});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -207,6 +208,29 @@ TEST(Describe, MeanAndStdAreNumpysBitForBit) {
     EXPECT_EQ(s.mean, c.mean) << c.n;
     EXPECT_EQ(s.stddev, c.std) << c.n;
   }
+}
+
+TEST(Describe, InPlaceWithTheSumsOfTheOriginalOrderEqualsDescribe) {
+  // describe_in_place reads the sums taken before the values were reordered (the order
+  // numpy sums in), and selects the percentiles from the values in any order.
+  std::uint64_t x = 777;
+  const std::vector<double> qs{50, 90, 99, 99.9};
+  for (const std::size_t n : {1u, 9u, 20000u}) {
+    std::vector<double> v(n);
+    for (auto& e : v) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const double u = static_cast<double>(x >> 11) * 0x1p-53;
+      e = u * u * u * 1000.0;
+    }
+    const Stats expected = describe(v, qs);
+    const SampleSums sums = sample_sums(v);
+    std::reverse(v.begin(), v.end());
+    std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 3), v.end());
+    EXPECT_TRUE(describe_in_place(v, sums, qs) == expected) << n;
+    EXPECT_EQ(v.size(), n);
+  }
+  std::vector<double> none;
+  EXPECT_TRUE(describe_in_place(none, sample_sums(none), qs) == describe({}, qs));
 }
 
 TEST(Describe, EmptyIsUndefinedNotZero) {
