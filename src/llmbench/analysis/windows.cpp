@@ -424,6 +424,9 @@ class RunSamples {
         }
       }
     }
+    // Decode and prefill samples are listed apart only where the window has a prefill sample;
+    // otherwise the decode samples are all of them (`WindowItl::of_one_kind`).
+    const bool split = !prefill.distinct.empty() || holds_prefill_gap(w);
     for (Pending& p : pending_) {
       const Grid& grid = grids_[runs_[p.run].grid];
       const auto first = static_cast<std::size_t>(runs_[p.run].first);
@@ -432,18 +435,21 @@ class RunSamples {
         continue;
       if (p.next == first && !std::isnan(p.gap_ms)) {
         all.add_one(p.gap_ms);
-        (p.gap_held ? prefill : decode).add_one(p.gap_ms);
+        if (split)
+          (p.gap_held ? prefill : decode).add_one(p.gap_ms);
       }
       const std::size_t from = std::max(p.next, first + 1);
       if (from < end)
         all.values.insert(all.values.end(), grid.gap_ms.begin() + static_cast<std::ptrdiff_t>(from),
                           grid.gap_ms.begin() + static_cast<std::ptrdiff_t>(end));
-      for (std::size_t k = from; k < end; ++k)
-        (grid.held[k] != 0 ? prefill : decode).values.push_back(grid.gap_ms[k]);
+      if (split) {
+        for (std::size_t k = from; k < end; ++k)
+          (grid.held[k] != 0 ? prefill : decode).values.push_back(grid.gap_ms[k]);
+      }
       p.next = end;
     }
     std::erase_if(pending_, [](const Pending& p) { return p.next == p.end; });
-    if (decode.values.empty() || prefill.values.empty())
+    if (!split || decode.values.empty() || prefill.values.empty())
       return WindowItl::of_one_kind(std::move(all).describe(qs), !prefill.values.empty(), qs);
     return WindowItl{.all = std::move(all).describe(qs),
                      .decode = std::move(decode).describe(qs),
@@ -451,6 +457,16 @@ class RunSamples {
   }
 
  private:
+  /// Whether window `w` takes a run's first sample (the gap from the request's previous run)
+  /// that held another request's first chunk.
+  [[nodiscard]] bool holds_prefill_gap(std::size_t w) const {
+    return std::any_of(pending_.begin(), pending_.end(), [&](const Pending& p) {
+      const auto first = static_cast<std::size_t>(runs_[p.run].first);
+      return p.gap_held && p.next == first && !std::isnan(p.gap_ms) &&
+             first < grids_[runs_[p.run].grid].window_start[w + 1];
+    });
+  }
+
   /// One time grid's instants.
   struct Grid {
     std::vector<double> gap_ms;             ///< [k]: grid[k] − grid[k − 1] in ms ([0]: 0)
@@ -476,8 +492,7 @@ class RunSamples {
       distinct.emplace_back(v, 1);
     }
     [[nodiscard]] metrics::Stats describe(const std::vector<double>& qs) && {
-      return metrics::describe_weighted(
-          [&](const auto& emit) { emit(values.data(), values.size()); }, std::move(distinct), qs);
+      return metrics::describe_weighted(values, std::move(distinct), qs);
     }
   };
 

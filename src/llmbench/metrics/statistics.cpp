@@ -97,6 +97,13 @@ class StreamedNumpySum {
   /// Appends values[0 … n) to the sequence.
   void add(const double* values, std::size_t n) {
     while (n > 0) {
+      if (fill_ == 0 && n >= kNumpyBlock) {
+        // A whole block at a block boundary: summed where it lies, as the copy would be.
+        sum_ += pairwise_sum(values, kNumpyBlock, f_);
+        values += kNumpyBlock;
+        n -= kNumpyBlock;
+        continue;
+      }
       const std::size_t take = std::min(n, kNumpyBlock - fill_);
       std::copy_n(values, take, block_.get() + fill_);
       fill_ += take;
@@ -282,26 +289,44 @@ Stats describe_in_place(std::vector<double>& values, const SampleSums& sums,
       extra);
 }
 
-Stats describe_weighted(const SampleVisitor& visit,
-                        std::vector<std::pair<double, std::size_t>> distinct,
-                        const std::vector<double>& qs, const ExtraPercentiles& extra) {
+namespace {
+
+/// `describe_weighted` with `numpy_order_sum(f)`, the sum of f over the sample in numpy's order.
+template <class NumpyOrderSum>
+Stats weighted_stats(std::vector<std::pair<double, std::size_t>> distinct,
+                     const std::vector<double>& qs, const ExtraPercentiles& extra,
+                     const NumpyOrderSum& numpy_order_sum) {
   std::size_t count = 0;
   for (const auto& d : distinct) count += d.second;
   if (count == 0) {
     return empty_stats(qs);
   }
   std::sort(distinct.begin(), distinct.end());
-  StreamedNumpySum sum([](double v) { return v; });
-  visit([&](const double* values, std::size_t n) { sum.add(values, n); });
-  const auto squares = [&](double mean) {
-    StreamedNumpySum deviations(SquaredDeviation{mean});
-    visit([&](const double* values, std::size_t n) { deviations.add(values, n); });
-    return deviations.finish();
-  };
+  const double sum = numpy_order_sum([](double v) { return v; });
+  const auto squares = [&](double mean) { return numpy_order_sum(SquaredDeviation{mean}); };
   return stats_from(
-      count, sum.finish(), distinct.front().first, distinct.back().first, squares,
+      count, sum, distinct.front().first, distinct.back().first, squares,
       [&](const std::vector<std::size_t>& ranks) { return values_at_ranks(distinct, ranks); }, qs,
       extra);
+}
+
+}  // namespace
+
+Stats describe_weighted(const SampleVisitor& visit,
+                        std::vector<std::pair<double, std::size_t>> distinct,
+                        const std::vector<double>& qs, const ExtraPercentiles& extra) {
+  return weighted_stats(std::move(distinct), qs, extra, [&](const auto& f) {
+    StreamedNumpySum sum(f);
+    visit([&](const double* values, std::size_t n) { sum.add(values, n); });
+    return sum.finish();
+  });
+}
+
+Stats describe_weighted(const std::vector<double>& values,
+                        std::vector<std::pair<double, std::size_t>> distinct,
+                        const std::vector<double>& qs, const ExtraPercentiles& extra) {
+  return weighted_stats(std::move(distinct), qs, extra,
+                        [&](const auto& f) { return numpy_sum(values, f); });
 }
 
 }  // namespace llmbench::metrics

@@ -85,4 +85,12 @@ Stats describe_weighted(const SampleVisitor& visit,
                         std::vector<std::pair<double, std::size_t>> distinct,
                         const std::vector<double>& qs, const ExtraPercentiles& extra = {});
 
+/// `describe_weighted` of a sample held as one list in its order (a time window's ITLs): its sums
+/// are taken where the values lie instead of from pieces copied into blocks. `distinct` holds the
+/// same values with their multiplicities (summing to values.size()). Equal to `describe` of
+/// `values` bit for bit.
+Stats describe_weighted(const std::vector<double>& values,
+                        std::vector<std::pair<double, std::size_t>> distinct,
+                        const std::vector<double>& qs, const ExtraPercentiles& extra = {});
+
 }  // namespace llmbench::metrics

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <vector>
 
 namespace llmbench::metrics {
@@ -231,6 +232,38 @@ TEST(Describe, InPlaceWithTheSumsOfTheOriginalOrderEqualsDescribe) {
   }
   std::vector<double> none;
   EXPECT_TRUE(describe_in_place(none, sample_sums(none), qs) == describe({}, qs));
+}
+
+TEST(Describe, WeightedFromPiecesOrFromOneListEqualsDescribe) {
+  // describe_weighted sums the sample in numpy's blocks of 8,192: from pieces (some of them whole
+  // blocks at a block boundary, summed where they lie) or from one list, the result is
+  // describe's, bit for bit.
+  std::uint64_t x = 4242;
+  const std::vector<double> qs{50, 90, 99};
+  for (const std::size_t n : {1u, 9u, 20000u, 24576u}) {
+    std::vector<double> v(n);
+    for (auto& e : v) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      e = static_cast<double>((x >> 40) % 5000) / 7.0;  // repeats, as a window's gaps do
+    }
+    std::map<double, std::size_t> counts;
+    for (const double e : v) ++counts[e];
+    const std::vector<std::pair<double, std::size_t>> distinct(counts.begin(), counts.end());
+    const Stats expected = describe(v, qs);
+    EXPECT_TRUE(describe_weighted(v, distinct, qs) == expected) << n;
+    // Pieces of 8,192 + 100 + 8,092 + 8,192 + the rest: the first and fourth start on a block
+    // boundary and are summed in place, the others are gathered.
+    const auto pieces = [&](const auto& emit) {
+      std::size_t at = 0;
+      for (const std::size_t len : {8192u, 100u, 8092u, 8192u}) {
+        const std::size_t take = std::min(len, n - at);
+        emit(v.data() + at, take);
+        at += take;
+      }
+      emit(v.data() + at, n - at);
+    };
+    EXPECT_TRUE(describe_weighted(pieces, distinct, qs) == expected) << n;
+  }
 }
 
 TEST(Describe, EmptyIsUndefinedNotZero) {
