@@ -97,13 +97,6 @@ class StreamedNumpySum {
   /// Appends values[0 … n) to the sequence.
   void add(const double* values, std::size_t n) {
     while (n > 0) {
-      if (fill_ == 0 && n >= kNumpyBlock) {
-        // A whole block at a block boundary: summed where it lies, as the copy would be.
-        sum_ += pairwise_sum(values, kNumpyBlock, f_);
-        values += kNumpyBlock;
-        n -= kNumpyBlock;
-        continue;
-      }
       const std::size_t take = std::min(n, kNumpyBlock - fill_);
       std::copy_n(values, take, block_.get() + fill_);
       fill_ += take;

@@ -12,8 +12,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llmbench::calib {
@@ -23,8 +25,7 @@ const std::string kSource = LLMBENCH_TEST_SOURCE_DIR;
 
 /// The results files (not the records) of run `run` under `sub`, in name order as a shell glob
 /// gives.
-std::vector<std::string> results_in(const std::string& sub,
-                                    const std::string& run = "h100-llamacpp-ds2big-2") {
+std::vector<std::string> results_in(const std::string& sub, const std::string& run) {
   std::vector<std::string> files;
   for (const auto& e :
        std::filesystem::directory_iterator(kSource + "/bench/calib/" + run + "/" + sub)) {
@@ -35,57 +36,24 @@ std::vector<std::string> results_in(const std::string& sub,
   return files;
 }
 
-TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
-  sim::EngineOverrides o;
-  o.engine = "llamacpp";
-  o.gpu = "h100-sxm";
-  o.model_profile = "ds2-random-big";
-  o.max_num_seqs = 16;
-  o.context_size = 65536;
-  const sim::EngineSpec spec = sim::load_engine_spec(kSource + "/data", o);
-  std::vector<Point> points;
-  for (const char* sub : {"probes", "sweep"}) {
-    for (const auto& f : results_in(sub)) {
-      auto more = read_points_file(f, 1);
-      points.insert(points.end(), more.begin(), more.end());
-    }
-  }
-  ASSERT_EQ(points.size(), 19u);
-  chain_slot_history(points, spec.engine.scheduler.max_num_seqs);
-  std::vector<Point> fit_points, held_out;
-  split_holdout(points, {parse_filter("file=sweep-*", "--holdout")}, fit_points, held_out);
-  ASSERT_EQ(fit_points.size(), 9u);
-  ASSERT_EQ(held_out.size(), 10u);
-  const FitResult r = fit(spec, fit_points, FitOptions{});
-  const auto expert = std::find_if(r.params.begin(), r.params.end(), [](const ParamResult& p) {
-    return p.param == Param::MoeExpertOverhead;
-  });
-  ASSERT_NE(expert, r.params.end());
-  EXPECT_TRUE(expert->identified);
-  EXPECT_GT(expert->value, 30.0);
-  EXPECT_LT(expert->value, 60.0);
-  const auto judged = predict_all(r.spec, held_out, true, 1);
-  // docs/calibration.md: TPOT 8.9 %, mean TTFT 23.4 %, output tok/s 11.6 % (each bound
-  // here half a point above it).
-  EXPECT_LT(mape(judged, Metric::Tpot), 9.4);
-  EXPECT_LT(mape(judged, Metric::TtftMean), 23.9);
-  EXPECT_LT(mape(judged, Metric::OutputPerGpu), 12.1);
-}
-
-/// The probes of a committed CPU live run (`bench/calib/<folder>`) fitted, the sweep judged.
-struct CpuRunJudged {
+/// The probes of a committed live run (`bench/calib/<folder>`) fitted for a llamacpp engine of 16
+/// slots on `gpu` and `model_profile` with `context_size` KV cells, the sweep judged: the points
+/// read and fitted, the fit and the held-out predictions.
+struct LiveRunJudged {
+  std::size_t points = 0;
+  std::size_t fitted = 0;
   FitResult fit;
   std::vector<PointResult> judged;
 };
 
-CpuRunJudged judge_cpu_run(const std::string& folder, std::size_t points_in_all,
-                           std::size_t probes) {
+LiveRunJudged judge_live_run(const std::string& folder, const std::string& gpu,
+                             const std::string& model_profile, std::int64_t context_size) {
   sim::EngineOverrides o;
   o.engine = "llamacpp";
-  o.gpu = "cpu-host";
-  o.model_profile = "ds2-random-tiny";
+  o.gpu = gpu;
+  o.model_profile = model_profile;
   o.max_num_seqs = 16;
-  o.context_size = 8192;
+  o.context_size = context_size;
   const sim::EngineSpec spec = sim::load_engine_spec(kSource + "/data", o);
   std::vector<Point> points;
   for (const char* sub : {"probes", "sweep"}) {
@@ -94,22 +62,37 @@ CpuRunJudged judge_cpu_run(const std::string& folder, std::size_t points_in_all,
       points.insert(points.end(), more.begin(), more.end());
     }
   }
-  EXPECT_EQ(points.size(), points_in_all);
   chain_slot_history(points, spec.engine.scheduler.max_num_seqs);
   std::vector<Point> fit_points, held_out;
   split_holdout(points, {parse_filter("file=sweep-*", "--holdout")}, fit_points, held_out);
-  EXPECT_EQ(fit_points.size(), probes);
   FitResult r = fit(spec, fit_points, FitOptions{});
   auto judged = predict_all(r.spec, held_out, true, 1);
-  return {std::move(r), std::move(judged)};
+  return {.points = points.size(),
+          .fitted = fit_points.size(),
+          .fit = std::move(r),
+          .judged = std::move(judged)};
 }
 
-/// τ_vec as fitted (µs), −1 when the fit did not identify it.
-double vec_score_overhead(const FitResult& r) {
-  const auto vec = std::find_if(r.params.begin(), r.params.end(), [](const ParamResult& p) {
-    return p.param == Param::VecScoreOverhead && p.identified;
+/// The fitted value of `param` (in its unit), −1 when the fit did not identify it.
+double fitted_value(const FitResult& r, Param param) {
+  const auto it = std::find_if(r.params.begin(), r.params.end(), [&](const ParamResult& p) {
+    return p.param == param && p.identified;
   });
-  return vec == r.params.end() ? -1 : vec->value;
+  return it == r.params.end() ? -1 : it->value;
+}
+
+TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
+  const auto run = judge_live_run("h100-llamacpp-ds2big-2", "h100-sxm", "ds2-random-big", 65536);
+  ASSERT_EQ(run.points, 19u);
+  ASSERT_EQ(run.fitted, 9u);
+  ASSERT_EQ(run.judged.size(), 10u);
+  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 30.0);
+  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 60.0);
+  // docs/calibration.md: TPOT 8.9 %, mean TTFT 23.4 %, output tok/s 11.6 % (each bound
+  // here half a point above it).
+  EXPECT_LT(mape(run.judged, Metric::Tpot), 9.4);
+  EXPECT_LT(mape(run.judged, Metric::TtftMean), 23.9);
+  EXPECT_LT(mape(run.judged, Metric::OutputPerGpu), 12.1);
 }
 
 // The quiet-host CPU run (bench/calib/cpu-llamacpp-ds2tiny-quiet/, docs/calibration.md "A live CPU
@@ -117,9 +100,13 @@ double vec_score_overhead(const FitResult& r) {
 // pin llama.cpp's one-token score cost τ_vec (the decode probe at concurrency 1 over the window
 // the prefill probes left).
 TEST(LiveRun, ProbesOfTheQuietCpuRunPredictTheHeldOutSweep) {
-  const auto [r, judged] = judge_cpu_run("cpu-llamacpp-ds2tiny-quiet", 19, 9);
-  EXPECT_GT(vec_score_overhead(r), 0.1);
-  EXPECT_LT(vec_score_overhead(r), 0.2);
+  const auto run =
+      judge_live_run("cpu-llamacpp-ds2tiny-quiet", "cpu-host", "ds2-random-tiny", 8192);
+  EXPECT_EQ(run.points, 19u);
+  EXPECT_EQ(run.fitted, 9u);
+  const auto& judged = run.judged;
+  EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.1);
+  EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
   // docs/calibration.md, refit with cpu-host at 30 GB/s: TPOT 6.0 %, mean TTFT 9.8 %, output
   // tok/s 5.6 % (each bound here half a point above it).
   EXPECT_LT(mape(judged, Metric::Tpot), 6.5);
@@ -130,9 +117,13 @@ TEST(LiveRun, ProbesOfTheQuietCpuRunPredictTheHeldOutSweep) {
 // The run taken after the last change of the model (docs/calibration.md "Two fresh CPU runs"):
 // ten probes, the last one a single sequence over the window of the full slots' kept cells.
 TEST(LiveRun, TheTenProbesOfTheFreshCpuRunPredictItsSweep) {
-  const auto [r, judged] = judge_cpu_run("cpu-llamacpp-ds2tiny-quiet-3", 20, 10);
-  EXPECT_GT(vec_score_overhead(r), 0.05);
-  EXPECT_LT(vec_score_overhead(r), 0.2);
+  const auto run =
+      judge_live_run("cpu-llamacpp-ds2tiny-quiet-3", "cpu-host", "ds2-random-tiny", 8192);
+  EXPECT_EQ(run.points, 20u);
+  EXPECT_EQ(run.fitted, 10u);
+  const auto& judged = run.judged;
+  EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.05);
+  EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
   // TPOT 4.9 %, mean TTFT 8.7 %, output tok/s 6.6 %: inside the acceptance's 10 / 25 / 10.
   EXPECT_LT(mape(judged, Metric::Tpot), 5.4);
   EXPECT_LT(mape(judged, Metric::TtftMean), 9.2);

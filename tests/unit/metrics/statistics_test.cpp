@@ -235,9 +235,8 @@ TEST(Describe, InPlaceWithTheSumsOfTheOriginalOrderEqualsDescribe) {
 }
 
 TEST(Describe, WeightedFromPiecesOrFromOneListEqualsDescribe) {
-  // describe_weighted sums the sample in numpy's blocks of 8,192: from pieces (some of them whole
-  // blocks at a block boundary, summed where they lie) or from one list, the result is
-  // describe's, bit for bit.
+  // describe_weighted sums the sample in numpy's blocks of 8,192: from pieces (gathered into
+  // blocks) or from one list (summed where it lies), the result is describe's, bit for bit.
   std::uint64_t x = 4242;
   const std::vector<double> qs{50, 90, 99};
   for (const std::size_t n : {1u, 9u, 20000u, 24576u}) {
@@ -251,8 +250,8 @@ TEST(Describe, WeightedFromPiecesOrFromOneListEqualsDescribe) {
     const std::vector<std::pair<double, std::size_t>> distinct(counts.begin(), counts.end());
     const Stats expected = describe(v, qs);
     EXPECT_TRUE(describe_weighted(v, distinct, qs) == expected) << n;
-    // Pieces of 8,192 + 100 + 8,092 + 8,192 + the rest: the first and fourth start on a block
-    // boundary and are summed in place, the others are gathered.
+    // Pieces of 8,192 + 100 + 8,092 + 8,192 + the rest: some fill a block exactly, some cross
+    // a block's end.
     const auto pieces = [&](const auto& emit) {
       std::size_t at = 0;
       for (const std::size_t len : {8192u, 100u, 8092u, 8192u}) {
