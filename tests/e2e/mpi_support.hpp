@@ -21,6 +21,32 @@
 
 namespace llmbench::e2e {
 
+/// `mpirun --oversubscribe -np ranks` in front of `args` (TCP over the loopback between the
+/// ranks: no shared-memory segment to size in a container, no other interface tried).
+inline std::vector<std::string> mpirun_argv(const std::vector<std::string>& args, int ranks) {
+  std::vector<std::string> argv{LLMBENCH_MPIEXEC,
+                                "--oversubscribe",
+                                "-np",
+                                std::to_string(ranks),
+                                "--mca",
+                                "btl",
+                                "self,tcp",
+                                "--mca",
+                                "btl_tcp_if_include",
+                                "lo",
+                                "--mca",
+                                "oob_tcp_if_include",
+                                "lo"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+/// Lets `mpirun` run as root, as CI does (Open MPI's documented override: both variables).
+inline void allow_mpirun_as_root() {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+}
+
 /// One fixed-timing server per test: TTFT 20 ms, ITL 2 ms, up to 64 requests at once.
 class MpiTest : public ScratchDirTest {
  protected:
@@ -30,8 +56,7 @@ class MpiTest : public ScratchDirTest {
     ScratchDirTest::SetUp();
     // CI runs as root; Open MPI refuses root without both (its documented override). A tag in
     // the ranks' environment finds them in /proc (the killed-rank test).
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    allow_mpirun_as_root();
     ::setenv("LLMBENCH_MPI_TEST_TAG", dir_.string().c_str(), 1);
     server_ = std::make_unique<ServeProcess>(
         dir_, std::vector<std::string>{"--timing", "fixed", "--ttft-ms", "20", "--itl-ms", "2",
@@ -39,24 +64,9 @@ class MpiTest : public ScratchDirTest {
     ASSERT_GT(server_->port(), 0) << server_->log();
   }
 
-  /// `mpirun --oversubscribe -np ranks` in front of `args` (TCP over the loopback between the
-  /// ranks: no shared-memory segment to size in a container, no other interface tried).
+  /// `mpirun_argv(args, ranks)`.
   static std::vector<std::string> mpirun(const std::vector<std::string>& args, int ranks = 3) {
-    std::vector<std::string> argv{LLMBENCH_MPIEXEC,
-                                  "--oversubscribe",
-                                  "-np",
-                                  std::to_string(ranks),
-                                  "--mca",
-                                  "btl",
-                                  "self,tcp",
-                                  "--mca",
-                                  "btl_tcp_if_include",
-                                  "lo",
-                                  "--mca",
-                                  "oob_tcp_if_include",
-                                  "lo"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
+    return mpirun_argv(args, ranks);
   }
 
   /// Runs `argv` to its end (at most 60 s), its output in `<dir>/<log>`; the exit code.

@@ -4,8 +4,10 @@
 /// Slurm's `srun --mpi=pmix`, the Kubeflow MPI Operator; docs/distributed.md): joining and
 /// leaving MPI, and the few collectives a spread run needs (clock ping-pong, broadcast, gather,
 /// agreement). MPI is started only when a launcher started the process, so `llmbench run` alone
-/// pays nothing. A build without MPI (`LLMBENCH_WITH_MPI=OFF`) has the same interface; `join`
-/// then refuses a launch of several processes.
+/// pays nothing: `llmbench` links no MPI library, and `join` opens the MPI plugin
+/// (`libllmbench_mpi.so`, mpi_abi.hpp, plugin_loader.hpp) with `dlopen` only under a launcher.
+/// A build without MPI (`LLMBENCH_WITH_MPI=OFF`) has the same interface and no plugin; `join`
+/// then refuses a launch of several processes, as it does when the plugin cannot be loaded.
 
 #include "llmbench/core/clock.hpp"
 
@@ -20,7 +22,9 @@ namespace llmbench::dist {
 /// `PMIX_RANK` (Slurm `--mpi=pmix`) or PMI's `PMI_SIZE` is in the environment.
 [[nodiscard]] bool launched_by_mpi() noexcept;
 
-/// True when this build has MPI (CMake option `LLMBENCH_WITH_MPI`).
+/// True when this build made the MPI plugin: decided at compile time by the CMake option
+/// `LLMBENCH_WITH_MPI` (on when CMake found MPI). Whether the plugin's file is there to be
+/// opened is known only when `World::join` looks for it.
 [[nodiscard]] bool built_with_mpi() noexcept;
 
 /// One ping-pong round between rank 0 and a peer, each instant on its own steady clock (ns):
@@ -51,17 +55,22 @@ struct ClockOffset {
 /// by every rank in the same order, on the thread that joined.
 class World {
  public:
-  /// Starts MPI when `launched_by_mpi()` (`MPI_Init_thread`, funneled: only the joining thread
-  /// calls MPI) and returns the process's world; null when no launcher started the process.
-  /// Throws `Exception` when this build has no MPI and the launcher started more than one
-  /// process (each would run the whole benchmark). Call once, before any thread starts.
+  /// Starts MPI when `launched_by_mpi()` (opens the plugin, then `MPI_Init_thread`, funneled:
+  /// only the joining thread calls MPI) and returns the process's world; null when no launcher
+  /// started the process, or when it started one process and the plugin cannot be loaded (that
+  /// process runs alone). The plugin is `LLMBENCH_MPI_PLUGIN` when set, else
+  /// `libllmbench_mpi.so` beside the executable, else `<exe dir>/../<libdir>/llmbench/` of the
+  /// install (`mpi_plugin_candidates`). Throws `Exception` when the launcher started more than
+  /// one process (each would run the whole benchmark) and no plugin loads (none built, none
+  /// found, another ABI), naming every path tried and why, or when `MPI_Init_thread` fails. Call
+  /// once, before any thread starts.
   static World* join(int& argc, char**& argv);
   /// The world `join` made, or null (a single process).
   [[nodiscard]] static World* current() noexcept;
   /// `MPI_Finalize` when `join` started MPI; call once at the end of `main`.
   static void leave() noexcept;
   /// Ends every process of the job at once (`MPI_Abort`) with `code`: a rank that cannot go on
-  /// while the others wait in a collective.
+  /// while the others wait in a collective. Without a world, ends this process (`_Exit`).
   [[noreturn]] static void abort(int code) noexcept;
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
