@@ -60,9 +60,10 @@ void check(int rc, const char* call) {
 constexpr int kPingTag = 17;
 
 /// The number of processes the launcher started, with the variable that says so: Open MPI's
-/// `OMPI_COMM_WORLD_SIZE` or PMI's `PMI_SIZE`; none when neither is set (PMIx alone).
+/// `OMPI_COMM_WORLD_SIZE`, PMI's `PMI_SIZE` or, under Slurm's `srun --mpi=pmix` (which sets
+/// `PMIX_RANK` and no size of its own), `SLURM_STEP_NUM_TASKS`; none when none is set.
 std::optional<std::pair<const char*, const char*>> launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
     if (const char* size = std::getenv(name); size != nullptr)
       return std::pair{name, size};
   }

@@ -84,6 +84,8 @@ class LauncherEnvironment : public ::testing::Test {
   }
   void TearDown() override {
     ::unsetenv("OMPI_COMM_WORLD_SIZE");
+    ::unsetenv("PMIX_RANK");
+    ::unsetenv("SLURM_STEP_NUM_TASKS");
     ::unsetenv("LLMBENCH_MPI_PLUGIN");
   }
   int argc_ = 1;
@@ -110,6 +112,19 @@ TEST_F(LauncherEnvironment, SeveralProcessesWithoutThePluginAreRefusedNamingTheP
         << what;
   }
   EXPECT_EQ(World::current(), nullptr);
+}
+
+TEST_F(LauncherEnvironment, ASlurmPmixLaunchOfSeveralTasksIsCountedFromSlurm) {
+  // `srun --mpi=pmix` sets PMIX_RANK and no size of its own; Slurm's task count says how many.
+  ::setenv("PMIX_RANK", "0", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+  ::setenv("LLMBENCH_MPI_PLUGIN", "/nonexistent/libllmbench_mpi.so", 1);
+  try {
+    World::join(argc_, argv_);
+    FAIL() << "join went on without the plugin";
+  } catch (const Exception& e) {
+    EXPECT_NE(std::string(e.what()).find("SLURM_STEP_NUM_TASKS=4"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(LauncherEnvironment, OneProcessWithoutThePluginRunsAlone) {
