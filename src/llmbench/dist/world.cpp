@@ -169,9 +169,13 @@ std::vector<ClockOffset> World::measure_offsets(int rounds) {
 
 std::string World::broadcast(std::string value) {
   const MpiTable& t = mpi();
-  // The length first, so the other ranks can size their strings.
+  // The length first, so the other ranks can size their strings; every rank then knows whether
+  // it fits one MPI message (int counts), so all of them stop together when it does not.
   auto length = static_cast<std::int64_t>(value.size());
   check(t.broadcast_int64(&length, 1, 0), "MPI_Bcast");
+  if (length > std::numeric_limits<int>::max())
+    throw Exception(
+        fmt::format("rank 0's {} bytes are more than one MPI broadcast holds (2 GiB)", length));
   value.resize(static_cast<std::size_t>(length));
   check(t.broadcast_bytes(value.data(), static_cast<int>(length), 0), "MPI_Bcast");
   return value;
@@ -184,27 +188,35 @@ std::uint64_t World::broadcast(std::uint64_t value) {
 
 std::vector<std::string> World::gather(const std::string& text) {
   const MpiTable& t = mpi();
-  // MPI counts are int: a rank's part is sent in one message up to 2 GiB.
-  if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Exception(
-        fmt::format("rank {}: {} bytes of records are more than one MPI message "
-                    "holds (2 GiB); its records file keeps them",
-                    rank_, text.size()));
+  // MPI counts are int: a rank's part is sent in one message up to 2 GiB. Whether any part or
+  // the whole is too big is agreed on by every rank (`any`), so all of them stop together
+  // instead of the others waiting in a gather that one rank left.
+  const bool too_big = text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max());
+  if (any(too_big)) {
+    throw Exception(too_big ? fmt::format("rank {}: {} bytes of records are more than one MPI "
+                                          "message holds (2 GiB); its records file keeps them",
+                                          rank_, text.size())
+                            : fmt::format("rank {}: another rank's records are more than one MPI "
+                                          "message holds (2 GiB); each rank's records file "
+                                          "keeps its own",
+                                          rank_));
+  }
   const int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_));
   check(t.gather_int(length, lengths.data(), 0), "MPI_Gather");
-  std::vector<int> displacements(lengths.size());
-  std::string all;
-  if (rank_ == 0) {
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < lengths.size(); ++i) {
-      if (total > std::numeric_limits<int>::max())
-        throw Exception("the ranks' records are more than one MPI gather holds (2 GiB)");
-      displacements[i] = static_cast<int>(total);
-      total += lengths[i];
-    }
-    all.resize(static_cast<std::size_t>(total));
+  // Only rank 0 received the lengths: it alone can tell whether the parts fit one gather.
+  std::optional<std::vector<int>> starts =
+      rank_ == 0 ? gather_displacements(lengths) : std::vector<int>(lengths.size());
+  if (any(!starts)) {
+    throw Exception(
+        "the ranks' records are more than one MPI gather holds (2 GiB); each rank's records file "
+        "keeps its own");
   }
+  const std::vector<int>& displacements = *starts;
+  std::string all;
+  if (rank_ == 0 && !lengths.empty())
+    all.resize(static_cast<std::size_t>(displacements.back()) +
+               static_cast<std::size_t>(lengths.back()));
   check(t.gatherv_bytes(text.data(), length, all.data(), lengths.data(), displacements.data(), 0),
         "MPI_Gatherv");
   std::vector<std::string> parts;

@@ -12,6 +12,7 @@
 #include "llmbench/core/clock.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +50,11 @@ struct ClockOffset {
 
 /// The estimate of the least-round-trip round of `rounds` (which must not be empty).
 [[nodiscard]] ClockOffset estimate_offset(std::span<const PingPong> rounds);
+
+/// Where each rank's part starts in a gather of parts of `lengths` bytes (index = rank): the
+/// running sums, or nullopt when a start does not fit MPI's `int` displacements (the parts
+/// together are more than one gather holds, 2 GiB).
+[[nodiscard]] std::optional<std::vector<int>> gather_displacements(std::span<const int> lengths);
 
 /// This process's place in an MPI job (`MPI_COMM_WORLD`). One per process: `join` makes it,
 /// `current` finds it, `leave` ends MPI. Every member function marked collective must be called

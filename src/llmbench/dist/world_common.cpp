@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 namespace llmbench::dist {
 
@@ -22,6 +23,18 @@ ClockOffset estimate_offset(std::span<const PingPong> rounds) {
   const TimeNs midpoint = best->sent_ns + rtt / 2;
   return ClockOffset{
       .offset_ns = best->peer_ns - midpoint, .bound_ns = (rtt + 1) / 2, .rtt_ns = rtt};
+}
+
+std::optional<std::vector<int>> gather_displacements(std::span<const int> lengths) {
+  std::vector<int> starts(lengths.size());
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    if (total > std::numeric_limits<int>::max())
+      return std::nullopt;
+    starts[i] = static_cast<int>(total);
+    total += lengths[i];
+  }
+  return starts;
 }
 
 }  // namespace llmbench::dist

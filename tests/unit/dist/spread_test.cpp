@@ -12,6 +12,17 @@
 namespace llmbench::dist {
 namespace {
 
+TEST(GatherDisplacements, RunningSumsUntilAStartNoLongerFitsAnInt) {
+  const std::vector<int> small{3, 0, 5, 2};
+  EXPECT_EQ(gather_displacements(small), (std::vector<int>{0, 3, 3, 8}));
+  // Two parts of 1.5 GB: the second starts at 1.5e9 (fits), a third would start past 2^31 - 1.
+  const std::vector<int> two{1'500'000'000, 1'500'000'000};
+  EXPECT_EQ(gather_displacements(two), (std::vector<int>{0, 1'500'000'000}));
+  const std::vector<int> three{1'500'000'000, 1'500'000'000, 1};
+  EXPECT_FALSE(gather_displacements(three).has_value());
+  EXPECT_EQ(gather_displacements(std::vector<int>{}), std::vector<int>{});
+}
+
 TEST(ClockOffset, TheRoundOfLeastRoundTripGivesTheOffsetAndHalfItAsTheBound) {
   // The peer's clock is 1,000,000 ns ahead; the second round is the fastest (100 ns).
   const std::vector<PingPong> rounds{{.sent_ns = 0, .peer_ns = 1'000'300, .received_ns = 900},
