@@ -36,6 +36,27 @@ class MpiPlugin : public ScratchDirTest {
     EXPECT_EQ(p.wait(std::chrono::seconds(30)), 0) << read_file(log);
     return read_file(log);
   }
+
+#ifdef LLMBENCH_MPIEXEC
+  /// How one `mpirun -np ranks llmbench --version` ended.
+  struct Launch {
+    int code = -1;  ///< exit code; -1 when it did not end within 60 s
+    std::string out;
+    std::chrono::steady_clock::duration took{};
+  };
+
+  /// Runs `mpirun -np ranks llmbench --version` to its end (at most 60 s).
+  Launch version_under_mpirun(int ranks) {
+    const std::string log = (dir_ / "mpirun.log").string();
+    const auto start = std::chrono::steady_clock::now();
+    Process p(mpirun_argv({binary(), "--version"}, ranks), log);
+    Launch launch;
+    launch.code = p.wait(std::chrono::seconds(60));
+    launch.took = std::chrono::steady_clock::now() - start;
+    launch.out = read_file(log);
+    return launch;
+  }
+#endif
 };
 
 TEST_F(MpiPlugin, TheBinaryLoadsNoMpiLibraryAtStart) {
@@ -60,13 +81,8 @@ TEST_F(MpiPlugin, SeveralProcessesWithoutThePluginStopAtOnceNamingThePath) {
   allow_mpirun_as_root();
   const std::string missing = "/nonexistent/libllmbench_mpi.so";
   ::setenv("LLMBENCH_MPI_PLUGIN", missing.c_str(), 1);
-  const std::string log = (dir_ / "mpirun.log").string();
-  const auto start = std::chrono::steady_clock::now();
-  Process p(mpirun_argv({binary(), "--version"}, 2), log);
-  const int code = p.wait(std::chrono::seconds(60));
-  const auto took = std::chrono::steady_clock::now() - start;
+  const auto [code, out, took] = version_under_mpirun(2);
   ::unsetenv("LLMBENCH_MPI_PLUGIN");
-  const std::string out = read_file(log);
   ASSERT_NE(code, -1) << "mpirun did not end within 60 s\n" << out;
   EXPECT_NE(code, 0) << out;
   // Both ranks refuse before MPI starts: no version printed, the path and the fix named.
@@ -83,11 +99,8 @@ TEST_F(MpiPlugin, SeveralProcessesWithoutThePluginStopAtOnceNamingThePath) {
 TEST_F(MpiPlugin, OneProcessWithoutThePluginRunsAlone) {
   allow_mpirun_as_root();
   ::setenv("LLMBENCH_MPI_PLUGIN", "/nonexistent/libllmbench_mpi.so", 1);
-  const std::string log = (dir_ / "mpirun.log").string();
-  Process p(mpirun_argv({binary(), "--version"}, 1), log);
-  const int code = p.wait(std::chrono::seconds(60));
+  const auto [code, out, took] = version_under_mpirun(1);
   ::unsetenv("LLMBENCH_MPI_PLUGIN");
-  const std::string out = read_file(log);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("llmbench 0."), std::string::npos) << out;
   EXPECT_EQ(out.find("could not be loaded"), std::string::npos) << out;
@@ -98,10 +111,7 @@ TEST_F(MpiPlugin, ThePluginBesideTheBinaryJoinsTheRanks) {
   // ranks, and both print their version after joining.
   allow_mpirun_as_root();
   ::unsetenv("LLMBENCH_MPI_PLUGIN");
-  const std::string log = (dir_ / "mpirun.log").string();
-  Process p(mpirun_argv({binary(), "--version"}, 2), log);
-  const int code = p.wait(std::chrono::seconds(60));
-  const std::string out = read_file(log);
+  const auto [code, out, took] = version_under_mpirun(2);
   EXPECT_EQ(code, 0) << out;
   const auto first = out.find("llmbench 0.");
   ASSERT_NE(first, std::string::npos) << out;

@@ -88,6 +88,17 @@ class LauncherEnvironment : public ::testing::Test {
     ::unsetenv("SLURM_STEP_NUM_TASKS");
     ::unsetenv("LLMBENCH_MPI_PLUGIN");
   }
+  /// The text of `World::join`'s refusal; a test failure (and "") when join went on.
+  std::string join_refusal() {
+    try {
+      World::join(argc_, argv_);
+    } catch (const Exception& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "join went on without the plugin";
+    return {};
+  }
+
   int argc_ = 1;
   char name_[10] = "dist_test";
   char* args_[2] = {name_, nullptr};
@@ -97,20 +108,15 @@ class LauncherEnvironment : public ::testing::Test {
 TEST_F(LauncherEnvironment, SeveralProcessesWithoutThePluginAreRefusedNamingThePath) {
   ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
   ::setenv("LLMBENCH_MPI_PLUGIN", "/nonexistent/libllmbench_mpi.so", 1);
-  try {
-    World::join(argc_, argv_);
-    FAIL() << "join went on without the plugin";
-  } catch (const Exception& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("OMPI_COMM_WORLD_SIZE=2"), std::string::npos) << what;
-    EXPECT_NE(what.find("/nonexistent/libllmbench_mpi.so: cannot open shared object file"),
-              std::string::npos)
-        << what;
-    EXPECT_NE(what.find("libopenmpi-dev, -DLLMBENCH_WITH_MPI=ON"), std::string::npos) << what;
-    EXPECT_NE(what.find(built_with_mpi() ? "could not be loaded" : "built without MPI"),
-              std::string::npos)
-        << what;
-  }
+  const std::string what = join_refusal();
+  EXPECT_NE(what.find("OMPI_COMM_WORLD_SIZE=2"), std::string::npos) << what;
+  EXPECT_NE(what.find("/nonexistent/libllmbench_mpi.so: cannot open shared object file"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("libopenmpi-dev, -DLLMBENCH_WITH_MPI=ON"), std::string::npos) << what;
+  EXPECT_NE(what.find(built_with_mpi() ? "could not be loaded" : "built without MPI"),
+            std::string::npos)
+      << what;
   EXPECT_EQ(World::current(), nullptr);
 }
 
@@ -119,12 +125,8 @@ TEST_F(LauncherEnvironment, ASlurmPmixLaunchOfSeveralTasksIsCountedFromSlurm) {
   ::setenv("PMIX_RANK", "0", 1);
   ::setenv("SLURM_STEP_NUM_TASKS", "4", 1);
   ::setenv("LLMBENCH_MPI_PLUGIN", "/nonexistent/libllmbench_mpi.so", 1);
-  try {
-    World::join(argc_, argv_);
-    FAIL() << "join went on without the plugin";
-  } catch (const Exception& e) {
-    EXPECT_NE(std::string(e.what()).find("SLURM_STEP_NUM_TASKS=4"), std::string::npos) << e.what();
-  }
+  const std::string what = join_refusal();
+  EXPECT_NE(what.find("SLURM_STEP_NUM_TASKS=4"), std::string::npos) << what;
 }
 
 TEST_F(LauncherEnvironment, OneProcessWithoutThePluginRunsAlone) {
