@@ -33,8 +33,13 @@ std::vector<Probe> probe_plan(const ProbeLimits& limits) {
   std::vector<Probe> plan;
   for (const std::int64_t in : {std::int64_t{32}, len / 4, len})
     plan.push_back(make_probe("prefill", in, 4, 1, 3));
-  for (const std::int64_t conc : {std::int64_t{1}, std::max<std::int64_t>(1, c / 4), c})
-    plan.push_back(make_probe("decode", 32, out, conc, 2 * conc));
+  // Decode batches on a doubling ladder: engines change path with the batch (llama.cpp's CUDA
+  // engine runs one token on its vector kernels and any larger batch at a flat higher cost), so
+  // the fit sees the step at every scale instead of bridging 1 to c/4.
+  for (const std::int64_t conc : {std::int64_t{1}, c / 8, c / 4, c / 2, c}) {
+    if (conc >= 1)
+      plan.push_back(make_probe("decode", 32, out, conc, 2 * conc));
+  }
   const std::int64_t half = std::max<std::int64_t>(2, c / 2);
   plan.push_back(make_probe("mixed", len / 2, out / 4, std::min(half, c), 2 * std::min(half, c)));
   plan.push_back(make_probe("mixed", len / 4, out / 4, c, 2 * c));

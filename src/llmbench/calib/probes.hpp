@@ -34,10 +34,10 @@ struct Probe {
 
 /// The probe plan for `limits`: prefill probes (concurrency 1, three requests each, prompts of
 /// 32, max/4 and max tokens, 4 output tokens), decode probes (32-token prompts, `output_len`
-/// tokens, concurrency 1, max/4 and max, two requests per slot) and three mixed probes (half and
-/// full concurrency with prompts of max/2 and max/4 tokens, then full concurrency with prompts of
-/// max tokens — every slot full, the largest KV window —, a quarter of `output_len`, two requests
-/// per slot). Duplicates are dropped; never more than `kMaxProbes`.
+/// tokens, concurrency 1, max/8, max/4, max/2 and max, two requests per slot) and three mixed
+/// probes (half and full concurrency with prompts of max/2 and max/4 tokens, then full concurrency
+/// with prompts of max tokens — every slot full, the largest KV window —, a quarter of
+/// `output_len`, two requests per slot). Duplicates are dropped; never more than `kMaxProbes`.
 std::vector<Probe> probe_plan(const ProbeLimits& limits);
 
 }  // namespace llmbench::calib

@@ -111,12 +111,17 @@ double RooflineModel::window_attention_s(const BatchSums& sums) const noexcept {
 double RooflineModel::ubatch_experts_hit(double tokens) const noexcept {
   // llama.cpp's per-expert MoE batches (`Efficiency::moe_expert_overhead_us`): the step runs as
   // micro-batches of `ubatch_tokens` (`llama_decode_impl`, `split_simple(n_ubatch)`), each a graph
-  // of its own; one of more than one token pays τ_exp per MoE layer and distinct expert it hits.
+  // of its own; one of more than one token pays τ_exp per MoE layer and expert. A CPU backend
+  // pays it per distinct expert the micro-batch hits; the CUDA backend pays it for every local
+  // expert whatever the micro-batch hits (llama-batched-bench: a step of 2 to 16 sequences costs
+  // the same; docs/simulator.md "llama.cpp's per-expert MoE batches").
   const double u = static_cast<double>(p_.ubatch_tokens);
-  const double full = std::floor(tokens / u);
-  const double rest = tokens - full * u;
+  const double full = u > 1 ? std::floor(tokens / u) : 0.0;
+  const double rest = u > 1 ? tokens - full * u : 0.0;
+  if (!p_.gpu.cpu)
+    return experts_local_ * (full + (rest > 1 ? 1.0 : 0.0));
   const auto hit = [&](double n) { return experts_local_ * -std::expm1(n * log_miss_); };
-  return (full > 0 ? full * hit(u) : 0.0) + (rest > 1 ? hit(rest) : 0.0);
+  return full * hit(u) + (rest > 1 ? hit(rest) : 0.0);
 }
 
 StepCost RooflineModel::step_cost(const std::vector<SeqWork>& batch) const {

@@ -121,8 +121,9 @@ class RooflineModel final : public ExecTimeModel {
   double pre_flops_qk_ = 0, pre_flops_up_ = 0, pre_bytes_per_tok_ = 0;
   double win_flops_ = 0, win_bytes_ = 0;  ///< shared window: per token·cell, per cell (a layer)
   double vec_score_s_ = 0;  ///< L·n_h·τ_vec: s per window cell of a one-token micro-batch
-  /// Distinct experts hit per MoE layer, summed over the micro-batches of `ubatch_tokens` that a
-  /// step of `tokens` (> 1) runs as, counting only micro-batches of more than one token.
+  /// Experts charged τ_exp per MoE layer, summed over the micro-batches of `ubatch_tokens` that a
+  /// step of `tokens` (> 1) runs as, counting only micro-batches of more than one token: the
+  /// distinct experts each hits on a CPU host, every local expert on a GPU.
   [[nodiscard]] double ubatch_experts_hit(double tokens) const noexcept;
   /// The shared-window attention of `sums` (`ExecModelParams::shared_kv_window`), seconds.
   [[nodiscard]] double window_attention_s(const BatchSums& sums) const noexcept;

@@ -89,14 +89,15 @@ struct Efficiency {
   /// FLOP/s and η_M·bandwidth); 1 = the same. A calibrated term: attention kernels (MLA
   /// absorbed decode, paged prefill) rarely reach the GEMMs' efficiency.
   double attention = 1.0;
-  /// τ_exp: µs per MoE layer and distinct routed expert hit, per micro-batch (`--ubatch-size`) of
-  /// more than one token; 0 = none. An engine term of llama.cpp's CUDA backend
-  /// (ggml/src/ggml-cuda/ggml-cuda.cu, `ggml_cuda_mul_mat_id`, c392e5094, February 2025): one
-  /// token runs each of its k experts' matrices on the vector kernel, while a larger batch
-  /// copies the expert ids to the host (a stream sync), then for every expert it hit gathers
-  /// that expert's rows, runs one matrix multiply and scatters the results back, a cost per
-  /// layer and hit expert rather than per token. Fitted by `calibrate` for the llamacpp family
-  /// (docs/simulator.md "llama.cpp's per-expert MoE batches"); other engines keep 0.
+  /// τ_exp: µs per MoE layer and routed expert, per micro-batch (`--ubatch-size`) of more than
+  /// one token; 0 = none. An engine term of llama.cpp (c392e5094, February 2025): one token runs
+  /// each of its k experts' matrices on the vector path, while a larger batch walks the experts
+  /// (CUDA: `ggml_cuda_mul_mat_id` copies the expert ids to the host, a stream sync, then
+  /// gathers, multiplies and scatters per expert). On a CPU host it is charged per distinct
+  /// expert the micro-batch hits; on a GPU for every local expert, since the CUDA engine's step
+  /// is flat from 2 to 16 tokens (llama-batched-bench on an H100). Fitted by `calibrate` for the
+  /// llamacpp family (docs/simulator.md "llama.cpp's per-expert MoE batches"); other engines
+  /// keep 0.
   double moe_expert_overhead_us = 0;
   /// τ_vec: µs per attention score (KV cell × head × layer) of the shared KV window in a
   /// micro-batch of one token, over the roofline's price; 0 = none. An engine term of

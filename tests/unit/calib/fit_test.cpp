@@ -124,7 +124,7 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeMixedAndTheWindow) {
   const auto plan =
       probe_plan(ProbeLimits{.max_concurrency = 16, .max_input_len = 1024, .output_len = 64});
   EXPECT_LE(plan.size(), kMaxProbes);
-  EXPECT_EQ(plan.size(), 10u);
+  EXPECT_EQ(plan.size(), 12u);
   int prefill = 0, decode = 0, mixed = 0;
   for (const auto& p : plan) {
     prefill += p.kind == "prefill";
@@ -134,7 +134,14 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeMixedAndTheWindow) {
     EXPECT_LE(p.workload.input_max, 1024);
   }
   EXPECT_EQ(prefill, 3);
-  EXPECT_EQ(decode, 3);
+  EXPECT_EQ(decode, 5);
+  // The decode batches double from one sequence to every slot.
+  std::vector<std::int64_t> ladder;
+  for (const auto& p : plan) {
+    if (p.kind == "decode")
+      ladder.push_back(p.workload.max_concurrency);
+  }
+  EXPECT_EQ(ladder, (std::vector<std::int64_t>{1, 2, 4, 8, 16}));
   EXPECT_EQ(mixed, 3);
   // Last, right after the probe that fills every slot with the longest prompts: one sequence
   // alone, decoding over the window the other slots' cells make.
@@ -143,8 +150,8 @@ TEST(Probes, AtMostTwentyAndCoverPrefillDecodeMixedAndTheWindow) {
   EXPECT_EQ(plan[plan.size() - 2].workload.max_concurrency, 16);
   EXPECT_EQ(plan.back().workload.max_concurrency, 1);
   EXPECT_EQ(plan.back().workload.output_max, 64);
-  // One slot: the decode probes at 1, 1/4 and all slots collapse into one, and a lone slot
-  // leaves no other slot's cells to make a window.
+  // One slot: the decode probes at 1, 1/8, 1/4, 1/2 and all slots collapse into one, and a lone
+  // slot leaves no other slot's cells to make a window.
   EXPECT_EQ(probe_plan(ProbeLimits{.max_concurrency = 1}).size(), 7u);
 }
 

@@ -86,13 +86,14 @@ TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
   ASSERT_EQ(run.points, 19u);
   ASSERT_EQ(run.fitted, 9u);
   ASSERT_EQ(run.judged.size(), 10u);
-  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 30.0);
-  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 60.0);
-  // docs/calibration.md: TPOT 8.9 %, mean TTFT 23.4 %, output tok/s 11.6 % (each bound
+  // τ_exp is charged for all 16 experts of every multi-token micro-batch on a GPU: 24 µs.
+  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 15.0);
+  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 35.0);
+  // docs/calibration.md: TPOT 7.4 %, mean TTFT 24.6 %, output tok/s 10.1 % (each bound
   // here half a point above it).
-  EXPECT_LT(mape(run.judged, Metric::Tpot), 9.4);
-  EXPECT_LT(mape(run.judged, Metric::TtftMean), 23.9);
-  EXPECT_LT(mape(run.judged, Metric::OutputPerGpu), 12.1);
+  EXPECT_LT(mape(run.judged, Metric::Tpot), 7.9);
+  EXPECT_LT(mape(run.judged, Metric::TtftMean), 25.1);
+  EXPECT_LT(mape(run.judged, Metric::OutputPerGpu), 10.6);
 }
 
 // The quiet-host CPU run (bench/calib/cpu-llamacpp-ds2tiny-quiet/, docs/calibration.md "A live CPU

@@ -106,29 +106,54 @@ TEST(Roofline, DeepSeekMlaDecodeAndMoe) {
   EXPECT_GT(many.moe_s, 20 * one.moe_s);
 }
 
-TEST(Roofline, LlamaCppPerExpertMoeBatchesCostOnlyStepsOfMoreThanOneToken) {
-  // ds2-random-big: 5 MoE layers of 16 routed experts, 6 per token. τ_exp = 50 µs per MoE layer
-  // and hit expert falls on a step with two tokens (16·(1 − (10/16)²) = 9.75 experts expected),
-  // never on a one-token step (llama.cpp's vector path).
+TEST(Roofline, LlamaCppMoeBatchesOnAGpuCostEveryExpertOnStepsOfMoreThanOneToken) {
+  // ds2-random-big: 5 MoE layers of 16 routed experts, 6 per token. On a GPU, τ_exp = 50 µs per
+  // MoE layer and expert falls on every micro-batch of more than one token for all 16 experts
+  // (llama-batched-bench on an H100: 2 to 16 sequences decode in the same step time), never on a
+  // one-token step (llama.cpp's vector path).
   auto p = ideal(load_model_profile(kData, "ds2-random-big"), 1);
   const RooflineModel none(p);
   p.efficiency.moe_expert_overhead_us = 50;
   const RooflineModel with(p);
   const std::vector<SeqWork> one{SeqWork{1, 255, true}};
   const std::vector<SeqWork> two{SeqWork{1, 255, true}, SeqWork{1, 300, true}};
+  const std::vector<SeqWork> sixteen(16, SeqWork{1, 255, true});
   EXPECT_EQ(with.step_cost(one).moe_s, none.step_cost(one).moe_s);
   EXPECT_EQ(with.step_cost(one).total_s(), none.step_cost(one).total_s());
+  EXPECT_NEAR(with.step_cost(two).moe_s - none.step_cost(two).moe_s, 5 * 50e-6 * 16, 1e-12);
+  EXPECT_NEAR(with.step_cost(two).total_s() - none.step_cost(two).total_s(), 5 * 50e-6 * 16, 1e-12);
+  EXPECT_NEAR(with.step_cost(sixteen).moe_s - none.step_cost(sixteen).moe_s, 5 * 50e-6 * 16, 1e-12);
+  // 1025 tokens run as micro-batches of 512, 512 and 1 (`--ubatch-size` 512): the last is a
+  // one-token batch on the vector path; 1026 ends with a micro-batch of two.
+  const std::vector<SeqWork> long_prompt{SeqWork{1025, 0, true}};
+  EXPECT_NEAR(with.step_cost(long_prompt).moe_s - none.step_cost(long_prompt).moe_s,
+              2 * 5 * 50e-6 * 16, 1e-12);
+  const std::vector<SeqWork> longer{SeqWork{1026, 0, true}};
+  EXPECT_NEAR(with.step_cost(longer).moe_s - none.step_cost(longer).moe_s, 3 * 5 * 50e-6 * 16,
+              1e-12);
+  // With micro-batches of one token (`--ubatch-size 1`) no step pays.
+  p.ubatch_tokens = 1;
+  EXPECT_EQ(RooflineModel(p).step_cost(sixteen).moe_s, none.step_cost(sixteen).moe_s);
+}
+
+TEST(Roofline, LlamaCppMoeBatchesOnACpuCostOnlyTheExpertsHit) {
+  // On a CPU host τ_exp falls per distinct expert a multi-token micro-batch hits: a step of two
+  // tokens hits 16·(1 − (10/16)²) = 9.75 experts expected.
+  auto p = ideal(load_model_profile(kData, "ds2-random-big"), 1);
+  p.gpu.cpu = true;
+  const RooflineModel none(p);
+  p.efficiency.moe_expert_overhead_us = 50;
+  const RooflineModel with(p);
+  const std::vector<SeqWork> one{SeqWork{1, 255, true}};
+  const std::vector<SeqWork> two{SeqWork{1, 255, true}, SeqWork{1, 300, true}};
+  EXPECT_EQ(with.step_cost(one).moe_s, none.step_cost(one).moe_s);
   const double hit = 16.0 * (1 - std::pow(10.0 / 16.0, 2));
   EXPECT_NEAR(hit, 9.75, 1e-12);
   EXPECT_NEAR(with.step_cost(two).moe_s - none.step_cost(two).moe_s, 5 * 50e-6 * hit, 1e-12);
-  EXPECT_NEAR(with.step_cost(two).total_s() - none.step_cost(two).total_s(), 5 * 50e-6 * hit,
-              1e-12);
-  // A prompt chunk is a multi-token batch too: every expert is hit.
+  // A prompt chunk is a multi-token batch too.
   const std::vector<SeqWork> prompt{SeqWork{256, 0, true}};
   EXPECT_NEAR(with.step_cost(prompt).moe_s - none.step_cost(prompt).moe_s,
               5 * 50e-6 * expected_distinct_experts(16, 6, 256), 1e-12);
-  // 1025 tokens run as micro-batches of 512, 512 and 1 (`--ubatch-size` 512): the last is a
-  // one-token batch on the vector path.
   const std::vector<SeqWork> long_prompt{SeqWork{1025, 0, true}};
   EXPECT_NEAR(with.step_cost(long_prompt).moe_s - none.step_cost(long_prompt).moe_s,
               2 * 5 * 50e-6 * expected_distinct_experts(16, 6, 512), 1e-12);
