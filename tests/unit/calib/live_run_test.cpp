@@ -131,5 +131,19 @@ TEST(LiveRun, TheTenProbesOfTheFreshCpuRunPredictItsSweep) {
   EXPECT_LT(mape(judged, Metric::OutputPerGpu), 7.1);
 }
 
+// The run taken after the decode probes became a doubling ladder (docs/calibration.md "A fifth
+// CPU run"): twelve probes, five of them decode batches of 1, 2, 4, 8 and 16 sequences.
+TEST(LiveRun, TheTwelveProbesOfTheFifthCpuRunPredictItsSweep) {
+  const auto run =
+      judge_live_run("cpu-llamacpp-ds2tiny-quiet-4", "cpu-host", "ds2-random-tiny", 8192);
+  EXPECT_EQ(run.points, 22u);
+  EXPECT_EQ(run.fitted, 12u);
+  const auto& judged = run.judged;
+  // TPOT 4.7 %, mean TTFT 10.1 %, output tok/s 5.8 %: inside the acceptance's 10 / 25 / 10.
+  EXPECT_LT(mape(judged, Metric::Tpot), 5.2);
+  EXPECT_LT(mape(judged, Metric::TtftMean), 10.6);
+  EXPECT_LT(mape(judged, Metric::OutputPerGpu), 6.3);
+}
+
 }  // namespace
 }  // namespace llmbench::calib
