@@ -23,15 +23,17 @@
 #   --probe-max-input N    longest probe prompt (default: the longer sweep length)
 #   --max-probe-seconds S  the probes' time budget (default 300)
 #   --jobs N               simulations at once in the offline fits (default 4)
+#   --refits 0|1           run the offline refits after the sweep (default 1; they need no
+#                          server and can be run later from the saved files)
 #   --out DIR              where everything goes (default /tmp/llmbench-live-<date>)
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n '2,29p' "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,28p' "$0"; exit 2; }
 server_bin=$1 model=$2
 shift 2
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 llmbench="$here/build/ci/llmbench" profile=ds2-random-tiny gpu=cpu-host port=18777 slots=16
 ctx_slot=2048 threads=1 ngl=0 inputs="128 1024" out_len=32 per_slot=2 tokenizer="" probe_max=""
-probe_seconds=300 jobs=4
+probe_seconds=300 jobs=4 refits=1
 out="/tmp/llmbench-live-$(date +%Y%m%d-%H%M%S)"
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -40,6 +42,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=$2 ;; --ngl) ngl=$2 ;; --inputs) inputs=$2 ;; --output-len) out_len=$2 ;;
     --prompts-per-slot) per_slot=$2 ;; --tokenizer) tokenizer=$2 ;; --out) out=$2 ;;
     --probe-max-input) probe_max=$2 ;; --max-probe-seconds) probe_seconds=$2 ;; --jobs) jobs=$2 ;;
+    --refits) refits=$2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -107,6 +110,10 @@ if command -v python3 >/dev/null; then
   python3 "$here/bench/calib/steps.py" "$out"/sweep/sweep-*.records.jsonl | tee "$out/steps.txt"
 fi
 
+if [[ $refits != 1 ]]; then
+  echo "results in $out (offline refits skipped)"
+  exit 0
+fi
 # Offline refits on the same measurements: fit on part of the sweep, judge the rest (the probes
 # ride along unselected: they only set what the server's slots held before the sweep).
 engine=("${common[@]}" --max-num-seqs "$slots" --ctx-size $((slots * ctx_slot)) --jobs "$jobs")
