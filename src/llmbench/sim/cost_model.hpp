@@ -108,7 +108,7 @@ class RooflineModel final : public ExecTimeModel {
   // Per-model constants of step_cost, computed once.
   double fixed_layer_s_ = 0;  ///< (T_step0 + L·τ_layer) s
   double per_seq_s_ = 0;      ///< τ_req s
-  double expert_s_ = 0;       ///< MoE layers × τ_exp, s per distinct expert hit (> 1 token)
+  double expert_s_ = 0;       ///< MoE layers × τ_exp, s per charged expert (> 1 token)
   double p_dense_ = 0;        ///< dense parameters
   double moe_layers_ = 0;
   double params_per_expert_ = 0;
