@@ -36,10 +36,9 @@ std::vector<Probe> probe_plan(const ProbeLimits& limits) {
   // Decode batches on a doubling ladder: engines change path with the batch (llama.cpp's CUDA
   // engine runs one token on its vector kernels and any larger batch at a flat higher cost), so
   // the fit sees the step at every scale instead of bridging 1 to c/4.
-  for (const std::int64_t conc : {std::int64_t{1}, c / 8, c / 4, c / 2, c}) {
-    if (conc >= 1)
-      plan.push_back(make_probe("decode", 32, out, conc, 2 * conc));
-  }
+  // (Rungs below one sequence become 1, and the duplicates are dropped below.)
+  for (const std::int64_t conc : {std::int64_t{1}, c / 8, c / 4, c / 2, c})
+    plan.push_back(make_probe("decode", 32, out, conc, 2 * conc));
   const std::int64_t half = std::max<std::int64_t>(2, c / 2);
   plan.push_back(make_probe("mixed", len / 2, out / 4, std::min(half, c), 2 * std::min(half, c)));
   plan.push_back(make_probe("mixed", len / 4, out / 4, c, 2 * c));

@@ -81,6 +81,15 @@ double fitted_value(const FitResult& r, Param param) {
   return it == r.params.end() ? -1 : it->value;
 }
 
+/// Expects the held-out MAPE (%) of TPOT, mean TTFT and output tokens/s per GPU over `judged`
+/// each below its bound.
+void expect_mape_below(const std::vector<PointResult>& judged, double tpot, double ttft_mean,
+                       double out_per_gpu) {
+  EXPECT_LT(mape(judged, Metric::Tpot), tpot);
+  EXPECT_LT(mape(judged, Metric::TtftMean), ttft_mean);
+  EXPECT_LT(mape(judged, Metric::OutputPerGpu), out_per_gpu);
+}
+
 TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
   const auto run = judge_live_run("h100-llamacpp-ds2big-2", "h100-sxm", "ds2-random-big", 65536);
   ASSERT_EQ(run.points, 19u);
@@ -91,9 +100,7 @@ TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
   EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 35.0);
   // docs/calibration.md: TPOT 7.4 %, mean TTFT 24.6 %, output tok/s 10.1 % (each bound
   // here half a point above it).
-  EXPECT_LT(mape(run.judged, Metric::Tpot), 7.9);
-  EXPECT_LT(mape(run.judged, Metric::TtftMean), 25.1);
-  EXPECT_LT(mape(run.judged, Metric::OutputPerGpu), 10.6);
+  expect_mape_below(run.judged, 7.9, 25.1, 10.6);
 }
 
 // The quiet-host CPU run (bench/calib/cpu-llamacpp-ds2tiny-quiet/, docs/calibration.md "A live CPU
@@ -105,14 +112,11 @@ TEST(LiveRun, ProbesOfTheQuietCpuRunPredictTheHeldOutSweep) {
       judge_live_run("cpu-llamacpp-ds2tiny-quiet", "cpu-host", "ds2-random-tiny", 8192);
   EXPECT_EQ(run.points, 19u);
   EXPECT_EQ(run.fitted, 9u);
-  const auto& judged = run.judged;
   EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.1);
   EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
   // docs/calibration.md, refit with cpu-host at 30 GB/s: TPOT 6.0 %, mean TTFT 9.8 %, output
   // tok/s 5.6 % (each bound here half a point above it).
-  EXPECT_LT(mape(judged, Metric::Tpot), 6.5);
-  EXPECT_LT(mape(judged, Metric::TtftMean), 10.3);
-  EXPECT_LT(mape(judged, Metric::OutputPerGpu), 6.1);
+  expect_mape_below(run.judged, 6.5, 10.3, 6.1);
 }
 
 // The run taken after the last change of the model (docs/calibration.md "Two fresh CPU runs"):
@@ -122,13 +126,10 @@ TEST(LiveRun, TheTenProbesOfTheFreshCpuRunPredictItsSweep) {
       judge_live_run("cpu-llamacpp-ds2tiny-quiet-3", "cpu-host", "ds2-random-tiny", 8192);
   EXPECT_EQ(run.points, 20u);
   EXPECT_EQ(run.fitted, 10u);
-  const auto& judged = run.judged;
   EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.05);
   EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
   // TPOT 4.9 %, mean TTFT 8.7 %, output tok/s 6.6 %: inside the acceptance's 10 / 25 / 10.
-  EXPECT_LT(mape(judged, Metric::Tpot), 5.4);
-  EXPECT_LT(mape(judged, Metric::TtftMean), 9.2);
-  EXPECT_LT(mape(judged, Metric::OutputPerGpu), 7.1);
+  expect_mape_below(run.judged, 5.4, 9.2, 7.1);
 }
 
 // The run taken after the decode probes became a doubling ladder (docs/calibration.md "A fifth
@@ -138,11 +139,8 @@ TEST(LiveRun, TheTwelveProbesOfTheFifthCpuRunPredictItsSweep) {
       judge_live_run("cpu-llamacpp-ds2tiny-quiet-4", "cpu-host", "ds2-random-tiny", 8192);
   EXPECT_EQ(run.points, 22u);
   EXPECT_EQ(run.fitted, 12u);
-  const auto& judged = run.judged;
   // TPOT 4.7 %, mean TTFT 10.1 %, output tok/s 5.8 %: inside the acceptance's 10 / 25 / 10.
-  EXPECT_LT(mape(judged, Metric::Tpot), 5.2);
-  EXPECT_LT(mape(judged, Metric::TtftMean), 10.6);
-  EXPECT_LT(mape(judged, Metric::OutputPerGpu), 6.3);
+  expect_mape_below(run.judged, 5.2, 10.6, 6.3);
 }
 
 }  // namespace
