@@ -103,6 +103,22 @@ TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
   expect_mape_below(run.judged, 7.9, 25.1, 10.6);
 }
 
+// The fifth H100 run (bench/calib/h100-llamacpp-ds2big-5/, docs/calibration.md "The fifth live
+// GPU run"): the first GPU run with the twelve-probe plan and the flat τ_exp; one closed-loop wave
+// a sweep point. Its probes predict the sweep inside the bounds of the live acceptance.
+TEST(LiveRun, TheTwelveProbesOfTheFifthH100RunPredictItsSweep) {
+  const auto run = judge_live_run("h100-llamacpp-ds2big-5", "h100-sxm", "ds2-random-big", 65536);
+  ASSERT_EQ(run.points, 22u);
+  ASSERT_EQ(run.fitted, 12u);
+  ASSERT_EQ(run.judged.size(), 10u);
+  // τ_exp, charged for all 16 experts of every multi-token micro-batch: 27 µs.
+  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 15.0);
+  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 40.0);
+  // docs/calibration.md: TPOT 5.2 %, mean TTFT 15.6 %, output tok/s 5.4 % (each bound here half
+  // a point above it; the acceptance's bounds are 10, 25 and 10 %).
+  expect_mape_below(run.judged, 5.7, 16.1, 5.9);
+}
+
 // The quiet-host CPU run (bench/calib/cpu-llamacpp-ds2tiny-quiet/, docs/calibration.md "A live CPU
 // server"): its 9 probes must predict the 10 sweep points within the stated MAPE, and the fit must
 // pin llama.cpp's one-token score cost τ_vec (the decode probe at concurrency 1 over the window
