@@ -81,6 +81,24 @@ double fitted_value(const FitResult& r, Param param) {
   return it == r.params.end() ? -1 : it->value;
 }
 
+/// Expects `param` identified by the fit and its value (in its unit) strictly between `lo` and
+/// `hi`.
+void expect_fitted_between(const FitResult& r, Param param, double lo, double hi) {
+  const double v = fitted_value(r, param);
+  EXPECT_GT(v, lo);
+  EXPECT_LT(v, hi);
+}
+
+/// A committed H100 run (`bench/calib/<folder>`): 16 slots of 4096 cells of `ds2-random-big`.
+LiveRunJudged judge_h100_run(const std::string& folder) {
+  return judge_live_run(folder, "h100-sxm", "ds2-random-big", 65536);
+}
+
+/// A committed CPU run of the development VM: 16 slots of 512 cells of `ds2-random-tiny`.
+LiveRunJudged judge_cpu_run(const std::string& folder) {
+  return judge_live_run(folder, "cpu-host", "ds2-random-tiny", 8192);
+}
+
 /// Expects the held-out MAPE (%) of TPOT, mean TTFT and output tokens/s per GPU over `judged`
 /// each below its bound.
 void expect_mape_below(const std::vector<PointResult>& judged, double tpot, double ttft_mean,
@@ -91,13 +109,12 @@ void expect_mape_below(const std::vector<PointResult>& judged, double tpot, doub
 }
 
 TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
-  const auto run = judge_live_run("h100-llamacpp-ds2big-2", "h100-sxm", "ds2-random-big", 65536);
+  const auto run = judge_h100_run("h100-llamacpp-ds2big-2");
   ASSERT_EQ(run.points, 19u);
   ASSERT_EQ(run.fitted, 9u);
   ASSERT_EQ(run.judged.size(), 10u);
   // τ_exp is charged for all 16 experts of every multi-token micro-batch on a GPU: 24 µs.
-  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 15.0);
-  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 35.0);
+  expect_fitted_between(run.fit, Param::MoeExpertOverhead, 15.0, 35.0);
   // docs/calibration.md: TPOT 7.4 %, mean TTFT 24.6 %, output tok/s 10.1 % (each bound
   // here half a point above it).
   expect_mape_below(run.judged, 7.9, 25.1, 10.6);
@@ -107,13 +124,12 @@ TEST(LiveRun, ProbesOfTheSecondH100RunPredictTheHeldOutSweep) {
 // GPU run"): the first GPU run with the twelve-probe plan and the flat τ_exp; one closed-loop wave
 // a sweep point. Its probes predict the sweep inside the bounds of the live acceptance.
 TEST(LiveRun, TheTwelveProbesOfTheFifthH100RunPredictItsSweep) {
-  const auto run = judge_live_run("h100-llamacpp-ds2big-5", "h100-sxm", "ds2-random-big", 65536);
+  const auto run = judge_h100_run("h100-llamacpp-ds2big-5");
   ASSERT_EQ(run.points, 22u);
   ASSERT_EQ(run.fitted, 12u);
   ASSERT_EQ(run.judged.size(), 10u);
   // τ_exp, charged for all 16 experts of every multi-token micro-batch: 27 µs.
-  EXPECT_GT(fitted_value(run.fit, Param::MoeExpertOverhead), 15.0);
-  EXPECT_LT(fitted_value(run.fit, Param::MoeExpertOverhead), 40.0);
+  expect_fitted_between(run.fit, Param::MoeExpertOverhead, 15.0, 40.0);
   // docs/calibration.md: TPOT 5.2 %, mean TTFT 15.6 %, output tok/s 5.4 % (each bound here half
   // a point above it; the acceptance's bounds are 10, 25 and 10 %).
   expect_mape_below(run.judged, 5.7, 16.1, 5.9);
@@ -124,12 +140,10 @@ TEST(LiveRun, TheTwelveProbesOfTheFifthH100RunPredictItsSweep) {
 // pin llama.cpp's one-token score cost τ_vec (the decode probe at concurrency 1 over the window
 // the prefill probes left).
 TEST(LiveRun, ProbesOfTheQuietCpuRunPredictTheHeldOutSweep) {
-  const auto run =
-      judge_live_run("cpu-llamacpp-ds2tiny-quiet", "cpu-host", "ds2-random-tiny", 8192);
+  const auto run = judge_cpu_run("cpu-llamacpp-ds2tiny-quiet");
   EXPECT_EQ(run.points, 19u);
   EXPECT_EQ(run.fitted, 9u);
-  EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.1);
-  EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
+  expect_fitted_between(run.fit, Param::VecScoreOverhead, 0.1, 0.2);
   // docs/calibration.md, refit with cpu-host at 30 GB/s: TPOT 6.0 %, mean TTFT 9.8 %, output
   // tok/s 5.6 % (each bound here half a point above it).
   expect_mape_below(run.judged, 6.5, 10.3, 6.1);
@@ -138,12 +152,10 @@ TEST(LiveRun, ProbesOfTheQuietCpuRunPredictTheHeldOutSweep) {
 // The run taken after the last change of the model (docs/calibration.md "Two fresh CPU runs"):
 // ten probes, the last one a single sequence over the window of the full slots' kept cells.
 TEST(LiveRun, TheTenProbesOfTheFreshCpuRunPredictItsSweep) {
-  const auto run =
-      judge_live_run("cpu-llamacpp-ds2tiny-quiet-3", "cpu-host", "ds2-random-tiny", 8192);
+  const auto run = judge_cpu_run("cpu-llamacpp-ds2tiny-quiet-3");
   EXPECT_EQ(run.points, 20u);
   EXPECT_EQ(run.fitted, 10u);
-  EXPECT_GT(fitted_value(run.fit, Param::VecScoreOverhead), 0.05);
-  EXPECT_LT(fitted_value(run.fit, Param::VecScoreOverhead), 0.2);
+  expect_fitted_between(run.fit, Param::VecScoreOverhead, 0.05, 0.2);
   // TPOT 4.9 %, mean TTFT 8.7 %, output tok/s 6.6 %: inside the acceptance's 10 / 25 / 10.
   expect_mape_below(run.judged, 5.4, 9.2, 7.1);
 }
@@ -151,8 +163,7 @@ TEST(LiveRun, TheTenProbesOfTheFreshCpuRunPredictItsSweep) {
 // The run taken after the decode probes became a doubling ladder (docs/calibration.md "A fifth
 // CPU run"): twelve probes, five of them decode batches of 1, 2, 4, 8 and 16 sequences.
 TEST(LiveRun, TheTwelveProbesOfTheFifthCpuRunPredictItsSweep) {
-  const auto run =
-      judge_live_run("cpu-llamacpp-ds2tiny-quiet-4", "cpu-host", "ds2-random-tiny", 8192);
+  const auto run = judge_cpu_run("cpu-llamacpp-ds2tiny-quiet-4");
   EXPECT_EQ(run.points, 22u);
   EXPECT_EQ(run.fitted, 12u);
   // TPOT 4.7 %, mean TTFT 10.1 %, output tok/s 5.8 %: inside the acceptance's 10 / 25 / 10.
